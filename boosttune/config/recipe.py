@@ -1,0 +1,142 @@
+"""The typed recipe of one training trial: model, data, optimizer, precision, loss scale, boost.
+
+Pure Python: it validates everything a trial needs before MindSpore is imported, so bad input
+never reaches a trial.  Device support (what the capability probe found) is checked separately
+by :func:`boosttune.probe.check_recipe`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from boosttune.config.boost import BoostConfig, format_validation_error, parse_boost_config
+from boosttune.errors import ConfigError
+
+__all__ = [
+    "DATASETS",
+    "MODELS",
+    "DataConfig",
+    "LossScaleConfig",
+    "OptimizerConfig",
+    "TrialRecipe",
+    "parse_recipe",
+]
+
+MODELS = ("lenet5", "resnet8", "resnet20", "resnet18", "resnet50")
+DATASETS = ("digits", "mnist5k", "fashion_mnist", "mnist_idx", "cifar10", "imagefolder")
+DEFAULT_FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class DataConfig(_Strict):
+    name: Literal["digits", "mnist5k", "fashion_mnist", "mnist_idx", "cifar10", "imagefolder"] = "digits"
+    path: str | None = None
+    val_fraction: float = Field(0.2, gt=0.0, lt=1.0)
+    train_limit: int | None = Field(None, ge=1)
+    val_limit: int | None = Field(None, ge=1)
+    image_size: int | None = Field(None, ge=8)
+
+    @model_validator(mode="after")
+    def _path_when_needed(self) -> DataConfig:
+        if self.name in ("mnist_idx", "cifar10", "imagefolder") and self.path is None:
+            raise ValueError(f"data set {self.name!r} needs data.path (the folder that holds it)")
+        return self
+
+    @property
+    def resolved_path(self) -> str | None:
+        if self.name == "fashion_mnist" and self.path is None:
+            return DEFAULT_FASHION_MNIST
+        return self.path
+
+
+class OptimizerConfig(_Strict):
+    name: Literal["momentum", "sgd", "adam", "lamb", "thor"] = "momentum"
+    learning_rate: float = Field(0.01, gt=0.0)
+    momentum: float = Field(0.9, ge=0.0, lt=1.0)
+    weight_decay: float = Field(0.0, ge=0.0)
+    lr_schedule: Literal["constant", "cosine", "step"] = "constant"
+    warmup_steps: int = Field(0, ge=0)
+    step_gamma: float = Field(0.1, gt=0.0, le=1.0)
+    step_every_epochs: int = Field(1, ge=1)
+
+
+class LossScaleConfig(_Strict):
+    kind: Literal["none", "fixed", "dynamic", "group"] = "none"
+    loss_scale: float = Field(1024.0, ge=1.0)
+    drop_overflow_update: bool = False
+    init_loss_scale: float = Field(2.0**16, ge=1.0)
+    scale_factor: int = Field(2, ge=2)
+    scale_window: int = Field(2000, ge=1)
+
+
+class TrialRecipe(_Strict):
+    """Everything one trial needs. Build it with :func:`parse_recipe`."""
+
+    model: Literal["lenet5", "resnet8", "resnet20", "resnet18", "resnet50"] = "lenet5"
+    data: DataConfig = DataConfig()
+    batch_size: int = Field(32, ge=1)
+    epochs: int = Field(1, ge=1)
+    steps_per_epoch: int | None = Field(None, ge=1)
+    seed: int = Field(0, ge=0)
+    optimizer: OptimizerConfig = OptimizerConfig()
+    amp_level: Literal["O0", "O1", "O2", "O3", "auto"] = "O0"
+    loss_scale: LossScaleConfig = LossScaleConfig()
+    boost_level: Literal["O0", "O1", "O2"] = "O0"
+    boost_config_dict: dict[str, Any] = Field(default_factory=dict)
+    device_target: Literal["CPU", "GPU", "Ascend"] = "CPU"
+    warmup_steps: int = Field(3, ge=0)
+    target_accuracy: float | None = Field(None, gt=0.0, le=1.0)
+    eval_every_epoch: bool = True
+    dim_reduce_stage1_steps: int | None = Field(None, ge=2)
+
+    @property
+    def boost(self) -> BoostConfig:
+        return parse_boost_config(self.boost_config_dict, self.boost_level)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def parse_recipe(document: Mapping[str, Any] | None = None, **overrides: Any) -> TrialRecipe:
+    """Validate a recipe (as loaded from JSON/YAML, plus keyword overrides).
+
+    Raises:
+        ConfigError: one line naming the field, the value and what is allowed.
+    """
+    raw = {**dict(document or {}), **overrides}
+    try:
+        recipe = TrialRecipe.model_validate(raw)
+    except ValidationError as e:
+        raise ConfigError(format_validation_error(e, TrialRecipe, prefix="")) from None
+    try:
+        boost = recipe.boost
+    except ConfigError as e:
+        message = str(e)
+        if not message.startswith("boost_level"):
+            message = "boost_config_dict." + message
+        raise ConfigError(message) from None
+    _check_combinations(recipe, boost)
+    return recipe
+
+
+def _check_combinations(recipe: TrialRecipe, boost: BoostConfig) -> None:
+    applied = boost.effective().applied
+    kind = recipe.loss_scale.kind
+    if applied["loss_scale_group"] and kind != "group":
+        raise ConfigError(
+            f"loss_scale.kind: {kind!r} is invalid with boost loss_scale_group on; allowed: 'group'"
+        )
+    if kind == "group" and not applied["loss_scale_group"]:
+        raise ConfigError(
+            "loss_scale.kind: 'group' needs boost_config_dict boost.loss_scale_group: true "
+            "with boost_level O1 or O2 and mode manual"
+        )
+    if recipe.optimizer.name == "thor" and recipe.boost_level != "O0":
+        raise ConfigError("optimizer.name: 'thor' is invalid with boost_level O1/O2; THOR runs with boost_level O0")
+    if recipe.optimizer.name == "thor" and kind != "none":
+        raise ConfigError(f"loss_scale.kind: {kind!r} is invalid with THOR; allowed: 'none'")

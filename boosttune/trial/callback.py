@@ -1,0 +1,124 @@
+"""Per-step timing and per-epoch metrics, forwarded to a reporter (``ray.train.report`` in a worker)."""
+
+from __future__ import annotations
+
+import math
+import resource
+import time
+from typing import Any, Callable
+
+import numpy as np
+from mindspore.train.callback import Callback
+
+from boosttune.trial.timing import summarize_steps
+
+__all__ = ["MetricsCallback", "peak_rss_mb"]
+
+Reporter = Callable[[dict[str, Any]], None]
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process (ru_maxrss is in KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _loss_and_overflow(outputs: Any) -> tuple[float, bool | None]:
+    # A loss-scale train cell returns (loss, overflow, scale); the others the loss alone.
+    if isinstance(outputs, (tuple, list)):
+        loss = outputs[0]
+        overflow = bool(np.asarray(outputs[1].asnumpy()).any()) if len(outputs) > 1 else None
+    else:
+        loss, overflow = outputs, None
+    if loss is None:
+        return math.nan, overflow
+    return float(np.mean(loss.asnumpy())), overflow
+
+
+class MetricsCallback(Callback):
+    """Times every step, evaluates after every epoch, stops on NaN loss or a reached target."""
+
+    def __init__(self, model, val_dataset, batch_size: int, warmup_steps: int, target_accuracy: float | None,
+                 reporter: Reporter | None, evaluate: bool, log: Callable[[str], None]) -> None:
+        super().__init__()
+        self.model = model
+        self.val_dataset = val_dataset
+        self.batch_size = batch_size
+        self.warmup_steps = warmup_steps
+        self.target_accuracy = target_accuracy
+        self.reporter = reporter
+        self.evaluate = evaluate
+        self.log = log
+        self.step_durations: list[float] = []
+        self.epoch_losses: list[float] = []
+        self.overflow_steps: int | None = None
+        self.records: list[dict[str, Any]] = []
+        self.stop_reason: str | None = None
+        self.time_to_target_s: float | None = None
+        self._step_start = 0.0
+        self._train_start = 0.0
+        self.eval_s = 0.0
+
+    def on_train_begin(self, run_context) -> None:
+        self._train_start = time.perf_counter()
+
+    def on_train_step_begin(self, run_context) -> None:
+        self._step_start = time.perf_counter()
+
+    def on_train_step_end(self, run_context) -> None:
+        outputs = run_context.original_args().net_outputs
+        loss, overflow = _loss_and_overflow(outputs)  # reading the loss waits for the step to finish
+        self.step_durations.append(time.perf_counter() - self._step_start)
+        self.epoch_losses.append(loss)
+        if overflow is not None:
+            self.overflow_steps = (self.overflow_steps or 0) + int(overflow)
+        if not math.isfinite(loss):
+            self.stop_reason = f"non-finite loss ({loss}) at step {len(self.step_durations)}"
+            run_context.request_stop()
+
+    def on_train_epoch_end(self, run_context) -> None:
+        epoch = run_context.original_args().cur_epoch_num
+        record = self._epoch_record(epoch)
+        self.records.append(record)
+        self.log(
+            f"epoch {epoch}: loss {record['train_loss']:.4f}"
+            + (f", val_acc {record['val_acc']:.4f}" if record.get("val_acc") is not None else "")
+            + (f", {record['throughput_sps']:.1f} samples/s" if record.get("throughput_sps") else "")
+        )
+        if self.reporter is not None:
+            self.reporter(dict(record))
+        if self.time_to_target_s is not None and self.stop_reason is None:
+            self.stop_reason = f"target accuracy {self.target_accuracy} reached"
+            run_context.request_stop()
+
+    def _epoch_record(self, epoch: int) -> dict[str, Any]:
+        steps = summarize_steps(self.step_durations, self.batch_size, self.warmup_steps)
+        finite = [x for x in self.epoch_losses if math.isfinite(x)]
+        record: dict[str, Any] = {
+            "epoch": epoch,
+            "steps": len(self.step_durations),
+            "train_loss": float(np.mean(finite)) if finite else math.nan,
+            "first_step_s": steps.first_step_s,
+            "compile_s": steps.compile_s,
+            "compile_steps": steps.compile_steps,
+            "steady_steps": steps.steady_steps,
+            "throughput_sps": steps.throughput_sps,
+            "train_s": sum(self.step_durations),
+            "peak_rss_mb": peak_rss_mb(),
+            "overflow_steps": self.overflow_steps,
+            "val_acc": None,
+            "val_loss": None,
+            "time_to_target_s": self.time_to_target_s,
+        }
+        self.epoch_losses = []
+        if self.evaluate and self.stop_reason is None:
+            start = time.perf_counter()
+            scores = self.model.eval(self.val_dataset, dataset_sink_mode=False)
+            self.eval_s += time.perf_counter() - start
+            record["val_acc"] = float(scores["acc"])
+            record["val_loss"] = float(scores["loss"])
+            if (self.target_accuracy is not None and self.time_to_target_s is None
+                    and record["val_acc"] >= self.target_accuracy):
+                # Training time only: evaluation is not part of what boost speeds up.
+                self.time_to_target_s = record["train_s"]
+                record["time_to_target_s"] = self.time_to_target_s
+        return record

@@ -1,0 +1,81 @@
+"""Optimizer, learning-rate schedule and loss-scale manager from a recipe (MindSpore)."""
+
+from __future__ import annotations
+
+import math
+
+import mindspore as ms
+from mindspore import nn
+
+from boosttune.config.recipe import LossScaleConfig, OptimizerConfig
+from boosttune.errors import ConfigError
+
+__all__ = ["build_loss_scale_manager", "build_optimizer", "learning_rates", "optimizer_loss_scale"]
+
+
+def learning_rates(config: OptimizerConfig, updates: int, updates_per_epoch: int) -> list[float]:
+    """Per-update learning rates: linear warm-up, then constant, cosine or step decay."""
+    rates = []
+    for step in range(updates):
+        if step < config.warmup_steps:
+            rates.append(config.learning_rate * (step + 1) / config.warmup_steps)
+            continue
+        if config.lr_schedule == "cosine":
+            span = max(1, updates - config.warmup_steps)
+            progress = (step - config.warmup_steps) / span
+            rates.append(0.5 * config.learning_rate * (1.0 + math.cos(math.pi * progress)))
+        elif config.lr_schedule == "step":
+            epoch = step // max(1, updates_per_epoch)
+            rates.append(config.learning_rate * config.step_gamma ** (epoch // config.step_every_epochs))
+        else:
+            rates.append(config.learning_rate)
+    return rates
+
+
+def optimizer_loss_scale(config: LossScaleConfig) -> float:
+    """With a fixed scale and no overflow check, the optimizer must divide the scale back out."""
+    if config.kind == "fixed" and not config.drop_overflow_update:
+        return config.loss_scale
+    return 1.0
+
+
+def build_optimizer(config: OptimizerConfig, network: nn.Cell, loss_scale: LossScaleConfig, updates: int,
+                    updates_per_epoch: int, batch_size: int) -> nn.Optimizer:
+    rates = learning_rates(config, max(1, updates), updates_per_epoch)
+    lr = rates[0] if config.lr_schedule == "constant" and config.warmup_steps == 0 else rates
+    scale = optimizer_loss_scale(loss_scale)
+    params = network.trainable_params()
+    if config.name == "momentum":
+        return nn.Momentum(params, lr, config.momentum, weight_decay=config.weight_decay, loss_scale=scale)
+    if config.name == "sgd":
+        return nn.SGD(params, lr, weight_decay=config.weight_decay, loss_scale=scale)
+    if config.name == "adam":
+        return nn.Adam(params, lr, weight_decay=config.weight_decay, loss_scale=scale)
+    if config.name == "lamb":
+        if scale != 1.0:
+            raise ConfigError(
+                f"loss_scale.loss_scale: {scale} is invalid with optimizer lamb (nn.Lamb cannot unscale); "
+                "use 1 or drop_overflow_update: true on GPU/Ascend"
+            )
+        return nn.Lamb(params, lr, weight_decay=config.weight_decay)
+    if config.name == "thor":
+        lr_tensor = ms.Tensor(rates if isinstance(lr, list) else [lr] * max(1, updates), ms.float32)
+        damping = ms.Tensor([0.03] * max(1, updates), ms.float32)
+        return nn.thor(network, lr_tensor, damping, config.momentum, weight_decay=config.weight_decay,
+                       loss_scale=scale, batch_size=batch_size)
+    raise ConfigError(f"optimizer.name: {config.name!r} is not known; allowed: momentum, sgd, adam, lamb, thor")
+
+
+def build_loss_scale_manager(config: LossScaleConfig, network: nn.Cell):
+    """Always a manager: without one, boost's train cell returns None as the loss (MindSpore 2.10)."""
+    if config.kind == "none":
+        return ms.FixedLossScaleManager(1.0, drop_overflow_update=False)
+    if config.kind == "fixed":
+        return ms.FixedLossScaleManager(config.loss_scale, drop_overflow_update=config.drop_overflow_update)
+    if config.kind == "dynamic":
+        return ms.DynamicLossScaleManager(config.init_loss_scale, config.scale_factor, config.scale_window)
+    from mindspore.boost import GroupLossScaleManager
+
+    params = network.trainable_params()
+    half = max(1, len(params) // 2)
+    return GroupLossScaleManager(config.init_loss_scale, [params[:half], params[half:]])
