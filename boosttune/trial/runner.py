@@ -169,10 +169,8 @@ def run_trial(
     metrics = {"acc": Accuracy(), "loss": Loss()}
     try:
         if recipe.optimizer.name == "thor":
+            # Not ConvertModelUtils: its ModelThor fails in MindSpore 2.10 (outdated _exec_preprocess).
             model = ms.Model(network, loss_fn, optimizer, metrics=metrics, amp_level=recipe.amp_level)
-            model = ms.ConvertModelUtils.convert_to_thor_model(
-                model=model, network=network, loss_fn=loss_fn, optimizer=optimizer, metrics=metrics,
-                amp_level=recipe.amp_level)
         else:
             model = ms.Model(
                 network, loss_fn, optimizer, metrics=metrics, amp_level=recipe.amp_level,
