@@ -70,7 +70,8 @@ class FileSplit:
         return ((array - self.mean) / self.std).transpose(2, 0, 1).copy(), self.labels[index]
 
     def take(self, indices: np.ndarray) -> FileSplit:
-        return FileSplit(tuple(self.paths[i] for i in indices), self.labels[indices], self.image_size)
+        return FileSplit(tuple(self.paths[i] for i in indices), self.labels[indices], self.image_size,
+                         self.mean, self.std)
 
     def shard(self, num_shards: int, shard_id: int) -> FileSplit:
         return self.take(_shard_indices(len(self), num_shards, shard_id))
@@ -169,6 +170,8 @@ def _fit(images: np.ndarray, size: int) -> np.ndarray:
 def _holdout(x: np.ndarray, y: np.ndarray, val_fraction: float) -> tuple[np.ndarray, ...]:
     order = np.random.RandomState(_SPLIT_SEED).permutation(len(y))
     n_val = max(1, int(round(len(y) * val_fraction)))
+    if n_val >= len(y):
+        raise DataError(f"data.val_fraction: {val_fraction} leaves no training samples out of {len(y)}")
     val, train = order[:n_val], order[n_val:]
     return x[train], y[train], x[val], y[val]
 
@@ -209,6 +212,8 @@ def _read_idx(path: Path, expected_dims: int) -> np.ndarray:
     offset = 4 + 4 * dims
     if len(raw) - offset != int(np.prod(shape)):
         raise DataError(f"{path}: IDX header says {shape} but the file holds {len(raw) - offset} bytes")
+    if shape[0] == 0:
+        raise DataError(f"{path}: IDX file holds no records")
     return np.frombuffer(raw, dtype=np.uint8, offset=offset).reshape(shape)
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
@@ -57,8 +58,10 @@ def _child_env(isa: str) -> dict[str, str]:
 
 def _run_child(args: list[str], isa: str, timeout: float) -> tuple[int, str]:
     try:
-        done = subprocess.run([sys.executable, "-m", "boosttune.probe.checks", *args], env=_child_env(isa),
-                              capture_output=True, text=True, timeout=timeout)
+        # A temp cwd: amp O1 writes its rewritten network source into the working directory.
+        with tempfile.TemporaryDirectory(prefix="boosttune_probe_") as cwd:
+            done = subprocess.run([sys.executable, "-m", "boosttune.probe.checks", *args], env=_child_env(isa),
+                                  capture_output=True, text=True, timeout=timeout, cwd=cwd)
     except subprocess.TimeoutExpired:
         return -1, ""
     return done.returncode, done.stdout

@@ -12,7 +12,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -58,8 +58,16 @@ def observed_boost(model) -> dict[str, Any]:
     from mindspore.boost.grad_freeze import FreezeOpt
     from mindspore.boost.less_batch_normalization import LessBN
 
+    from mindspore import nn
+
     train_net = model._train_network
+    from mindspore.boost.less_batch_normalization import CommonHeadLastFN
+
+    cells = [cell for _, cell in model._network.cells_and_names()]
     return {
+        "batchnorm_layers": sum(isinstance(cell, nn.BatchNorm2d) for cell in cells),
+        # LessBN (MindSpore 2.10) keeps BatchNorm; with fn_flag it swaps the last Dense for this head.
+        "fn_heads": sum(isinstance(cell, CommonHeadLastFN) for cell in cells),
         "less_bn": isinstance(model._network, LessBN),
         "grad_freeze": isinstance(model._optimizer, FreezeOpt),
         "grad_accumulation": bool(getattr(train_net, "use_grad_accumulation", False)),
@@ -103,6 +111,7 @@ def run_trial(
     num_shards: int = 1,
     shard_id: int = 0,
     data: DataSplits | None = None,
+    extra_callbacks: Sequence[Any] = (),
     log: Callable[[str], None] = print,
 ) -> TrialResult:
     """Train and evaluate one recipe; return its metrics.
@@ -180,7 +189,8 @@ def run_trial(
         observed = observed_boost(model)
         callback = MetricsCallback(model, val_ds, recipe.batch_size, recipe.warmup_steps, recipe.target_accuracy,
                                    reporter, recipe.eval_every_epoch, log)
-        model.train(recipe.epochs, train_ds, callbacks=[callback], dataset_sink_mode=False)
+        model.train(recipe.epochs, train_ds, callbacks=[callback, *extra_callbacks],
+                    dataset_sink_mode=False)
         if not recipe.eval_every_epoch and callback.stop_reason is None:
             callback.evaluate = True
             callback.records[-1] = {**callback.records[-1], **_final_eval(model, val_ds)}

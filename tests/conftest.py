@@ -1,0 +1,24 @@
+"""Test session set-up: trials run with the runtime settings the capability probe chose.
+
+The probe runs in child processes (cached per device/CPU/MindSpore version), and its choice of
+``ONEDNN_MAX_CPU_ISA`` is applied here, before any test imports MindSpore.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("GLOG_v", "3")  # MindSpore's C++ warnings drown pytest's output
+
+from boosttune.probe import run_probe  # noqa: E402  (must not import MindSpore)
+from boosttune.runtime import apply_runtime_env  # noqa: E402
+
+_REPORT = run_probe("CPU", log=lambda message: None)
+apply_runtime_env(_REPORT.runtime_env)
+
+
+@pytest.fixture(scope="session")
+def probe_report():
+    return _REPORT
