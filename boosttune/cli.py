@@ -17,8 +17,10 @@ def _parse_value(text: str) -> Any:
     """``--set`` values are YAML scalars: 0.1, true, O1, [1, 2]."""
     import yaml
 
+    from boosttune.config.io import load_yaml_text
+
     try:
-        return yaml.safe_load(text)
+        return load_yaml_text(text)
     except yaml.YAMLError:
         return text
 

@@ -46,7 +46,7 @@ _DIM_REDUCE_PATH = re.compile(r"^[_A-Za-z0-9/.\-]+$")
 class _Section(BaseModel):
     """JSON types as MindSpore means them: no coercion, no unknown keys, immutable."""
 
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class BoostSwitches(_Section):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,23 @@ import yaml
 
 from boosttune.errors import ConfigError
 
-__all__ = ["load_document", "split_boost_document"]
+__all__ = ["load_document", "load_yaml_text", "split_boost_document"]
+
+
+class _SafeLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that also reads YAML 1.2 floats such as ``1e-3`` (PyYAML reads a string)."""
+
+
+_SafeLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
+
+def load_yaml_text(text: str):
+    """Safe YAML loading: no Python objects, tags or code."""
+    return yaml.load(text, Loader=_SafeLoader)  # noqa: S506 - _SafeLoader derives from SafeLoader
 
 _YAML_SUFFIXES = {".yaml", ".yml"}
 
@@ -23,7 +40,12 @@ def load_document(path: str | Path) -> Any:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: no such file")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not a UTF-8 text file (byte {e.start}: {e.reason})") from None
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
     if path.suffix.lower() in _YAML_SUFFIXES:
         return _load_yaml(path, text)
     try:
@@ -36,7 +58,7 @@ def load_document(path: str | Path) -> Any:
 
 def _load_yaml(path: Path, text: str) -> Any:
     try:
-        return yaml.safe_load(text)
+        return load_yaml_text(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""

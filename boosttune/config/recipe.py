@@ -30,7 +30,7 @@ DEFAULT_FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class DataConfig(_Strict):

@@ -1,0 +1,95 @@
+"""The boosttune command: exit codes, one-line errors, no tracebacks for bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from boosttune.cli import main
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_validate_prints_effective_config(tmp_path, capsys):
+    path = _write(tmp_path, "b.json", json.dumps({"boost_level": "O1", "boost_config_dict": {
+        "boost": {"mode": "manual", "grad_freeze": False}, "less_bn": {"gc_flag": False}}}))
+    assert main(["validate", path, "--canonical"]) == 0
+    out = capsys.readouterr().out
+    assert "applied: less_bn" in out and "grad_freeze" not in out.split("{")[0].replace("grad_freeze\": false", "")
+    canonical = json.loads(out[out.index("{"):])
+    assert canonical["boost_config_dict"]["boost"]["mode"] == "manual"
+
+
+def test_validate_yaml_with_level_flag(tmp_path, capsys):
+    path = _write(tmp_path, "b.yaml", "grad_freeze:\n  freeze_p: 0.4\n")
+    assert main(["validate", path, "--level", "O1"]) == 0
+    assert "freeze_p=0.4" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ('{"dim_reduce": {"n_component": 4}}', "did you mean n_components?"),
+    ('{"less_bn": {"gc_flag": "false"}}', "less_bn.gc_flag: 'false' is invalid"),
+    ('{"grad_freeze": {"param_groups": 2.5}}', "grad_freeze.param_groups: 2.5"),
+    ('{"boost_level": "O4"}', "boost_level"),
+    ('{"boost": {', "invalid JSON"),
+])
+def test_validate_bad_input_is_one_line(tmp_path, capsys, text, fragment):
+    path = _write(tmp_path, "bad.json", text)
+    assert main(["validate", path, "--level", "O1"] if "boost_level" not in text else ["validate", path]) == 2
+    err = capsys.readouterr().err.strip()
+    assert fragment in err
+    assert err.startswith("boosttune: error: ") and "\n" not in err
+
+
+def test_console_script_never_prints_a_traceback(tmp_path):
+    path = _write(tmp_path, "bad.yaml", "common:\n  device_num: 8\n")
+    done = subprocess.run([sys.executable, "-m", "boosttune.cli", "validate", path], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip() == (f"boosttune: error: common.device_num: unknown key (did you mean device_number?); "
+                                   "allowed: gradient_split_groups, device_number")
+
+
+def test_trial_rejects_bad_override_before_training(capsys):
+    assert main(["trial", "--set", "batch_size=0"]) == 2
+    assert "batch_size: 0 is invalid" in capsys.readouterr().err
+    assert main(["trial", "--set", "nonsense"]) == 2
+    assert "expected KEY=VALUE" in capsys.readouterr().err
+
+
+def test_trial_rejects_unsupported_knob_before_training(capsys):
+    code = main(["trial", "--set", "boost_level=O1", "--set", "boost_config_dict={boost: {mode: manual}}"])
+    assert code == 2
+    assert "boost.less_bn.gc_flag is not supported on CPU" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_trial_command_end_to_end(tmp_path):
+    output = tmp_path / "result.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "boosttune.cli", "trial", "--set", "steps_per_epoch=10", "--set", "boost_level=O1",
+         "--set", "boost_config_dict={less_bn: {gc_flag: false}}", "--output", str(output)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "status: completed" in done.stdout
+    result = json.loads(output.read_text())
+    assert result["observed_boost"]["less_bn"] and result["observed_boost"]["grad_freeze"]
+    assert result["environment"]["runtime_env"]["ONEDNN_MAX_CPU_ISA"] in ("default", "AVX512_CORE", "AVX2")
+    assert result["metrics"]["throughput_sps"] > 0
+
+
+def test_help_lists_the_commands(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    for command in ("validate", "probe", "trial"):
+        assert command in out
