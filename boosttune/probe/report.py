@@ -84,8 +84,12 @@ def cache_dir() -> Path:
     return Path(root) / "probe"
 
 
+# Bump when the checks or the report layout change: older caches are then probed again.
+PROBE_REVISION = 2
+
+
 def cache_path(device_target: str, mindspore_version: str, boosttune_version: str) -> Path:
-    key = f"{device_target}|{cpu_name()}|{mindspore_version}|{boosttune_version}"
+    key = f"{device_target}|{cpu_name()}|{mindspore_version}|{boosttune_version}|{PROBE_REVISION}"
     digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     return cache_dir() / f"{device_target.lower()}-ms{mindspore_version}-{digest}.json"
 
