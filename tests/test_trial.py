@@ -201,3 +201,26 @@ def test_probe_rejects_unsupported_knobs_before_training(probe_report):
 def test_mindspore_failure_becomes_trial_error_with_reason(digits):
     with pytest.raises(TrialError, match=r"Centralization"):
         run_trial(_recipe(boost_level="O1", boost_config_dict=_manual(less_bn=True)), data=digits, log=lambda m: None)
+
+
+def test_a_shard_trains_on_its_share_of_the_data(digits):
+    full = run_trial(_recipe(steps_per_epoch=None), data=digits, log=lambda m: None)
+    half = run_trial(_recipe(steps_per_epoch=None), data=digits, num_shards=2, shard_id=1, log=lambda m: None)
+    assert full.metrics["world_size"] == 1 and half.metrics["world_size"] == 2
+    assert half.metrics["samples_per_epoch"] == (len(digits.train) // 2) // 32 * 32
+    assert full.metrics["samples_per_epoch"] == len(digits.train) // 32 * 32
+
+
+def test_accumulation_stretches_the_lr_schedule_over_optimizer_updates(digits):
+    snapshots = []
+
+    class LearningRates(Callback):
+        def on_train_step_end(self, run_context):
+            opt = run_context.original_args().optimizer
+            snapshots.append(int(opt.global_step.asnumpy().reshape(-1)[0]))
+
+    recipe = _recipe(boost_level="O1", optimizer={"lr_schedule": "cosine"}, boost_config_dict={
+        **_manual(grad_accumulation=True), "grad_accumulation": {"grad_accumulation_step": 4}})
+    run_trial(recipe, data=digits, extra_callbacks=[LearningRates()], log=lambda m: None)
+    # 12 batches, 3 optimizer updates: the schedule (3 learning rates) ends exactly at the last update.
+    assert snapshots[-1] == 3

@@ -66,10 +66,11 @@ def build_optimizer(config: OptimizerConfig, network: nn.Cell, loss_scale: LossS
     raise ConfigError(f"optimizer.name: {config.name!r} is not known; allowed: momentum, sgd, adam, lamb, thor")
 
 
-def build_loss_scale_manager(config: LossScaleConfig, network: nn.Cell):
-    """Always a manager: without one, boost's train cell returns None as the loss (MindSpore 2.10)."""
+def build_loss_scale_manager(config: LossScaleConfig, network: nn.Cell, boosted: bool):
+    """A manager whenever boost is on: without one, boost's train cell returns None as the loss
+    (MindSpore 2.10). Without boost, none, so the graph is exactly MindSpore's default one."""
     if config.kind == "none":
-        return ms.FixedLossScaleManager(1.0, drop_overflow_update=False)
+        return ms.FixedLossScaleManager(1.0, drop_overflow_update=False) if boosted else None
     if config.kind == "fixed":
         return ms.FixedLossScaleManager(config.loss_scale, drop_overflow_update=config.drop_overflow_update)
     if config.kind == "dynamic":

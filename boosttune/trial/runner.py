@@ -184,7 +184,7 @@ def run_trial(
             model = ms.Model(
                 network, loss_fn, optimizer, metrics=metrics, amp_level=recipe.amp_level,
                 boost_level=recipe.boost_level, boost_config_dict=copy.deepcopy(boost_dict),
-                loss_scale_manager=build_loss_scale_manager(recipe.loss_scale, network),
+                loss_scale_manager=build_loss_scale_manager(recipe.loss_scale, network, recipe.boost_level != "O0"),
             )
         observed = observed_boost(model)
         callback = MetricsCallback(model, val_ds, recipe.batch_size, recipe.warmup_steps, recipe.target_accuracy,
