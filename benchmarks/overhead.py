@@ -1,7 +1,8 @@
 """Throughput of a trial run through boosttune divided by the same training in a bare MindSpore script.
 
 Same model, data, batch size, steps and timing rule; every run in a fresh process; bare and
-boosttune runs interleaved so drifts in machine load hit both. Target: >= 0.98.
+boosttune runs interleaved so drifts in machine load hit both,
+in alternating order (ABBA). Target: >= 0.98.
 
     python benchmarks/overhead.py [--repeats 3]
 """
@@ -38,8 +39,13 @@ def main() -> int:
                      "--steps", str(steps)]
         ratios = []
         for repeat in range(args.repeats):
-            bare = run_bare_process(bare_args, env)["throughput_sps"]
-            trial = run_trial_process(recipe, env)["metrics"]["throughput_sps"]
+            # Alternate which runs first: the second run of a pair may find the machine in another state.
+            if repeat % 2 == 0:
+                bare = run_bare_process(bare_args, env)["throughput_sps"]
+                trial = run_trial_process(recipe, env)["metrics"]["throughput_sps"]
+            else:
+                trial = run_trial_process(recipe, env)["metrics"]["throughput_sps"]
+                bare = run_bare_process(bare_args, env)["throughput_sps"]
             ratios.append(trial / bare)
             print(f"{model} repeat {repeat + 1}: bare {bare:.1f} samples/s, boosttune {trial:.1f} samples/s, "
                   f"ratio {trial / bare:.3f}", flush=True)

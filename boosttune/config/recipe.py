@@ -89,6 +89,7 @@ class TrialRecipe(_Strict):
     boost_level: Literal["O0", "O1", "O2"] = "O0"
     boost_config_dict: dict[str, Any] = Field(default_factory=dict)
     device_target: Literal["CPU", "GPU", "Ascend"] = "CPU"
+    shuffle: bool = True
     warmup_steps: int = Field(3, ge=0)
     target_accuracy: float | None = Field(None, gt=0.0, le=1.0)
     eval_every_epoch: bool = True

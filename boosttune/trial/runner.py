@@ -143,7 +143,7 @@ def run_trial(
     if data is None:
         data = load_dataset(recipe.data, image_size)
     data = data.shard(num_shards, shard_id)
-    train_ds = _make_dataset(data.train, recipe.batch_size, shuffle=True, seed=recipe.seed)
+    train_ds = _make_dataset(data.train, recipe.batch_size, shuffle=recipe.shuffle, seed=recipe.seed)
     val_ds = _make_dataset(data.val, recipe.batch_size, shuffle=False, seed=recipe.seed)
     steps_per_epoch = train_ds.get_dataset_size()
     if steps_per_epoch == 0:

@@ -1,0 +1,252 @@
+"""A MindSpore backend for Ray Train (V2) and the per-worker training loop.
+
+Ray has no MindSpore backend. ``MindSporeConfig`` starts MindSpore's dynamic-cluster scheduler as
+a child of rank 0's worker, sets ``MS_ROLE``/``MS_SCHED_HOST``/``MS_SCHED_PORT``/``MS_WORKER_NUM``/
+``MS_NODE_ID`` on every worker so that ``mindspore.communication.init()`` forms one data-parallel
+group, and kills the scheduler when the worker group shuts down (and, through ``PR_SET_PDEATHSIG``,
+whenever rank 0's process dies). Ray world rank == MindSpore rank.
+
+This is the one module that owns Ray Train; it imports MindSpore only inside worker processes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import ray
+from ray.train.backend import Backend, BackendConfig
+
+__all__ = ["SCHEDULER_MARKER", "MindSporeConfig", "build_trainer", "train_loop_per_worker"]
+
+# Appears in the scheduler's command line, so tests (and people) can find orphans.
+SCHEDULER_MARKER = "boosttune-mindspore-scheduler"
+_scheduler: subprocess.Popen | None = None  # in rank 0's worker process
+
+
+@dataclass
+class MindSporeConfig(BackendConfig):
+    """Ray Train backend for MindSpore data parallelism.
+
+    Args:
+        device_target: "CPU", "GPU" (workers need ``use_gpu=True`` in the ScalingConfig) or
+            "Ascend" (workers need a custom ``NPU`` resource, one per worker).
+        env: environment set on every worker before MindSpore is imported, e.g. the probe's
+            ``{"ONEDNN_MAX_CPU_ISA": "AVX2"}``.
+        start_timeout_s: how long a worker waits in ``communication.init()`` for the others.
+    """
+
+    device_target: str = "CPU"
+    env: dict[str, str] = field(default_factory=dict)
+    start_timeout_s: int = 120
+
+    @property
+    def backend_cls(self):
+        return _MindSporeBackend
+
+
+def _set_env(env: dict[str, str]) -> None:
+    for key, value in env.items():
+        if value == "default":
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+def _die_with_parent() -> None:
+    PR_SET_PDEATHSIG = 1
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:
+        pass  # not Linux: on_shutdown still kills it
+
+
+def _start_scheduler(host: str, port: int, world_size: int, device_target: str, env: dict[str, str]) -> int:
+    global _scheduler
+    child_env = dict(os.environ, MS_ROLE="MS_SCHED", MS_SCHED_HOST=host, MS_SCHED_PORT=str(port),
+                     MS_WORKER_NUM=str(world_size), GLOG_v=os.environ.get("GLOG_v", "3"))
+    for key, value in env.items():
+        if value == "default":
+            child_env.pop(key, None)
+        else:
+            child_env[key] = value
+    code = ("import sys, mindspore as ms; from mindspore.communication import init; "
+            f"ms.set_context(device_target={device_target!r}); init()")
+    _scheduler = subprocess.Popen([sys.executable, "-c", code, SCHEDULER_MARKER], env=child_env,
+                                  preexec_fn=_die_with_parent, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, cwd=tempfile.gettempdir())
+    return _scheduler.pid
+
+
+def _stop_scheduler() -> None:
+    global _scheduler
+    if _scheduler is None:
+        return
+    if _scheduler.poll() is None:
+        _scheduler.terminate()
+        try:
+            _scheduler.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            _scheduler.kill()
+            _scheduler.wait(timeout=5)
+    _scheduler = None
+
+
+def _worker_env(host: str, port: int, world_size: int, rank: int) -> None:
+    os.environ.update(MS_ROLE="MS_WORKER", MS_SCHED_HOST=host, MS_SCHED_PORT=str(port),
+                      MS_WORKER_NUM=str(world_size), MS_NODE_ID=str(rank))
+
+
+class _MindSporeBackend(Backend):
+    def on_start(self, worker_group, backend_config: MindSporeConfig) -> None:
+        from ray.train._internal.utils import get_address_and_port
+
+        env = {"GLOG_v": os.environ.get("GLOG_v", "3"), **backend_config.env,
+               "BOOSTTUNE_DEVICE_TARGET": backend_config.device_target,
+               "BOOSTTUNE_START_TIMEOUT_S": str(backend_config.start_timeout_s)}
+        ray.get(worker_group.execute_async(_set_env, env))
+        world_size = len(worker_group)
+        if world_size == 1:
+            return  # one process needs no MindSpore cluster (and saves its start-up time)
+        host, port = worker_group.execute_single(0, get_address_and_port)
+        worker_group.execute_single(0, _start_scheduler, host, port, world_size, backend_config.device_target,
+                                    backend_config.env)
+        ray.get([worker_group.execute_single_async(rank, _worker_env, host, port, world_size, rank)
+                 for rank in range(world_size)])
+
+    def on_shutdown(self, worker_group, backend_config: MindSporeConfig) -> None:
+        if len(worker_group) > 1:
+            try:
+                worker_group.execute_single(0, _stop_scheduler)
+            except Exception:  # rank 0 is gone: PR_SET_PDEATHSIG has killed its scheduler
+                pass
+
+
+def _init_device(device_target: str, world_size: int) -> None:
+    import mindspore as ms
+
+    device_id = 0
+    if device_target == "Ascend":
+        ids = ray.get_runtime_context().get_accelerator_ids().get("NPU", [])
+        device_id = int(ids[0]) if ids else 0
+    # GPU: Ray sets CUDA_VISIBLE_DEVICES to this worker's GPU, which MindSpore sees as device 0.
+    ms.set_context(mode=ms.GRAPH_MODE, device_target=device_target, device_id=device_id)
+    if world_size > 1:
+        from mindspore.communication import init
+
+        init()
+        ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True,
+                                     device_num=world_size)
+
+
+def train_loop_per_worker(config: dict[str, Any]) -> None:
+    """One rank of a trial: its shard of the data, metrics to ``ray.train.report`` every epoch."""
+    import ray.train
+
+    from boosttune.config.recipe import parse_recipe
+
+    context = ray.train.get_context()
+    rank, world_size = context.get_world_rank(), context.get_world_size()
+    recipe = parse_recipe(config["recipe"])
+    start = time.perf_counter()
+    _init_device(recipe.device_target, world_size)
+    init_s = time.perf_counter() - start
+
+    from boosttune.trial.runner import run_trial
+
+    node_id = ray.get_runtime_context().get_node_id()
+    extra = {"world_rank": rank, "node_id": node_id, "comm_init_s": init_s}
+
+    def reporter(metrics: dict[str, Any]) -> None:
+        ray.train.report({**metrics, **extra, "final": False})
+
+    callbacks = []
+    artifacts = Path(config["artifacts_dir"]) if config.get("artifacts_dir") else None
+    if artifacts is not None:
+        callbacks.append(_SaveWeights(artifacts / f"rank{rank}.npz"))
+    work_dir = config.get("work_dir") or os.path.join(tempfile.gettempdir(), "boosttune")
+    result = run_trial(recipe, reporter=reporter, work_dir=work_dir, num_shards=world_size, shard_id=rank,
+                       extra_callbacks=callbacks, log=lambda m: print(f"[rank {rank}] {m}", flush=True))
+    final = {k: v for k, v in result.metrics.items() if isinstance(v, (int, float, str, bool)) or v is None}
+    summary = {**final, **extra, "final": True, "status": result.status, "reason": result.reason or "",
+               "observed_boost": result.observed_boost, "boost_config_dict": result.boost_config_dict,
+               "environment": result.environment}
+    if artifacts is not None:
+        (artifacts / f"rank{rank}.json").write_text(json.dumps(summary, default=str))
+    ray.train.report(summary)
+
+
+class _SaveWeights:
+    """Writes every trainable parameter at the end of training (tests compare ranks with it)."""
+
+    def __new__(cls, path: Path):
+        from mindspore.train.callback import Callback
+
+        class SaveWeights(Callback):
+            def on_train_end(self, run_context):
+                import numpy as np
+
+                network = run_context.original_args().network
+                path.parent.mkdir(parents=True, exist_ok=True)
+                np.savez(path, **{p.name: p.asnumpy() for p in network.trainable_params()})
+
+        return SaveWeights()
+
+
+def build_trainer(recipe: dict[str, Any], *, num_workers: int = 1, use_gpu: bool = False,
+                  env: dict[str, str] | None = None, storage_path: str | None = None, name: str | None = None,
+                  placement_strategy: str = "PACK", extra_config: dict[str, Any] | None = None):
+    """A Ray Train DataParallelTrainer that runs one boosttune trial on ``num_workers`` ranks."""
+    from ray.train import RunConfig, ScalingConfig
+    from ray.train.v2.api.data_parallel_trainer import DataParallelTrainer
+
+    device_target = recipe.get("device_target", "CPU")
+    resources = {"CPU": 1}
+    if device_target == "Ascend":
+        resources["NPU"] = 1
+    scaling = ScalingConfig(num_workers=num_workers, use_gpu=use_gpu or device_target == "GPU",
+                            resources_per_worker=resources, placement_strategy=placement_strategy)
+    return DataParallelTrainer(
+        train_loop_per_worker,
+        train_loop_config={"recipe": recipe, **(extra_config or {})},
+        backend_config=MindSporeConfig(device_target=device_target, env=dict(env or {})),
+        scaling_config=scaling,
+        run_config=RunConfig(storage_path=storage_path, name=name),
+    )
+
+
+def worker_error_reason(error: BaseException) -> str:
+    """The worker's own one-line reason out of Ray's multi-rank error report."""
+    text = str(error)
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line.startswith("boosttune.errors."):
+            return line.split(": ", 1)[1] if ": " in line else line
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("^")]
+    return lines[-1] if lines else type(error).__name__
+
+
+def run_on_ray(recipe: dict[str, Any], *, num_workers: int = 1, env: dict[str, str] | None = None,
+               storage_path: str | None = None, name: str | None = None, placement_strategy: str = "PACK",
+               artifacts_dir: str | None = None) -> dict[str, Any]:
+    """Run one trial as a Ray Train job; a failure comes back as ``status: failed`` with its reason."""
+    artifacts = Path(artifacts_dir or tempfile.mkdtemp(prefix="boosttune_ray_"))
+    trainer = build_trainer(recipe, num_workers=num_workers, env=env, storage_path=storage_path, name=name,
+                            placement_strategy=placement_strategy,
+                            extra_config={"artifacts_dir": str(artifacts)})
+    try:
+        trainer.fit()
+    except Exception as e:  # Ray wraps worker failures (WorkerGroupError, TrainingFailedError)
+        return {"status": "failed", "reason": worker_error_reason(e), "artifacts_dir": str(artifacts)}
+    summary = json.loads((artifacts / "rank0.json").read_text())
+    summary["artifacts_dir"] = str(artifacts)
+    return summary
