@@ -137,6 +137,11 @@ def _check_combinations(recipe: TrialRecipe, boost: BoostConfig) -> None:
             "loss_scale.kind: 'group' needs boost_config_dict boost.loss_scale_group: true "
             "with boost_level O1 or O2 and mode manual"
         )
+    if applied["dim_reduce"] and kind != "none" and not (kind == "fixed" and recipe.loss_scale.loss_scale == 1.0):
+        raise ConfigError(
+            f"loss_scale.kind: {kind!r} is invalid with dim_reduce (its SGD(learning_rate=1) cannot unscale); "
+            "allowed: 'none'"
+        )
     if recipe.optimizer.name == "thor" and recipe.boost_level != "O0":
         raise ConfigError("optimizer.name: 'thor' is invalid with boost_level O1/O2; THOR runs with boost_level O0")
     if recipe.optimizer.name == "thor" and kind != "none":

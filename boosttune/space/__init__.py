@@ -1,0 +1,112 @@
+"""The search space: one fragment per boost algorithm plus loss scale, amp and optimizer.
+
+Define-by-run: ``suggest_recipe(trial, ctx, base)`` asks an Optuna trial only for the knobs that
+apply given earlier choices and the device's capabilities, and returns the full recipe document.
+Replaying a finished trial's flat params through ``optuna.trial.FixedTrial`` rebuilds the exact same
+recipe (``recipe_from_params``), so the space is written once. Pure: no Ray, no MindSpore.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import importlib
+import json
+import pkgutil
+from typing import Any, Callable
+
+from boosttune.config.boost import ALGORITHMS
+from boosttune.config.recipe import TrialRecipe, parse_recipe
+from boosttune.space import fragments as _fragments_pkg
+from boosttune.space.base import Fragment, SpaceContext
+
+__all__ = [
+    "Fragment",
+    "SpaceContext",
+    "define_by_run",
+    "equivalence_key",
+    "fragments",
+    "preset_params",
+    "recipe_from_params",
+    "suggest_recipe",
+]
+
+
+def fragments() -> list[Fragment]:
+    """Every fragment module's FRAGMENT, in suggestion order (discovered, not hand-kept)."""
+    found = []
+    for module_info in pkgutil.iter_modules(_fragments_pkg.__path__):
+        module = importlib.import_module(f"{_fragments_pkg.__name__}.{module_info.name}")
+        found.append(module.FRAGMENT)
+    return sorted(found, key=lambda fragment: fragment.order)
+
+
+def _active(fragment: Fragment, ctx: SpaceContext) -> bool:
+    if ctx.enabled and fragment.name not in ctx.enabled:
+        return False
+    return all(ctx.supported(knob) for knob in fragment.requires)
+
+
+def _start_document(base: dict[str, Any]) -> dict[str, Any]:
+    document = copy.deepcopy(base)
+    document["boost_level"] = "O1"
+    document["boost_config_dict"] = {"boost": {"mode": "manual", **dict.fromkeys(ALGORITHMS, False)}}
+    return document
+
+
+def suggest_recipe(trial: Any, ctx: SpaceContext, base: dict[str, Any]) -> dict[str, Any]:
+    """Ask ``trial`` for every applicable knob; return the recipe document (not yet validated)."""
+    document = _start_document(base)
+    for fragment in fragments():
+        if _active(fragment, ctx):
+            fragment.suggest(trial, ctx, document)
+    switches = document["boost_config_dict"]["boost"]
+    if not any(switches[name] for name in ALGORITHMS):
+        document["boost_level"], document["boost_config_dict"] = "O0", {}  # nothing on: plain training
+    return document
+
+
+def define_by_run(ctx: SpaceContext, base: dict[str, Any]) -> Callable[[Any], None]:
+    """The function OptunaSearch calls for each new trial."""
+
+    def space(trial: Any) -> None:
+        suggest_recipe(trial, ctx, base)
+
+    return space
+
+
+def recipe_from_params(params: dict[str, Any], ctx: SpaceContext, base: dict[str, Any]) -> TrialRecipe:
+    """Rebuild (and validate) the recipe a trial with these params trains."""
+    from optuna.trial import FixedTrial
+
+    return parse_recipe(suggest_recipe(FixedTrial(dict(params)), ctx, base))
+
+
+def equivalence_key(recipe: TrialRecipe) -> str:
+    """Equal for recipes that train identically (same effective boost and everything else)."""
+    document = recipe.to_dict()
+    document["boost_config_dict"] = recipe.boost.to_boost_config_dict()
+    if not recipe.boost.effective().active:
+        document["boost_level"], document["boost_config_dict"] = "O0", {}
+    return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def preset_params(preset: str, ctx: SpaceContext, base: dict[str, Any]) -> dict[str, Any]:
+    """The params that make the space produce MindSpore's preset (O0, O1/O2 as this device runs them)."""
+    optimizer = base.get("optimizer", {})
+    params: dict[str, Any] = {
+        "boost.dim_reduce": False, "boost.less_bn": False, "boost.grad_freeze": False,
+        "boost.grad_accumulation": False, "boost.adasum": False, "loss_scale.kind": "none", "amp_level": "O0",
+        "optimizer.learning_rate": ctx.base_learning_rate,
+        "optimizer.lr_schedule": optimizer.get("lr_schedule", "constant"),
+    }
+    if preset.startswith(("O1", "O2")):
+        params.update({
+            "boost.less_bn": True, "less_bn.fn_flag": True,
+            "less_bn.gc_flag": ctx.supported("boost.less_bn.gc_flag"), "less_bn.split_at_pct": 0,
+            "boost.grad_freeze": True, "grad_freeze.freeze_type": 1, "grad_freeze.param_groups": 10,
+            "grad_freeze.freeze_p": 0.7,
+        })
+    if preset.startswith("O2"):
+        params["boost.adasum"] = True
+    return params

@@ -1,0 +1,49 @@
+"""What a search-space fragment is, and the context it suggests in. Pure Python (no Ray, no MindSpore)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+__all__ = ["Fragment", "SpaceContext", "switch_on", "boost_switches"]
+
+
+@dataclass(frozen=True)
+class SpaceContext:
+    """Facts the space depends on.
+
+    total_steps: the trial's real number of training steps (GradientFreeze's schedule is tied to it).
+    param_count: trainable parameter tensors of the model (gradient split points are drawn from it).
+    supported: the capability probe's verdict for a knob such as "boost.less_bn.gc_flag".
+    world_size: ranks per trial (AdaSum needs >= 16; DimReduce runs single-process only).
+    enabled: the fragment names to search (others keep the base recipe's values).
+    """
+
+    total_steps: int
+    param_count: int
+    supported: Callable[[str], bool] = lambda knob: True
+    world_size: int = 1
+    enabled: frozenset[str] = field(default_factory=frozenset)
+    base_learning_rate: float = 0.05
+
+
+class Fragment(Protocol):
+    """One algorithm's (or knob family's) part of the search space.
+
+    ``suggest`` is define-by-run: it asks the trial only for the knobs that apply given what earlier
+    fragments chose (``document`` is the recipe being built, a plain dict it mutates).
+    """
+
+    name: str
+    order: int
+    requires: tuple[str, ...]
+
+    def suggest(self, trial: Any, ctx: SpaceContext, document: dict[str, Any]) -> None: ...
+
+
+def boost_switches(document: dict[str, Any]) -> dict[str, bool]:
+    return document["boost_config_dict"]["boost"]
+
+
+def switch_on(document: dict[str, Any], name: str) -> bool:
+    return bool(boost_switches(document).get(name))

@@ -1,0 +1,1 @@
+"""One module per fragment; each defines ``FRAGMENT``. Discovered by boosttune.space.registry."""

@@ -1,0 +1,26 @@
+"""GradientFreeze: train only some parameter groups on some steps. Its schedule spans the real steps."""
+
+from boosttune.space.base import SpaceContext, boost_switches, switch_on
+
+
+class GradFreezeFragment:
+    name = "grad_freeze"
+    order = 30
+    requires = ("boost.grad_freeze",)
+
+    def suggest(self, trial, ctx: SpaceContext, document: dict) -> None:
+        if switch_on(document, "dim_reduce") or not trial.suggest_categorical("boost.grad_freeze", [False, True]):
+            return
+        boost_switches(document)["grad_freeze"] = True
+        freeze_type = trial.suggest_categorical("grad_freeze.freeze_type", [0, 1])
+        document["boost_config_dict"]["grad_freeze"] = {
+            # Up to MindSpore's default of 10; more groups than layer blocks freezes nothing.
+            "param_groups": trial.suggest_int("grad_freeze.param_groups", 2, 10),
+            "freeze_type": freeze_type,
+            # freeze_p is the share of steps that train everything; type 0 divides by (1 - freeze_p).
+            "freeze_p": trial.suggest_float("grad_freeze.freeze_p", 0.1, 0.9),
+            "total_steps": ctx.total_steps,
+        }
+
+
+FRAGMENT = GradFreezeFragment()
