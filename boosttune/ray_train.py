@@ -204,7 +204,8 @@ class _SaveWeights:
 
 def build_trainer(recipe: dict[str, Any], *, num_workers: int = 1, use_gpu: bool = False,
                   env: dict[str, str] | None = None, storage_path: str | None = None, name: str | None = None,
-                  placement_strategy: str = "PACK", extra_config: dict[str, Any] | None = None):
+                  placement_strategy: str = "PACK", extra_config: dict[str, Any] | None = None,
+                  callbacks: list[Any] | None = None):
     """A Ray Train DataParallelTrainer that runs one boosttune trial on ``num_workers`` ranks."""
     from ray.train import RunConfig, ScalingConfig
     from ray.train.v2.api.data_parallel_trainer import DataParallelTrainer
@@ -220,7 +221,7 @@ def build_trainer(recipe: dict[str, Any], *, num_workers: int = 1, use_gpu: bool
         train_loop_config={"recipe": recipe, **(extra_config or {})},
         backend_config=MindSporeConfig(device_target=device_target, env=dict(env or {})),
         scaling_config=scaling,
-        run_config=RunConfig(storage_path=storage_path, name=name),
+        run_config=RunConfig(storage_path=storage_path, name=name, callbacks=callbacks),
     )
 
 

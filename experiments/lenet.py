@@ -1,4 +1,4 @@
-"""LeNet-5 on real data, O0 baseline vs the device's boost presets.
+"""Search boost recipes for LeNet-5 on real data, speed vs accuracy.
 
     python experiments/lenet.py [--smoke]
 """
@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _preset_comparison import run  # noqa: E402
+from _search_cli import run  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(run("lenet5", __doc__.strip().splitlines()[0]))

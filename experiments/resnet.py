@@ -1,7 +1,8 @@
-"""Main job: a small ResNet (with BatchNorm) on real data, O0 baseline vs the device's boost presets.
+"""Main job: search boost recipes for a small ResNet (with BatchNorm) on real data, speed vs accuracy.
 
-    python experiments/resnet.py            # about 3 minutes on 2 CPU cores
-    python experiments/resnet.py --smoke    # under a minute
+    python experiments/resnet.py                 # about 10 minutes on 2 CPU cores, local Ray
+    python experiments/resnet.py --smoke         # about 3 minutes
+    ray submit cluster.yaml experiments/resnet.py --workers 2
 """
 
 import sys
@@ -9,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _preset_comparison import run  # noqa: E402
+from _search_cli import run  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(run("resnet8", __doc__.strip().splitlines()[0]))

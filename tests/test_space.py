@@ -24,7 +24,7 @@ CPU_UNSUPPORTED = {"boost.less_bn.gc_flag", "loss_scale.dynamic", "loss_scale.gr
 
 
 def _ctx(**kw):
-    defaults = dict(total_steps=120, param_count=10, supported=lambda knob: knob not in CPU_UNSUPPORTED)
+    defaults = dict(total_steps=120, param_count=10, unsupported=frozenset(CPU_UNSUPPORTED))
     return SpaceContext(**{**defaults, **kw})
 
 
@@ -97,7 +97,7 @@ def test_unsupported_knobs_are_never_suggested():
     assert all(p.get("less_bn.gc_flag") in (None, False) for p in values)
     assert all(p.get("loss_scale.kind") in (None, "none", "fixed") for p in values)  # None: not asked
     assert all("boost.adasum" not in p for p in values)
-    no_freeze = _ctx(supported=lambda knob: knob not in CPU_UNSUPPORTED | {"boost.grad_freeze", "amp.O3"})
+    no_freeze = _ctx(unsupported=frozenset(CPU_UNSUPPORTED | {"boost.grad_freeze", "amp.O3"}))
     values = [params for params, _ in _sample(no_freeze, n=60, seed=4)]
     assert all("boost.grad_freeze" not in p for p in values)
     assert all(p["amp_level"] != "O3" for p in values)
@@ -106,7 +106,7 @@ def test_unsupported_knobs_are_never_suggested():
 def test_world_size_prunes_dim_reduce_and_enables_adasum():
     two = [p for p, _ in _sample(_ctx(world_size=2), n=40, seed=5)]
     assert all("boost.dim_reduce" not in p for p in two)
-    many = [p for p, _ in _sample(_ctx(world_size=16, supported=lambda knob: True), n=40, seed=6)]
+    many = [p for p, _ in _sample(_ctx(world_size=16, unsupported=frozenset()), n=40, seed=6)]
     assert any(p.get("boost.adasum") for p in many)
 
 
@@ -147,3 +147,14 @@ def test_equivalent_recipes_share_a_key():
 def test_fixed_trial_replay_rejects_missing_params():
     with pytest.raises(ValueError):
         suggest_recipe(FixedTrial({"boost.dim_reduce": False}), _ctx(), BASE)
+
+
+def test_space_pickles_for_ray():
+    import pickle
+
+    from boosttune.space import define_by_run
+
+    space = pickle.loads(pickle.dumps(define_by_run(_ctx(), BASE)))
+    trial = optuna.create_study().ask()
+    space(trial)
+    assert "boost.less_bn" in trial.params or "boost.dim_reduce" in trial.params

@@ -13,7 +13,7 @@ import hashlib
 import importlib
 import json
 import pkgutil
-from typing import Any, Callable
+from typing import Any
 
 from boosttune.config.boost import ALGORITHMS
 from boosttune.config.recipe import TrialRecipe, parse_recipe
@@ -66,13 +66,15 @@ def suggest_recipe(trial: Any, ctx: SpaceContext, base: dict[str, Any]) -> dict[
     return document
 
 
-def define_by_run(ctx: SpaceContext, base: dict[str, Any]) -> Callable[[Any], None]:
+class define_by_run:  # noqa: N801 - used like a function; a class so that Ray can pickle it
     """The function OptunaSearch calls for each new trial."""
 
-    def space(trial: Any) -> None:
-        suggest_recipe(trial, ctx, base)
+    def __init__(self, ctx: SpaceContext, base: dict[str, Any]) -> None:
+        self.ctx = ctx
+        self.base = base
 
-    return space
+    def __call__(self, trial: Any) -> None:
+        suggest_recipe(trial, self.ctx, self.base)
 
 
 def recipe_from_params(params: dict[str, Any], ctx: SpaceContext, base: dict[str, Any]) -> TrialRecipe:

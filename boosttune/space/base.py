@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 __all__ = ["Fragment", "SpaceContext", "switch_on", "boost_switches"]
 
@@ -14,17 +14,20 @@ class SpaceContext:
 
     total_steps: the trial's real number of training steps (GradientFreeze's schedule is tied to it).
     param_count: trainable parameter tensors of the model (gradient split points are drawn from it).
-    supported: the capability probe's verdict for a knob such as "boost.less_bn.gc_flag".
+    unsupported: knobs the capability probe found unsupported, such as "boost.less_bn.gc_flag".
     world_size: ranks per trial (AdaSum needs >= 16; DimReduce runs single-process only).
     enabled: the fragment names to search (others keep the base recipe's values).
     """
 
     total_steps: int
     param_count: int
-    supported: Callable[[str], bool] = lambda knob: True
+    unsupported: frozenset[str] = frozenset()
     world_size: int = 1
     enabled: frozenset[str] = field(default_factory=frozenset)
     base_learning_rate: float = 0.05
+
+    def supported(self, knob: str) -> bool:
+        return knob not in self.unsupported
 
 
 class Fragment(Protocol):

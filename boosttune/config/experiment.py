@@ -1,0 +1,69 @@
+"""The typed configuration of a search experiment (``boosttune tune CONFIG.yaml`` and experiments/)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from boosttune.config.boost import format_validation_error
+from boosttune.config.recipe import TrialRecipe, parse_recipe
+from boosttune.errors import ConfigError
+
+__all__ = ["OBJECTIVES", "SAMPLERS", "ExperimentConfig", "parse_experiment"]
+
+OBJECTIVES = ("pareto", "constrained", "time_to_accuracy")
+SAMPLERS = ("tpe", "nsga2", "random")
+FRAGMENT_NAMES = ("dim_reduce", "less_bn", "grad_freeze", "grad_accumulation", "adasum", "loss_scale", "amp",
+                  "optimizer")
+
+
+class ExperimentConfig(BaseModel):
+    """A search: the base recipe, how many trials, on how many workers each, for which objective.
+
+    objective:
+      pareto: maximise (throughput, validation accuracy) together; the Pareto set is the answer.
+      constrained: the fastest recipe within ``max_accuracy_drop_pt`` of the baseline.
+      time_to_accuracy: the least training time to reach (baseline accuracy - the allowed drop).
+    """
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, allow_inf_nan=False)
+
+    name: str = Field("boosttune", pattern=r"^[A-Za-z0-9_.-]+$")
+    base: dict[str, Any] = Field(default_factory=dict)
+    num_trials: int = Field(12, ge=1)
+    workers_per_trial: int = Field(1, ge=1)
+    objective: Literal["pareto", "constrained", "time_to_accuracy"] = "pareto"
+    max_accuracy_drop_pt: float = Field(0.5, ge=0.0, le=100.0)
+    sampler: Literal["tpe", "nsga2", "random"] = "tpe"
+    seed: int = Field(0, ge=0)
+    time_budget_s: float | None = Field(None, gt=0)
+    max_failure_rate: float = Field(0.5, gt=0.0, le=1.0)
+    max_concurrent_trials: int | None = Field(None, ge=1)
+    search: list[Literal["dim_reduce", "less_bn", "grad_freeze", "grad_accumulation", "adasum", "loss_scale",
+                         "amp", "optimizer"]] | None = None
+    storage: str | None = None
+    early_stopping: bool = True
+
+    @property
+    def recipe(self) -> TrialRecipe:
+        return parse_recipe(self.base)
+
+
+def parse_experiment(document: Mapping[str, Any] | None = None, **overrides: Any) -> ExperimentConfig:
+    """Validate an experiment (from YAML/JSON plus overrides); bad input is one ConfigError line."""
+    raw = {**dict(document or {}), **{k: v for k, v in overrides.items() if v is not None}}
+    try:
+        config = ExperimentConfig.model_validate(raw)
+    except ValidationError as e:
+        raise ConfigError(format_validation_error(e, ExperimentConfig, prefix="")) from None
+    try:
+        recipe = config.recipe
+    except ConfigError as e:
+        raise ConfigError(f"base.{e}") from None
+    if recipe.boost_level != "O0" or recipe.boost_config_dict:
+        raise ConfigError("base.boost_level: the base recipe is the O0 baseline; boost settings are what the "
+                          "search chooses (leave boost_level/boost_config_dict out of base)")
+    if config.num_trials < 2:
+        raise ConfigError(f"num_trials: {config.num_trials} is invalid; the baseline plus at least one more trial")
+    return config

@@ -1,0 +1,252 @@
+"""The search: Ray Tune + Optuna over boost recipes, each trial a Ray Train run of MindSpore.
+
+The one module that owns ``ray.tune``. Every trial writes its own record file under
+``<output>/trials/`` as it ends, so an interrupted run loses nothing already finished and the
+results table is rebuilt from those files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import ray
+from ray import tune
+
+from boosttune.config.experiment import ExperimentConfig
+from boosttune.errors import BoosttuneError, ConfigError, TrialError
+
+__all__ = ["SearchOutcome", "connect_ray", "objective_of", "run_search"]
+
+DRIVER_RESOURCE = "TRAIN_DRIVER"  # trial drivers take no CPU: the CPUs go to the Train workers
+_TTA_PENALTY_S = 1e6
+
+
+def connect_ray(log: Callable[[str], None]) -> str:
+    """Join the cluster in RAY_ADDRESS (``ray submit`` sets it), else start a local one."""
+    if ray.is_initialized():
+        return "already connected"
+    if os.environ.get("RAY_ADDRESS"):
+        ray.init(address=os.environ["RAY_ADDRESS"], log_to_driver=True)
+        where = f"cluster at {os.environ['RAY_ADDRESS']}"
+    else:
+        ray.init(resources={DRIVER_RESOURCE: 1000}, log_to_driver=True)
+        where = "a local Ray instance (the embedded default)"
+    log(f"ray: connected to {where}: {ray.cluster_resources().get('CPU', 0):.0f} CPUs, "
+        f"{len([n for n in ray.nodes() if n['Alive']])} node(s)")
+    return where
+
+
+def objective_of(config: ExperimentConfig) -> tuple[Any, Any]:
+    """(metric, mode) as OptunaSearch takes them."""
+    if config.objective == "pareto":
+        return ["throughput_sps", "val_acc"], ["max", "max"]
+    if config.objective == "constrained":
+        return "constrained_score", "max"
+    return "tta_score_s", "min"
+
+
+def _scores(metrics: dict[str, Any], setup: dict[str, Any]) -> dict[str, float]:
+    """Objective values for every report; never None (Optuna cannot tell a None)."""
+    throughput = float(metrics.get("throughput_sps") or 0.0)
+    accuracy = float(metrics.get("val_acc") or 0.0)
+    floor = setup["baseline_val_acc"] - setup["max_accuracy_drop_pt"] / 100.0
+    drop_pt = max(0.0, 100.0 * (floor - accuracy))
+    time_to_target = metrics.get("time_to_target_s")
+    return {
+        "throughput_sps": throughput,
+        "val_acc": accuracy,
+        # Within the allowed drop, faster is better; beyond it, every point lost costs 10% of the speed.
+        "constrained_score": throughput if drop_pt == 0 else throughput / (1.0 + 0.1 * drop_pt) - 1e3,
+        "tta_score_s": float(time_to_target) if time_to_target is not None
+        else _TTA_PENALTY_S + float(metrics.get("train_s") or 0.0),
+    }
+
+
+def _report_callback(setup: dict[str, Any]):
+    from ray.tune.integration.ray_train import TuneReportCallback
+
+    class ObjectiveReport(TuneReportCallback):
+        """Rank 0's report, plus the objective scores and no nested values (Tune flattens poorly)."""
+
+        def after_report(self, run_context, metrics, checkpoint):
+            flat = {k: v for k, v in metrics[0].items() if not isinstance(v, (dict, list))}
+            flat.update(_scores(flat, setup))
+            super().after_report(run_context, [flat], checkpoint)
+
+    return ObjectiveReport()
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str))
+    tmp.replace(path)  # atomic: a crash never leaves half a record
+
+
+def _trial(config: dict[str, Any], setup: dict[str, Any]) -> None:
+    """One Tune trial: rebuild the recipe from Optuna's params, train it with Ray Train."""
+    from boosttune.ray_train import build_trainer, worker_error_reason
+    from boosttune.space import SpaceContext, equivalence_key, recipe_from_params
+
+    ctx = SpaceContext(unsupported=frozenset(setup["unsupported"]), **setup["ctx"])
+    params = dict(config)
+    recipe = recipe_from_params(params, ctx, setup["base"])
+    if setup.get("target_accuracy") is not None:
+        recipe = recipe.model_copy(update={"target_accuracy": setup["target_accuracy"]})
+    key = equivalence_key(recipe)
+    trial_id = tune.get_context().get_trial_id()
+    output = Path(setup["output"])
+    record = {"trial_id": trial_id, "params": params, "preset": setup["presets"].get(key), "key": key,
+              "recipe": recipe.to_dict(), "started": time.time()}
+
+    first = output / "dedup" / f"{key}.json"
+    if first.is_file():  # an equivalent configuration was trained already: do not train it twice
+        original = json.loads(first.read_text())
+        if original["trial_id"] != trial_id:
+            summary = original["metrics"]
+            tune.report({**summary, **_scores(summary, setup), "duplicate_of": original["trial_id"]})
+            _write_json(output / "trials" / f"{trial_id}.json",
+                        {**record, "status": "duplicate", "reason": f"trains like {original['trial_id']}",
+                         "duplicate_of": original["trial_id"], "metrics": summary})
+            return
+
+    artifacts = output / "artifacts" / trial_id
+    trainer = build_trainer(recipe.to_dict(), num_workers=setup["workers"], env=setup["env"],
+                            storage_path=str(output / "train"), name=trial_id,
+                            extra_config={"artifacts_dir": str(artifacts), "work_dir": str(output / "work")},
+                            callbacks=[_report_callback(setup)])
+    try:
+        trainer.fit()
+    except Exception as e:
+        reason = worker_error_reason(e)
+        _write_json(output / "trials" / f"{trial_id}.json", {**record, "status": "failed", "reason": reason})
+        raise TrialError(reason) from None
+    summary = json.loads((artifacts / "rank0.json").read_text())
+    metrics = {k: v for k, v in summary.items() if not isinstance(v, (dict, list))}
+    full = {**record, "status": summary["status"], "reason": summary.get("reason") or None, "metrics": metrics,
+            "boost_config_dict": summary["boost_config_dict"], "observed_boost": summary["observed_boost"],
+            "environment": summary["environment"]}
+    _write_json(output / "trials" / f"{trial_id}.json", full)
+    if not first.exists():
+        _write_json(first, full)
+
+
+class _FailureBudget(tune.Callback):
+    """Counts finished and failed trials; the stopper ends the search past the allowed share."""
+
+    def __init__(self, max_failure_rate: float, min_trials: int = 3) -> None:
+        self.max_failure_rate = max_failure_rate
+        self.min_trials = min_trials
+        self.finished = 0
+        self.failed = 0
+
+    def on_trial_complete(self, iteration, trials, trial, **info):
+        self.finished += 1
+
+    def on_trial_error(self, iteration, trials, trial, **info):
+        self.finished += 1
+        self.failed += 1
+
+    @property
+    def exceeded(self) -> bool:
+        return self.finished >= self.min_trials and self.failed / self.finished > self.max_failure_rate
+
+
+class _FailureStopper(tune.stopper.Stopper):
+    def __init__(self, budget: _FailureBudget) -> None:
+        self.budget = budget
+
+    def __call__(self, trial_id, result) -> bool:
+        return False
+
+    def stop_all(self) -> bool:
+        return self.budget.exceeded
+
+
+@dataclass
+class SearchOutcome:
+    output: Path
+    records: list[dict[str, Any]]
+    aborted_reason: str | None
+
+
+def _sampler(config: ExperimentConfig):
+    import optuna
+
+    if config.sampler == "nsga2":
+        return optuna.samplers.NSGAIISampler(seed=config.seed)
+    if config.sampler == "random":
+        return optuna.samplers.RandomSampler(seed=config.seed)
+    return optuna.samplers.TPESampler(seed=config.seed)
+
+
+def _storage(config: ExperimentConfig, output: Path):
+    import optuna
+
+    url = config.storage or f"sqlite:///{(output / 'optuna.db').resolve()}"
+    try:
+        return optuna.storages.RDBStorage(url), url
+    except Exception as e:  # sqlalchemy raises many kinds for a bad URL
+        raise ConfigError(f"storage: {url!r} is not a usable database URL ({type(e).__name__})") from None
+
+
+def run_search(config: ExperimentConfig, output: Path, *, setup: dict[str, Any], points: list[dict[str, Any]],
+               resume: bool, log: Callable[[str], None]) -> SearchOutcome:
+    """Run (or resume) the Tune experiment in ``output``; trial records land in output/trials."""
+    from ray.tune.schedulers import ASHAScheduler
+    from ray.tune.search.optuna import OptunaSearch
+
+    from boosttune.space import SpaceContext, define_by_run
+
+    metric, mode = objective_of(config)
+    ctx = SpaceContext(unsupported=frozenset(setup["unsupported"]), **setup["ctx"])
+    storage, url = _storage(config, output)
+    searcher = OptunaSearch(space=define_by_run(ctx, setup["base"]), metric=metric, mode=mode,
+                            points_to_evaluate=points, sampler=_sampler(config), study_name=config.name,
+                            storage=storage)
+    single = isinstance(metric, str)
+    epochs = setup["base"].get("epochs", 1)
+    scheduler = (ASHAScheduler(time_attr="epoch", max_t=epochs, grace_period=1, reduction_factor=2)
+                 if single and config.early_stopping and epochs > 1 else None)
+    budget = _FailureBudget(config.max_failure_rate)
+    resources = {DRIVER_RESOURCE: 1} if ray.cluster_resources().get(DRIVER_RESOURCE) else {"CPU": 0.01}
+    trainable = tune.with_resources(tune.with_parameters(_trial, setup=setup), resources)
+    tune_dir = output / "tune"
+    log(f"search: {config.num_trials} trials, objective {config.objective} ({metric}), sampler {config.sampler} "
+        f"(seed {config.seed}), {setup['workers']} worker(s) per trial, Optuna study {config.name!r} in {url}")
+    run_config = tune.RunConfig(
+        name=config.name, storage_path=str(tune_dir.resolve()), callbacks=[budget], stop=_FailureStopper(budget),
+        failure_config=tune.FailureConfig(max_failures=0, fail_fast=False), verbose=1,
+    )
+    experiment_path = tune_dir / config.name
+    if resume and tune.Tuner.can_restore(str(experiment_path.resolve())):
+        log(f"search: resuming {experiment_path}")
+        tuner = tune.Tuner.restore(str(experiment_path.resolve()), trainable=trainable, resume_unfinished=True,
+                                   resume_errored=False, restart_errored=False)
+    else:
+        tuner = tune.Tuner(
+            trainable,
+            tune_config=tune.TuneConfig(
+                search_alg=searcher, scheduler=scheduler, num_samples=config.num_trials,
+                metric=metric if single else None, mode=mode if single else None,
+                max_concurrent_trials=setup["max_concurrent"], time_budget_s=config.time_budget_s,
+            ),
+            run_config=run_config,
+        )
+    try:
+        tuner.fit()
+    except BoosttuneError:
+        raise
+    except Exception as e:
+        raise TrialError(f"the search stopped: {e}; resume with --resume --output {output}") from e
+    aborted = None
+    if budget.exceeded:
+        aborted = (f"aborted: {budget.failed} of {budget.finished} trials failed, more than max_failure_rate "
+                   f"{config.max_failure_rate}")
+    records = [json.loads(p.read_text()) for p in sorted((output / "trials").glob("*.json"))]
+    return SearchOutcome(output=output, records=records, aborted_reason=aborted)

