@@ -1,4 +1,4 @@
-"""The ``boosttune`` command: validate, probe, trial."""
+"""The ``boosttune`` command: validate, probe, trial, export, report."""
 
 from __future__ import annotations
 
@@ -117,6 +117,57 @@ def cmd_trial(args: argparse.Namespace) -> int:
     return 0
 
 
+def _results_folder(results: str) -> Path:
+    """The folder of a results argument (a folder, or a results.parquet/.csv file)."""
+    path = Path(results)
+    return path if path.is_dir() else path.parent
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from boosttune.export import export_best
+    from boosttune.results import load_results
+
+    table = load_results(args.results)
+    folder = _results_folder(args.results)
+    config_path, recipe_path = export_best(table, args.output or folder, tolerance_pt=args.tolerance,
+                                           experiment_path=folder.resolve())
+    selection = json.loads(recipe_path.read_text())["selection"]
+    print(f"selected: {selection['reason']}")
+    print(f"boost_config_dict written to {config_path}")
+    print(f"recipe written to {recipe_path}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from boosttune.report import write_report
+    from boosttune.results import load_results
+
+    table = load_results(args.results)
+    output = args.output or _results_folder(args.results) / "report.html"
+    path = write_report(table, output, tolerance_pt=args.tolerance)
+    print(f"report written to {path}")
+    return 0
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    import time
+
+    from boosttune.config import load_document
+    from boosttune.config.experiment import parse_experiment
+    from boosttune.experiment import format_summary, run_experiment
+
+    document = load_document(args.config)
+    if not isinstance(document, dict):
+        raise ConfigError(f"{args.config}: expected a mapping of experiment fields, got {type(document).__name__}")
+    config = parse_experiment(_apply_overrides(document, args.set or []))
+    if args.resume and not args.output:
+        raise ConfigError("--resume: needs --output, the folder of the run to continue")
+    output = Path(args.output or f"runs/{config.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    result = run_experiment(config, output, resume=args.resume, log=lambda m: print(m, flush=True))
+    print(format_summary(result))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="boosttune",
@@ -159,6 +210,43 @@ def build_parser() -> argparse.ArgumentParser:
     trial.add_argument("--output", help="write the full result as JSON here")
     trial.add_argument("--work-dir", default=None, help="folder for DimReduce's stage-1 checkpoints (default: a temp folder)")
     trial.set_defaults(func=cmd_trial)
+
+    tune_cmd = sub.add_parser(
+        "tune", help="search boost recipes with Ray Tune + Optuna from an experiment file",
+        description="Run a speed-vs-accuracy search from a YAML/JSON experiment file (fields: name, base (a recipe "
+                    "without boost), num_trials, workers_per_trial, objective, max_accuracy_drop_pt, sampler, seed, "
+                    "time_budget_s, max_failure_rate, max_concurrent_trials, search, storage). Joins the Ray "
+                    "cluster in RAY_ADDRESS or starts a local one.",
+    )
+    tune_cmd.add_argument("config", help="experiment file (YAML/JSON)")
+    tune_cmd.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field, e.g. num_trials=20")
+    tune_cmd.add_argument("--output", help="folder for results, report and JSON (default runs/<name>-<time>)")
+    tune_cmd.add_argument("--resume", action="store_true", help="continue the interrupted experiment in --output")
+    tune_cmd.set_defaults(func=cmd_tune)
+
+    export = sub.add_parser(
+        "export", help="write the best recipe's boost_config_dict and recipe as JSON",
+        description="Select the fastest finished trial whose val_acc is within --tolerance points of the O0 "
+                    "baseline's (the baseline itself when none is faster) and write best_boost_config.json "
+                    "(what mindspore.Model takes as boost_config_dict) and best_recipe.json.",
+    )
+    export.add_argument("results", metavar="RESULTS", help="results folder, or its results.parquet / results.csv")
+    export.add_argument("--tolerance", type=float, default=0.5,
+                        help="accuracy points below the baseline's val_acc still accepted (default 0.5)")
+    export.add_argument("--output", metavar="DIR", default=None, help="folder for the two files (default: RESULTS)")
+    export.set_defaults(func=cmd_export)
+
+    report = sub.add_parser(
+        "report", help="write a self-contained HTML report: speed vs accuracy, Pareto front, failures",
+        description="Draw speed-up vs validation accuracy for every trial with the Pareto front, the baseline, "
+                    "the presets and the tolerance band, plus tables of the top and the failed trials, into "
+                    "one HTML file that opens without a network.",
+    )
+    report.add_argument("results", metavar="RESULTS", help="results folder, or its results.parquet / results.csv")
+    report.add_argument("--output", metavar="FILE", default=None, help="HTML file (default: RESULTS/report.html)")
+    report.add_argument("--tolerance", type=float, default=0.5,
+                        help="accuracy points below the baseline's val_acc drawn as the tolerance band (default 0.5)")
+    report.set_defaults(func=cmd_report)
     return parser
 
 

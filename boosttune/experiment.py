@@ -13,7 +13,7 @@ import ray
 from boosttune.config.experiment import ExperimentConfig
 from boosttune.errors import ConfigError, TrialError
 
-__all__ = ["ExperimentResult", "run_experiment"]
+__all__ = ["ExperimentResult", "format_summary", "run_experiment"]
 
 
 @dataclass
@@ -122,7 +122,9 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
             _write_json(output / "dedup" / f"{key}.json", baseline)
     if baseline["status"] == "failed":
         raise TrialError(f"the O0 baseline failed, nothing to compare against: {baseline['reason']}")
-    log(f"baseline: {baseline['metrics']['throughput_sps']:.1f} samples/s, val_acc {baseline['metrics']['val_acc']:.4f}")
+    throughput = baseline["metrics"].get("throughput_sps")
+    log(f"baseline: {f'{throughput:.1f} samples/s' if throughput else 'throughput n/a (too few steady steps)'}, "
+        f"val_acc {baseline['metrics']['val_acc']:.4f}")
 
     presets = {key: "O0"}
     points = [preset_params("O0", ctx, base)]
@@ -172,3 +174,23 @@ def _finish(config: ExperimentConfig, output: Path, records: list[dict[str, Any]
     return ExperimentResult(output=output, results_path=parquet, report_path=report, best_config_path=best_config,
                             best_recipe_path=best_recipe, selection=selection.reason, aborted_reason=aborted,
                             trials=len(records))
+
+
+def format_summary(result: ExperimentResult) -> str:
+    """The closing lines: trials by speed-up, the selection, where everything is."""
+    import pandas as pd
+
+    from boosttune.results import load_results
+
+    table = load_results(result.results_path)
+    columns = ["trial_id", "preset", "status", "throughput_sps", "speedup_vs_baseline", "val_acc",
+               "val_acc_delta_pt", "compile_s"]
+    shown = table[columns].sort_values("speedup_vs_baseline", ascending=False, na_position="last")
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        lines = ["", shown.to_string(index=False, float_format=lambda v: f"{v:.3f}"), ""]
+    lines.append(f"best: {result.selection}")
+    if result.aborted_reason:
+        lines.append(result.aborted_reason)
+    lines += [f"results: {result.results_path} (and results.csv)", f"report:  {result.report_path}",
+              f"best boost_config_dict: {result.best_config_path}", f"best recipe: {result.best_recipe_path}"]
+    return "\n".join(lines)

@@ -104,6 +104,15 @@ def _trial(config: dict[str, Any], setup: dict[str, Any]) -> None:
     record = {"trial_id": trial_id, "params": params, "preset": setup["presets"].get(key), "key": key,
               "recipe": recipe.to_dict(), "started": time.time()}
 
+    mine = output / "trials" / f"{trial_id}.json"
+    if mine.is_file():
+        # Finished before the driver died but after Tune last saved its state: replay, do not retrain.
+        done = json.loads(mine.read_text())
+        if done["status"] == "failed":
+            raise TrialError(done["reason"])
+        tune.report({**done["metrics"], **_scores(done["metrics"], setup), "replayed": True})
+        return
+
     first = output / "dedup" / f"{key}.json"
     if first.is_file():  # an equivalent configuration was trained already: do not train it twice
         original = json.loads(first.read_text())
@@ -152,9 +161,12 @@ class _FailureBudget(tune.Callback):
         self.finished += 1
         self.failed += 1
 
+    def judge(self, finished: int, failed: int) -> bool:
+        return finished >= self.min_trials and failed / finished > self.max_failure_rate
+
     @property
     def exceeded(self) -> bool:
-        return self.finished >= self.min_trials and self.failed / self.finished > self.max_failure_rate
+        return self.judge(self.finished, self.failed)
 
 
 class _FailureStopper(tune.stopper.Stopper):
@@ -244,9 +256,12 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: dict[str, Any],
         raise
     except Exception as e:
         raise TrialError(f"the search stopped: {e}; resume with --resume --output {output}") from e
-    aborted = None
-    if budget.exceeded:
-        aborted = (f"aborted: {budget.failed} of {budget.finished} trials failed, more than max_failure_rate "
-                   f"{config.max_failure_rate}")
     records = [json.loads(p.read_text()) for p in sorted((output / "trials").glob("*.json"))]
+    # Judged from the records: Tune runs copies of the callback and stopper, not `budget` itself.
+    searched = [r for r in records if r["trial_id"] != "baseline"]
+    failed = sum(r["status"] == "failed" for r in searched)
+    aborted = None
+    if len(searched) < config.num_trials and _FailureBudget(config.max_failure_rate).judge(len(searched), failed):
+        aborted = (f"aborted: {failed} of {len(searched)} trials failed, more than max_failure_rate "
+                   f"{config.max_failure_rate}")
     return SearchOutcome(output=output, records=records, aborted_reason=aborted)

@@ -80,7 +80,7 @@ def run(model: str, description: str, argv: list[str] | None = None) -> int:
 
 def _run(args) -> int:
     from boosttune.config.experiment import parse_experiment
-    from boosttune.experiment import run_experiment
+    from boosttune.experiment import format_summary, run_experiment
 
     config = parse_experiment({
         "name": f"{args.model}-search",
@@ -96,20 +96,5 @@ def _run(args) -> int:
     })
     output = Path(args.output or f"runs/{args.model}-{time.strftime('%Y%m%d-%H%M%S')}")
     result = run_experiment(config, output, resume=args.resume, log=lambda m: print(m, flush=True))
-    import pandas as pd
-
-    from boosttune.results import load_results
-
-    table = load_results(result.results_path)
-    shown = table[["trial_id", "preset", "status", "throughput_sps", "speedup_vs_baseline", "val_acc",
-                   "val_acc_delta_pt", "compile_s"]].sort_values("speedup_vs_baseline", ascending=False)
-    with pd.option_context("display.width", 160, "display.max_columns", 20):
-        print("\n" + shown.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    print(f"\nbest: {result.selection}")
-    if result.aborted_reason:
-        print(result.aborted_reason)
-    print(f"results: {result.results_path} (and .csv)")
-    print(f"report:  {result.report_path}")
-    print(f"best boost_config_dict: {result.best_config_path}")
-    print(f"best recipe: {result.best_recipe_path}")
+    print(format_summary(result))
     return 0

@@ -1,0 +1,132 @@
+"""Export the selected trial: a boost_config_dict for ``mindspore.Model`` and the recipe around it.
+
+``best_boost_config.json`` is exactly the canonical dict the trial trained with, so
+``Model(..., boost_level=..., boost_config_dict=json.load(f))`` rebuilds what was measured.
+``best_recipe.json`` adds the rest of the recipe, the measured figures, why it was chosen, and
+where it came from. Reads only the results table.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from boosttune.config.boost import parse_boost_config
+from boosttune.errors import BoosttuneError, DataError
+from boosttune.results import finite, write_atomically
+from boosttune.select import Selection, select_best
+
+__all__ = ["BEST_BOOST_CONFIG_NAME", "BEST_RECIPE_NAME", "export_best"]
+
+BEST_BOOST_CONFIG_NAME = "best_boost_config.json"
+BEST_RECIPE_NAME = "best_recipe.json"
+
+_MEASURED = ("throughput_sps", "speedup_vs_baseline", "val_acc", "val_acc_delta_pt", "compile_s",
+             "time_to_target_s", "peak_rss_mb")
+_PROVENANCE = ("device_target", "mindspore_version", "ray_version", "boosttune_version", "onednn_isa", "seed",
+               "trial_id")
+
+
+def export_best(df: pd.DataFrame, out_dir: str | Path, *, tolerance_pt: float = 0.5,
+                experiment_path: str | Path | None = None) -> tuple[Path, Path]:
+    """Select the best trial (:func:`boosttune.select.select_best`) and write its two JSON files.
+
+    Returns:
+        The paths of ``best_boost_config.json`` and ``best_recipe.json``.
+
+    Raises:
+        ConfigError: ``tolerance_pt`` is negative.
+        DataError: no finished baseline, or the selected row's boost_config_dict is not valid.
+    """
+    selection = select_best(df, tolerance_pt)
+    row = selection.row
+    boost_config = _json_cell(row, "boost_config_dict_json")
+    level = str(row["boost_level"]) if pd.notna(row["boost_level"]) else "O0"
+    try:
+        notes = parse_boost_config(boost_config, level).effective().notes
+    except BoosttuneError as e:
+        raise DataError(f"results: trial {row['trial_id']}: boost_config_dict_json is invalid: {e}") from None
+    recipe = _recipe_document(row, selection, boost_config, level, notes, experiment_path)
+    out_dir = Path(out_dir)
+    config_path = write_atomically(out_dir / BEST_BOOST_CONFIG_NAME, lambda temp: _dump(temp, boost_config))
+    recipe_path = write_atomically(out_dir / BEST_RECIPE_NAME, lambda temp: _dump(temp, recipe))
+    return config_path, recipe_path
+
+
+def _recipe_document(row: pd.Series, selection: Selection, boost_config: dict[str, Any], level: str,
+                     notes: tuple[str, ...], experiment_path: str | Path | None) -> dict[str, Any]:
+    recipe = _json_cell(row, "recipe_json")
+    loss_scale = recipe.get("loss_scale") or {"kind": "none"}
+    amp_level = recipe.get("amp_level") or "O0"
+    provenance = {name: _plain(row[name]) for name in _PROVENANCE}
+    provenance["experiment_path"] = str(experiment_path) if experiment_path is not None else None
+    return {
+        "boost_level": level,
+        "boost_config_dict": boost_config,
+        "amp_level": amp_level,
+        "loss_scale": loss_scale,
+        "optimizer": recipe.get("optimizer"),
+        "batch_size": _plain(row["batch_size"]),
+        "measured": {name: _plain(row[name]) for name in _MEASURED},
+        "selection": {
+            "reason": selection.reason,
+            "tolerance_pt": selection.tolerance_pt,
+            "fell_back_to_baseline": selection.fell_back_to_baseline,
+        },
+        "provenance": provenance,
+        "notes": list(notes),
+        "model_kwargs": _model_kwargs_line(level, amp_level, loss_scale),
+        "recipe": recipe,
+    }
+
+
+def _model_kwargs_line(level: str, amp_level: str, loss_scale: dict[str, Any]) -> str:
+    """A line of Python that builds the Model the trial trained (network, loss, optimizer are yours)."""
+    manager = _loss_scale_manager(loss_scale, boosted=level != "O0")
+    return (f'model = mindspore.Model(network, loss_fn, optimizer, metrics={{"acc": Accuracy()}}, '
+            f'amp_level="{amp_level}", boost_level="{level}", '
+            f'boost_config_dict=json.load(open("{BEST_BOOST_CONFIG_NAME}"))'
+            + (f", loss_scale_manager={manager}" if manager else "") + ")")
+
+
+def _loss_scale_manager(loss_scale: dict[str, Any], boosted: bool) -> str | None:
+    # Mirrors boosttune.trial.optim.build_loss_scale_manager: boost's train cell returns None as the
+    # loss without a manager (MindSpore 2.10), so a boosted model always gets one.
+    kind = loss_scale.get("kind", "none")
+    if kind == "none":
+        return "mindspore.FixedLossScaleManager(1.0, drop_overflow_update=False)" if boosted else None
+    if kind == "fixed":
+        return (f"mindspore.FixedLossScaleManager({loss_scale.get('loss_scale')}, "
+                f"drop_overflow_update={loss_scale.get('drop_overflow_update', False)})")
+    if kind == "dynamic":
+        return (f"mindspore.DynamicLossScaleManager({loss_scale.get('init_loss_scale')}, "
+                f"{loss_scale.get('scale_factor')}, {loss_scale.get('scale_window')})")
+    return f"mindspore.boost.GroupLossScaleManager({loss_scale.get('init_loss_scale')}, loss_scale_groups)"
+
+
+def _json_cell(row: pd.Series, column: str) -> dict[str, Any]:
+    try:
+        value = json.loads(row[column])
+    except (TypeError, ValueError) as e:
+        raise DataError(f"results: trial {row['trial_id']}: {column} is not JSON: {e}") from None
+    if not isinstance(value, dict):
+        raise DataError(f"results: trial {row['trial_id']}: {column} is {type(value).__name__}; expected an object")
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """A JSON value: numpy scalars as Python ones, NaN and missing values as null."""
+    if value is None or value is pd.NA:
+        return None
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and not finite(value):
+        return None
+    return value
+
+
+def _dump(path: Path, document: Any) -> None:
+    path.write_text(json.dumps(document, indent=2, allow_nan=False) + "\n")

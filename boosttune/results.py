@@ -1,0 +1,290 @@
+"""The results table: one row per trial, with a declared schema; the only input of report and export.
+
+Speed is a ratio to the O0 baseline trained in the same experiment (``speedup_vs_baseline``) and
+accuracy a difference to it in points (``val_acc_delta_pt``). Units are in the column names. Pure:
+no Ray, no MindSpore.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from boosttune.errors import DataError
+
+__all__ = [
+    "BASELINE_PRESET",
+    "FINISHED",
+    "PARAM_PREFIX",
+    "SCHEMA",
+    "STATUSES",
+    "Column",
+    "baseline_row",
+    "build_results_table",
+    "canonical_json",
+    "finite",
+    "load_results",
+    "save_results",
+    "schema_columns",
+    "write_atomically",
+]
+
+# duplicate: an equivalent configuration was trained already; the row repeats its figures.
+STATUSES = ("completed", "stopped", "target_reached", "failed", "duplicate")
+FINISHED = ("completed", "target_reached")  # trained to the end (or to the target): figures are comparable
+BASELINE_PRESET = "O0"
+PARAM_PREFIX = "param."
+PARQUET_NAME, CSV_NAME = "results.parquet", "results.csv"
+
+
+class Column(NamedTuple):
+    name: str
+    dtype: str  # a pandas dtype name; "string", "boolean" and "Int64" allow missing values
+    description: str
+
+
+SCHEMA: tuple[Column, ...] = (
+    Column("trial_id", "string", "trial id, unique within the experiment"),
+    Column("status", "string", f"one of {', '.join(STATUSES)}"),
+    Column("reason", "string", "why the trial stopped or failed; missing when it completed"),
+    Column("preset", "string", "O0 / O1-equivalent / O2-equivalent for the preset trials; missing for searched ones"),
+    Column("is_baseline", "bool", "the finished O0 trial that speed-ups and accuracy deltas are relative to"),
+    Column("boost_level", "string", "boost_level given to mindspore.Model: O0, O1 or O2"),
+    Column("amp_level", "string", "mixed-precision level: O0, O1, O2, O3 or auto"),
+    Column("loss_scale_kind", "string", "loss-scale manager: none, fixed, dynamic or group"),
+    Column("optimizer_name", "string", "optimizer of the recipe (DimReduce trains with SGD(lr=1) instead)"),
+    Column("learning_rate", "float64", "base learning rate of the recipe"),
+    Column("batch_size", "Int64", "per-rank batch size, samples"),
+    Column("epochs", "Int64", "epochs of the recipe"),
+    Column("seed", "Int64", "random seed of the recipe"),
+    Column("world_size", "Int64", "number of ranks that trained the trial"),
+    Column("model", "string", "network name"),
+    Column("dataset", "string", "data set name"),
+    Column("throughput_sps", "float64", "steady-state training throughput, samples per second (warm-up excluded)"),
+    Column("speedup_vs_baseline", "float64", "throughput_sps / the baseline's throughput_sps"),
+    Column("val_acc", "float64", "final validation accuracy, fraction in [0, 1]"),
+    Column("val_acc_delta_pt", "float64", "100 * (val_acc - the baseline's val_acc), accuracy points"),
+    Column("val_loss", "float64", "final validation loss"),
+    Column("train_loss", "float64", "final training loss"),
+    Column("compile_s", "float64", "graph compile time, seconds (reported apart from training)"),
+    Column("wall_s", "float64", "trial wall-clock time, seconds"),
+    Column("time_to_target_s", "float64", "training time until target_accuracy was reached, seconds"),
+    Column("peak_rss_mb", "float64", "peak resident memory, MiB"),
+    Column("steady_steps", "Int64", "training steps the throughput was measured on"),
+    Column("stage1_s", "float64", "DimReduce stage-1 training time, seconds"),
+    Column("device_target", "string", "CPU, GPU or Ascend"),
+    Column("mindspore_version", "string", "MindSpore version that trained the trial"),
+    Column("ray_version", "string", "Ray version that ran the experiment"),
+    Column("boosttune_version", "string", "boosttune version that ran the experiment"),
+    Column("onednn_isa", "string", "ONEDNN_MAX_CPU_ISA in force ('default': oneDNN's choice)"),
+    Column("boost_config_dict_json", "string", "canonical boost_config_dict given to mindspore.Model, JSON"),
+    Column("recipe_json", "string", "the full trial recipe, JSON"),
+    Column("observed_boost_json", "string", "what MindSpore actually built, read back from the Model, JSON"),
+)
+
+_DTYPES = {column.name: column.dtype for column in SCHEMA}
+
+
+def schema_columns() -> list[str]:
+    return [column.name for column in SCHEMA]
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no whitespace: equal values give equal strings."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def build_results_table(records: Iterable[Mapping[str, Any]], *, ray_version: str) -> pd.DataFrame:
+    """One row per trial record, keyed by ``trial_id``, with ratios to the finished O0 baseline.
+
+    Raises:
+        DataError: a record is not a mapping, lacks a trial_id, repeats one, or has an unknown status.
+    """
+    rows = [_row(_checked(index, record), ray_version) for index, record in enumerate(records)]
+    ids = [row["trial_id"] for row in rows]
+    duplicates = sorted({tid for tid in ids if ids.count(tid) > 1})
+    if duplicates:
+        raise DataError(f"records: trial_id {duplicates[0]!r} appears more than once; trial ids must be unique")
+    params = _param_columns(rows)
+    table = pd.DataFrame([{k: v for k, v in row.items() if not k.startswith(PARAM_PREFIX)} for row in rows],
+                         columns=schema_columns())
+    table = _coerce(pd.concat([table, params], axis=1))
+    return _with_baseline_ratios(table)
+
+
+def _checked(index: int, record: Any) -> Mapping[str, Any]:
+    if not isinstance(record, Mapping):
+        raise DataError(f"records[{index}]: expected a trial record (mapping), got {type(record).__name__}")
+    trial_id = record.get("trial_id")
+    if not isinstance(trial_id, str) or not trial_id:
+        raise DataError(f"records[{index}].trial_id: {trial_id!r} is invalid; expected a non-empty string")
+    if record.get("status") not in STATUSES:
+        raise DataError(f"records[{index}].status: {record.get('status')!r} is invalid; allowed: {', '.join(STATUSES)}")
+    return record
+
+
+def _row(record: Mapping[str, Any], ray_version: str) -> dict[str, Any]:
+    recipe = record.get("recipe") or {}
+    optimizer, loss_scale, data = (recipe.get(key) or {} for key in ("optimizer", "loss_scale", "data"))
+    metrics = record.get("metrics") or {}
+    environment = record.get("environment") or {}
+    row: dict[str, Any] = {
+        "trial_id": record["trial_id"], "status": record["status"], "reason": record.get("reason"),
+        "preset": record.get("preset"), "is_baseline": False,
+        "boost_level": recipe.get("boost_level"), "amp_level": recipe.get("amp_level"),
+        "loss_scale_kind": loss_scale.get("kind"), "optimizer_name": optimizer.get("name"),
+        "learning_rate": optimizer.get("learning_rate"), "batch_size": recipe.get("batch_size"),
+        "epochs": recipe.get("epochs"), "seed": recipe.get("seed"), "world_size": metrics.get("world_size"),
+        "model": recipe.get("model"), "dataset": data.get("name"),
+        "device_target": environment.get("device_target", recipe.get("device_target")),
+        "mindspore_version": environment.get("mindspore_version"), "ray_version": ray_version,
+        "boosttune_version": environment.get("boosttune_version"),
+        "onednn_isa": (environment.get("runtime_env") or {}).get("ONEDNN_MAX_CPU_ISA"),
+        "boost_config_dict_json": canonical_json(record.get("boost_config_dict") or {}),
+        "recipe_json": canonical_json(recipe),
+        "observed_boost_json": canonical_json(record.get("observed_boost") or {}),
+    }
+    for name in ("throughput_sps", "val_acc", "val_loss", "train_loss", "compile_s", "wall_s",
+                 "time_to_target_s", "peak_rss_mb", "steady_steps", "stage1_s"):
+        row[name] = metrics.get(name)
+    for key, value in _flatten(record.get("params") or {}).items():
+        row[PARAM_PREFIX + key] = value
+    return row
+
+
+def _flatten(params: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in params.items():
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = canonical_json(value) if isinstance(value, (list, tuple)) else value
+    return flat
+
+
+def _param_columns(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    names = sorted({key for row in rows for key in row if key.startswith(PARAM_PREFIX)})
+    columns = {name: [row.get(name) for row in rows] for name in names}
+    for name, values in columns.items():
+        kinds = {_kind(v) for v in values if v is not None}
+        if len(kinds) > 1:  # one type per column, or parquet cannot store it
+            columns[name] = [None if v is None else json.dumps(v) for v in values]
+    return pd.DataFrame(columns, index=range(len(rows)))
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    return "number" if isinstance(value, (int, float)) else type(value).__name__
+
+
+def _coerce(table: pd.DataFrame) -> pd.DataFrame:
+    table = table.copy()
+    for name, dtype in _DTYPES.items():
+        column = table[name]
+        if dtype in ("float64", "Int64"):
+            column = pd.to_numeric(column.astype(object).where(column.notna(), np.nan), errors="coerce")
+        table[name] = column.astype(pd.api.types.pandas_dtype(dtype))
+    return table
+
+
+def baseline_row(table: pd.DataFrame) -> pd.Series | None:
+    """The first finished trial of preset O0, or None."""
+    finished = table[(table["preset"] == BASELINE_PRESET).fillna(False) & table["status"].isin(FINISHED)]
+    return None if finished.empty else finished.iloc[0]
+
+
+def _with_baseline_ratios(table: pd.DataFrame) -> pd.DataFrame:
+    base = baseline_row(table)
+    table["speedup_vs_baseline"] = np.nan
+    table["val_acc_delta_pt"] = np.nan
+    if base is None:
+        return table
+    table["is_baseline"] = (table["trial_id"] == base["trial_id"]).astype(bool)
+    base_sps, base_acc = base["throughput_sps"], base["val_acc"]
+    if pd.notna(base_sps) and base_sps > 0:
+        table["speedup_vs_baseline"] = table["throughput_sps"] / base_sps
+    if pd.notna(base_acc):
+        table["val_acc_delta_pt"] = 100.0 * (table["val_acc"] - base_acc)
+    return table
+
+
+def write_atomically(target: str | Path, write: Callable[[Path], object]) -> Path:
+    """``write(temp_path)`` next to ``target``, then rename: a crash never leaves a half file."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(handle)
+    temp = Path(temp_name)
+    try:
+        write(temp)
+        with open(temp, "rb") as written:
+            os.fsync(written.fileno())
+        os.replace(temp, target)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    return target
+
+
+def save_results(df: pd.DataFrame, folder: str | Path) -> tuple[Path, Path]:
+    """Write ``results.parquet`` and ``results.csv`` into ``folder`` (created if needed)."""
+    _check_schema(df, "results table")
+    folder = Path(folder)
+    parquet = write_atomically(folder / PARQUET_NAME, lambda temp: df.to_parquet(temp, index=False))
+    csv = write_atomically(folder / CSV_NAME, lambda temp: df.to_csv(temp, index=False))
+    return parquet, csv
+
+
+def load_results(folder_or_file: str | Path) -> pd.DataFrame:
+    """Read a results table (a folder holding results.parquet or results.csv, or either file).
+
+    Raises:
+        DataError: the file is missing or unreadable, or a schema column is missing.
+    """
+    path = _results_file(Path(folder_or_file))
+    try:
+        if path.suffix == ".parquet":
+            table = pd.read_parquet(path)
+        else:
+            strings = {c.name: "string" for c in SCHEMA if c.dtype == "string"}
+            table = pd.read_csv(path, dtype=strings, float_precision="round_trip")
+    except (OSError, ValueError) as e:
+        raise DataError(f"{path}: cannot read the results table: {str(e).splitlines()[0]}") from e
+    _check_schema(table, str(path))
+    return _coerce(table)
+
+
+def _results_file(path: Path) -> Path:
+    if path.is_dir():
+        for name in (PARQUET_NAME, CSV_NAME):
+            if (path / name).is_file():
+                return path / name
+        raise DataError(f"{path}: no {PARQUET_NAME} or {CSV_NAME} in this folder; run an experiment first")
+    if path.suffix not in (".parquet", ".csv"):
+        raise DataError(f"{path}: expected a results folder, a .parquet or a .csv file")
+    if not path.is_file():
+        raise DataError(f"{path}: no such results file")
+    return path
+
+
+def _check_schema(table: pd.DataFrame, source: str) -> None:
+    missing = [name for name in schema_columns() if name not in table.columns]
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise DataError(f"{source}: missing column {missing[0]!r}{more}; not a boosttune results table")
+
+
+def finite(value: Any) -> bool:
+    """True for a real number that is not NaN or infinite."""
+    try:
+        return value is not None and value is not pd.NA and math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False

@@ -1,0 +1,70 @@
+"""``boosttune export`` and ``boosttune report`` on a saved results table, in-process."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_results import RAY_VERSION, sample_records
+
+from boosttune.cli import main
+from boosttune.results import build_results_table, save_results
+
+
+@pytest.fixture
+def results_dir(tmp_path):
+    save_results(build_results_table(sample_records(), ray_version=RAY_VERSION), tmp_path / "exp")
+    return tmp_path / "exp"
+
+
+def test_export_defaults_to_the_results_folder(results_dir, capsys):
+    assert main(["export", str(results_dir)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("selected: trial t_00002 is the fastest within 0.5 pt")
+    assert out[1] == f"boost_config_dict written to {results_dir / 'best_boost_config.json'}"
+    assert out[2] == f"recipe written to {results_dir / 'best_recipe.json'}"
+    recipe = json.loads((results_dir / "best_recipe.json").read_text())
+    assert recipe["provenance"]["experiment_path"] == str(results_dir.resolve())
+
+
+def test_export_from_a_csv_file_with_tolerance_and_output(results_dir, tmp_path, capsys):
+    out_dir = tmp_path / "best"
+    assert main(["export", str(results_dir / "results.csv"), "--tolerance", "0.1", "--output", str(out_dir)]) == 0
+    assert "falling back to the baseline t_00000" in capsys.readouterr().out
+    assert json.loads((out_dir / "best_boost_config.json").read_text()) == sample_records()[0]["boost_config_dict"]
+
+
+def test_report_defaults_to_results_report_html(results_dir, capsys):
+    assert main(["report", str(results_dir / "results.parquet"), "--tolerance", "1"]) == 0
+    path = results_dir / "report.html"
+    assert capsys.readouterr().out.strip() == f"report written to {path}"
+    assert "baseline - 1 pt" in path.read_text()
+
+
+def test_report_output_flag(results_dir, tmp_path, capsys):
+    target = tmp_path / "html" / "r.html"
+    assert main(["report", str(results_dir), "--output", str(target)]) == 0
+    assert target.is_file()
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["export", "{dir}", "--tolerance", "-1"], "tolerance_pt: -1.0 is invalid"),
+    (["report", "{dir}", "--tolerance", "-1"], "tolerance_pt: -1.0 is invalid"),
+    (["export", "{dir}/nothing.parquet"], "no such results file"),
+    (["report", "{dir}/results.txt"], "expected a results folder"),
+])
+def test_errors_are_one_line_exit_2(results_dir, capsys, argv, fragment):
+    argv = [arg.format(dir=results_dir) for arg in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("boosttune: error: ") and fragment in err and "\n" not in err
+
+
+def test_missing_column_is_one_line_exit_2(results_dir, capsys):
+    import pandas as pd
+
+    pd.read_csv(results_dir / "results.csv").drop(columns=["speedup_vs_baseline"]).to_csv(
+        results_dir / "broken.csv", index=False)
+    assert main(["export", str(results_dir / "broken.csv")]) == 2
+    assert capsys.readouterr().err.strip() == (f"boosttune: error: {results_dir / 'broken.csv'}: missing column "
+                                               "'speedup_vs_baseline'; not a boosttune results table")

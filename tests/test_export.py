@@ -1,0 +1,104 @@
+"""Export of the selected trial, and (end to end) that MindSpore builds from the exported files what was measured."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_results import RAY_VERSION, make_record, sample_records
+
+from boosttune.config.boost import parse_boost_config
+from boosttune.errors import ConfigError, DataError
+from boosttune.export import export_best
+from boosttune.results import build_results_table
+
+_BOOST_KEYS = ("less_bn", "grad_freeze", "grad_accumulation", "grad_accumulation_step", "dim_reduce")
+
+
+@pytest.fixture
+def table():
+    return build_results_table(sample_records(), ray_version=RAY_VERSION)
+
+
+def test_export_writes_the_selected_boost_config_exactly(table, tmp_path):
+    config_path, recipe_path = export_best(table, tmp_path / "out", experiment_path="/runs/exp1")
+    assert (config_path.name, recipe_path.name) == ("best_boost_config.json", "best_recipe.json")
+    config = json.loads(config_path.read_text())
+    assert config == sample_records()[2]["boost_config_dict"]
+    assert parse_boost_config(config, "O1").to_boost_config_dict() == config  # canonical: a fixed point
+    recipe = json.loads(recipe_path.read_text())
+    assert recipe["boost_level"] == "O1" and recipe["boost_config_dict"] == config
+    assert (recipe["amp_level"], recipe["loss_scale"]["kind"], recipe["optimizer"]["name"], recipe["batch_size"]) == \
+        ("O0", "none", "momentum", 32)
+    assert recipe["measured"]["speedup_vs_baseline"] == pytest.approx(1.2)
+    assert recipe["measured"]["val_acc_delta_pt"] == pytest.approx(-0.3)
+    assert recipe["measured"]["time_to_target_s"] is None  # NaN becomes null: strict JSON
+    assert recipe["selection"]["tolerance_pt"] == 0.5 and not recipe["selection"]["fell_back_to_baseline"]
+    assert recipe["selection"]["reason"].startswith("trial t_00002")
+    assert recipe["provenance"] == {"device_target": "CPU", "mindspore_version": "2.10.0", "ray_version": RAY_VERSION,
+                                    "boosttune_version": "0.1.0", "onednn_isa": "AVX2", "seed": 0,
+                                    "trial_id": "t_00002", "experiment_path": "/runs/exp1"}
+    assert 'boost_level="O1"' in recipe["model_kwargs"] and "FixedLossScaleManager(1.0" in recipe["model_kwargs"]
+    assert recipe["recipe"]["model"] == "lenet5"
+
+
+def test_export_falls_back_to_the_baseline(table, tmp_path):
+    _, recipe_path = export_best(table, tmp_path, tolerance_pt=0.1)
+    recipe = json.loads(recipe_path.read_text())
+    assert recipe["selection"]["fell_back_to_baseline"] and recipe["provenance"]["trial_id"] == "t_00000"
+    assert recipe["boost_level"] == "O0" and "loss_scale_manager" not in recipe["model_kwargs"]
+
+
+def test_export_errors(table, tmp_path):
+    with pytest.raises(ConfigError, match="tolerance_pt"):
+        export_best(table, tmp_path, tolerance_pt=-1)
+    with pytest.raises(DataError, match="no finished O0 baseline"):
+        export_best(table[table["trial_id"] != "t_00000"], tmp_path)
+    assert not any(tmp_path.iterdir())
+
+
+def _record_for(boost: dict, observed: dict) -> list[dict]:
+    return [make_record("e_00000", preset="O0", sps=100.0, acc=0.9),
+            make_record("e_00001", level="O1", boost=boost, sps=150.0, acc=0.9, observed=observed)]
+
+
+@pytest.mark.parametrize("boost, observed", [
+    ({"less_bn": {"gc_flag": False}},
+     {"less_bn": True, "grad_freeze": True, "fn_heads": 1, "train_cell": "BoostTrainOneStepCell",
+      "optimizer": "FreezeOpt"}),
+    ({"boost": {"mode": "manual", "grad_freeze": False, "grad_accumulation": True}, "less_bn": {"gc_flag": False},
+      "grad_accumulation": {"grad_accumulation_step": 4}},
+     {"less_bn": True, "grad_accumulation": True, "grad_accumulation_step": 4, "fn_heads": 1,
+      "train_cell": "BoostTrainOneStepCell"}),
+], ids=["O1-less_bn-no-gc", "manual-accumulate-4"])
+def test_mindspore_builds_what_the_export_says(tmp_path, boost, observed):
+    import mindspore as ms
+    from mindspore import nn
+    from mindspore.train import Accuracy
+
+    from boosttune.models import build_network
+    from boosttune.trial.mindspore_state import reset_boost_state
+    from boosttune.trial.runner import observed_boost
+
+    records = _record_for(boost, observed)
+    config_path, recipe_path = export_best(build_results_table(records, ray_version=RAY_VERSION), tmp_path)
+    with open(config_path) as f:
+        loaded = json.load(f)
+    with open(recipe_path) as f:
+        recipe = json.load(f)
+    assert loaded == parse_boost_config(boost, "O1").to_boost_config_dict()
+
+    ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU")
+    reset_boost_state()
+    try:
+        net = build_network("lenet5", 10, 1, 32)
+        model = ms.Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"),
+                         nn.Momentum(net.trainable_params(), 0.01, 0.9), metrics={"acc": Accuracy()},
+                         boost_level=recipe["boost_level"], boost_config_dict=loaded,
+                         loss_scale_manager=ms.FixedLossScaleManager(1.0, drop_overflow_update=False))
+        built = observed_boost(model)
+    finally:
+        reset_boost_state()
+    expected = records[1]["observed_boost"]
+    assert {key: built[key] for key in _BOOST_KEYS} == {key: expected[key] for key in _BOOST_KEYS}
+    assert built["train_cell"] == expected["train_cell"]

@@ -1,0 +1,191 @@
+"""The results table: schema, ratios to the O0 baseline, parquet/CSV round trip, atomic writes."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from boosttune.config.boost import parse_boost_config
+from boosttune.config.recipe import parse_recipe
+from boosttune.errors import DataError
+from boosttune.results import (
+    SCHEMA,
+    build_results_table,
+    load_results,
+    save_results,
+    schema_columns,
+)
+
+RAY_VERSION = "2.60.0"
+ENVIRONMENT = {"device_target": "CPU", "mindspore_version": "2.10.0", "boosttune_version": "0.1.0",
+               "runtime_env": {"ONEDNN_MAX_CPU_ISA": "AVX2"}}
+_OFF = {"less_bn": False, "grad_freeze": False, "grad_accumulation": False, "grad_accumulation_step": 1,
+        "dim_reduce": False, "adasum": False, "fn_heads": 0, "batchnorm_layers": 0,
+        "train_cell": "TrainOneStepCell", "optimizer": "Momentum"}
+
+
+def make_record(trial_id, status="completed", *, preset=None, level="O0", boost=None, params=None,
+                sps=None, acc=None, reason=None, observed=None, lr=0.05):
+    """A trial record as the search produces it (real recipe and canonical boost_config_dict)."""
+    boost = boost or {}
+    recipe = parse_recipe({"model": "lenet5", "data": {"name": "digits"}, "batch_size": 32, "epochs": 2, "seed": 0,
+                           "optimizer": {"learning_rate": lr}, "boost_level": level, "boost_config_dict": boost})
+    metrics = dict.fromkeys(("throughput_sps", "val_acc", "val_loss", "train_loss", "compile_s", "wall_s",
+                             "time_to_target_s", "peak_rss_mb", "steady_steps", "stage1_s", "world_size"))
+    if status != "failed":
+        metrics.update(throughput_sps=sps, val_acc=acc, val_loss=0.5, train_loss=0.4, compile_s=1.5, wall_s=20.0,
+                       peak_rss_mb=900.0, steady_steps=100, world_size=1)
+    return {
+        "trial_id": trial_id, "status": status, "reason": reason, "preset": preset, "params": params or {},
+        "recipe": recipe.to_dict(), "boost_config_dict": parse_boost_config(boost, level).to_boost_config_dict(),
+        "metrics": metrics, "observed_boost": {**_OFF, **(observed or {})} if status != "failed" else {},
+        "environment": ENVIRONMENT,
+    }
+
+
+def sample_records():
+    """O0 baseline, O1-equivalent preset (faster, -3 pt), and searched trials incl. a failed one."""
+    less_bn = {"less_bn": {"gc_flag": False}}
+    accumulate = {"boost": {"mode": "manual", "grad_freeze": False, "grad_accumulation": True},
+                  "less_bn": {"gc_flag": False}, "grad_accumulation": {"grad_accumulation_step": 4}}
+    return [
+        make_record("t_00000", preset="O0", sps=500.0, acc=0.800),
+        make_record("t_00001", preset="O1-equivalent", level="O1", boost=less_bn, sps=640.0, acc=0.770,
+                    params={"boost.less_bn": True, "boost.grad_freeze": True}),
+        make_record("t_00002", level="O1", boost=accumulate, sps=600.0, acc=0.797,
+                    params={"boost.grad_accumulation": True, "grad_accumulation.grad_accumulation_step": 4},
+                    observed={"less_bn": True, "grad_accumulation": True, "grad_accumulation_step": 4}),
+        make_record("t_00003", level="O1", boost=less_bn, sps=700.0, acc=0.780,  # faster, too inaccurate
+                    params={"boost.grad_freeze": True, "grad_freeze.freeze_p": 0.4}),
+        make_record("t_00004", "failed", level="O1", boost=less_bn, reason="trial failed in MindSpore: boom",
+                    params={"boost.grad_freeze": True, "grad_freeze.freeze_p": 0.9}),
+        make_record("t_00005", sps=450.0, acc=0.810, lr=0.1, params={"optimizer.learning_rate": 0.1}),
+    ]
+
+
+@pytest.fixture
+def records():
+    return sample_records()
+
+
+@pytest.fixture
+def table(records):
+    return build_results_table(records, ray_version=RAY_VERSION)
+
+
+def test_schema_is_declared_with_units_and_dtypes():
+    names = schema_columns()
+    assert len(names) == len(set(names))
+    for required in ("trial_id", "is_baseline", "throughput_sps", "speedup_vs_baseline", "val_acc_delta_pt",
+                     "compile_s", "peak_rss_mb", "ray_version", "onednn_isa", "boost_config_dict_json",
+                     "recipe_json", "observed_boost_json"):
+        assert required in names
+    assert all(column.description for column in SCHEMA)
+
+
+def test_one_row_per_trial_with_schema_columns_first(table):
+    assert list(table["trial_id"]) == [f"t_0000{i}" for i in range(6)]
+    assert list(table.columns[:len(SCHEMA)]) == schema_columns()
+    assert {"param.boost.grad_freeze", "param.grad_freeze.freeze_p", "param.optimizer.learning_rate"} <= set(table)
+    assert table.loc[1, "param.boost.grad_freeze"] is True and pd.isna(table.loc[5, "param.boost.grad_freeze"])
+
+
+def test_speedup_and_delta_against_the_baseline(table):
+    by_id = table.set_index("trial_id")
+    assert list(table["is_baseline"]) == [True, False, False, False, False, False]
+    assert by_id.loc["t_00000", "speedup_vs_baseline"] == 1.0
+    assert by_id.loc["t_00002", "speedup_vs_baseline"] == pytest.approx(1.2)
+    assert by_id.loc["t_00003", "speedup_vs_baseline"] == pytest.approx(1.4)
+    assert by_id.loc["t_00001", "val_acc_delta_pt"] == pytest.approx(-3.0)
+    assert by_id.loc["t_00002", "val_acc_delta_pt"] == pytest.approx(-0.3)
+    assert by_id.loc["t_00005", "val_acc_delta_pt"] == pytest.approx(1.0)
+    assert math.isnan(by_id.loc["t_00004", "speedup_vs_baseline"])
+    assert by_id.loc["t_00004", "reason"] == "trial failed in MindSpore: boom"
+
+
+def test_recipe_and_environment_columns(table):
+    row = table.set_index("trial_id").loc["t_00005"]
+    assert (row["boost_level"], row["optimizer_name"], row["learning_rate"], row["batch_size"]) == \
+        ("O0", "momentum", 0.1, 32)
+    assert (row["model"], row["dataset"], row["loss_scale_kind"], row["world_size"]) == ("lenet5", "digits", "none", 1)
+    assert (row["onednn_isa"], row["ray_version"], row["mindspore_version"]) == ("AVX2", RAY_VERSION, "2.10.0")
+    config = json.loads(table.loc[2, "boost_config_dict_json"])
+    assert config["grad_accumulation"] == {"grad_accumulation_step": 4}
+    assert table.loc[2, "boost_config_dict_json"] == json.dumps(config, sort_keys=True, separators=(",", ":"))
+
+
+def test_no_finished_baseline_leaves_ratios_missing(records):
+    records[0] = {**records[0], "status": "failed", "reason": "boom", "metrics": {}}
+    table = build_results_table(records, ray_version=RAY_VERSION)
+    assert table["speedup_vs_baseline"].isna().all() and table["val_acc_delta_pt"].isna().all()
+    assert not table["is_baseline"].any()
+
+
+@pytest.mark.parametrize("change, fragment", [
+    ({"status": "done"}, "records[0].status: 'done' is invalid; allowed: completed, stopped, target_reached, failed"),
+    ({"trial_id": ""}, "records[0].trial_id"),
+])
+def test_bad_records_are_data_errors(records, change, fragment):
+    with pytest.raises(DataError, match=fragment.replace("[", r"\[").replace("]", r"\]")):
+        build_results_table([{**records[0], **change}], ray_version=RAY_VERSION)
+
+
+def test_duplicate_trial_ids_are_refused(records):
+    with pytest.raises(DataError, match="t_00000.*more than once"):
+        build_results_table([records[0], copy.deepcopy(records[0])], ray_version=RAY_VERSION)
+
+
+@pytest.mark.parametrize("which", ["folder", "results.parquet", "results.csv"])
+def test_parquet_and_csv_round_trip(table, tmp_path, which):
+    parquet, csv = save_results(table, tmp_path / "exp")
+    assert (parquet.name, csv.name) == ("results.parquet", "results.csv")
+    source = tmp_path / "exp" if which == "folder" else tmp_path / "exp" / which
+    loaded = load_results(source)
+    pd.testing.assert_frame_equal(loaded[schema_columns()], table[schema_columns()])
+    assert loaded.loc[1, "param.grad_freeze.freeze_p"] != loaded.loc[1, "param.grad_freeze.freeze_p"]  # NaN
+    assert loaded.loc[3, "param.grad_freeze.freeze_p"] == 0.4
+
+
+def test_write_is_atomic(table, tmp_path, monkeypatch):
+    save_results(table, tmp_path)
+    before = (tmp_path / "results.csv").read_bytes()
+
+    def crash(self, path, **kwargs):
+        with open(path, "w") as half:
+            half.write("trial_id,sta")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", crash)
+    with pytest.raises(OSError, match="disk full"):
+        save_results(table.iloc[:2], tmp_path)
+    assert (tmp_path / "results.csv").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.csv", "results.parquet"]
+
+
+def test_missing_schema_column_is_one_line_data_error(table, tmp_path):
+    path = tmp_path / "results.csv"
+    table.drop(columns=["val_acc_delta_pt"]).to_csv(path, index=False)
+    with pytest.raises(DataError) as error:
+        load_results(path)
+    assert str(error.value) == f"{path}: missing column 'val_acc_delta_pt'; not a boosttune results table"
+
+
+@pytest.mark.parametrize("name, fragment", [("nothing", "no results.parquet or results.csv"),
+                                            ("x.txt", "expected a results folder"),
+                                            ("gone.parquet", "no such results file")])
+def test_missing_or_wrong_file_is_data_error(tmp_path, name, fragment):
+    target = tmp_path / name
+    if name == "nothing":
+        target.mkdir()
+    with pytest.raises(DataError, match=fragment):
+        load_results(target)
+
+
+def test_corrupt_parquet_is_data_error(tmp_path):
+    (tmp_path / "results.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(DataError, match="cannot read the results table"):
+        load_results(tmp_path)

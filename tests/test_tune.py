@@ -1,0 +1,125 @@
+"""The search end to end on a real local Ray cluster with real Optuna and MindSpore."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+optuna = pytest.importorskip("optuna")
+
+from boosttune.config.experiment import parse_experiment  # noqa: E402
+from boosttune.errors import ConfigError  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+BASE = {"model": "lenet5", "epochs": 1, "batch_size": 32, "steps_per_epoch": 6, "data": {"name": "digits"},
+        "optimizer": {"learning_rate": 0.05}}
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def fresh_ray():
+    if ray.is_initialized():
+        ray.shutdown()
+    yield
+    ray.shutdown()
+
+
+def _records(output: Path) -> dict[str, dict]:
+    return {p.stem: json.loads(p.read_text()) for p in (output / "trials").glob("*.json")}
+
+
+def test_search_end_to_end(tmp_path, fresh_ray):
+    from boosttune.config.boost import parse_boost_config
+    from boosttune.experiment import run_experiment
+    from boosttune.results import load_results
+
+    config = parse_experiment({"name": "e2e", "base": BASE, "num_trials": 4, "seed": 1})
+    result = run_experiment(config, tmp_path / "run", log=lambda m: None)
+    records = _records(tmp_path / "run")
+    assert records["baseline"]["status"] == "completed" and records["baseline"]["preset"] == "O0"
+    tune_records = [r for k, r in records.items() if k != "baseline"]
+    assert len(tune_records) == 4
+    # The O0 point of the search is the baseline: answered from it, not trained twice.
+    duplicates = [r for r in tune_records if r["status"] == "duplicate"]
+    assert any(r["duplicate_of"] == "baseline" for r in duplicates)
+    assert any(r["preset"] == "O1-equivalent" and r["status"] == "completed" for r in tune_records)
+    table = load_results(result.results_path)
+    assert set(table["trial_id"]) == set(records)
+    baseline = table[table["trial_id"] == "baseline"].iloc[0]
+    assert baseline["speedup_vs_baseline"] == pytest.approx(1.0)
+    # Exported recipe: exactly a boost_config_dict boosttune (and so MindSpore) accepts as it is.
+    best = json.loads(Path(result.best_config_path).read_text())
+    recipe = json.loads(Path(result.best_recipe_path).read_text())
+    parse_boost_config(best, recipe["boost_level"])
+    assert result.report_path.is_file() and "<html" in result.report_path.read_text()[:2000].lower()
+    study = optuna.load_study(study_name="e2e", storage=f"sqlite:///{tmp_path / 'run' / 'optuna.db'}")
+    assert len(study.trials) == 4 and study.directions[0].name == "MAXIMIZE"
+
+
+def test_failures_are_recorded_and_abort_the_search_past_the_allowed_share(tmp_path, fresh_ray):
+    from boosttune.experiment import run_experiment
+
+    # Three batches per epoch cannot give DimReduce's PCA its n_components (>= 4) stage-1 checkpoints.
+    base = {**BASE, "steps_per_epoch": 3, "warmup_steps": 1}
+    config = parse_experiment({"name": "fail", "base": base, "num_trials": 8, "seed": 0, "sampler": "random",
+                               "search": ["dim_reduce"], "max_failure_rate": 0.2})
+    result = run_experiment(config, tmp_path / "run", log=lambda m: None)
+    failed = [r for r in _records(tmp_path / "run").values() if r["status"] == "failed"]
+    assert failed and all("n_components" in r["reason"] for r in failed)
+    assert result.aborted_reason and "max_failure_rate" in result.aborted_reason
+    assert result.trials < 8 + 1
+
+
+def test_resume_after_the_driver_dies_loses_and_reruns_nothing(tmp_path):
+    output = tmp_path / "run"
+    cmd = [sys.executable, str(REPO / "experiments" / "lenet.py"), "--data", "digits", "--epochs", "1",
+           "--train-limit", "256", "--val-limit", "128", "--trials", "5", "--output", str(output)]
+    driver = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 240
+    while time.time() < deadline and len(list((output / "trials").glob("*.json"))) < 3:
+        time.sleep(1)
+    os.killpg(driver.pid, signal.SIGKILL)  # the driver dies mid-search
+    driver.wait()
+    before = _records(output)
+    assert 3 <= len(before) < 6
+    done = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    after = _records(output)
+    assert len(after) == 6  # baseline + 5 search trials
+    for trial_id, record in before.items():
+        assert after[trial_id]["started"] == record["started"] if "started" in record else True
+    assert "best boost_config_dict:" in done.stdout
+
+
+def test_bad_experiment_input_is_one_line():
+    with pytest.raises(ConfigError, match=r"^objective: 'fastest' is invalid"):
+        parse_experiment({"objective": "fastest"})
+    with pytest.raises(ConfigError, match=r"^base\.batch_size"):
+        parse_experiment({"base": {"batch_size": 0}})
+    with pytest.raises(ConfigError, match="base recipe is the O0 baseline"):
+        parse_experiment({"base": {"boost_level": "O1"}})
+    with pytest.raises(ConfigError, match="search"):
+        parse_experiment({"search": ["grad_freez"]})
+
+
+def test_tune_command_runs_an_experiment_file(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "boosttune.cli", "tune", str(REPO / "experiments" / "configs" / "lenet_smoke.yaml"),
+         "--set", "num_trials=3", "--set", "base.steps_per_epoch=5", "--output", str(tmp_path / "run")],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "best boost_config_dict:" in done.stdout
+    assert (tmp_path / "run" / "results.parquet").is_file() and (tmp_path / "run" / "report.html").is_file()
+    again = subprocess.run(
+        [sys.executable, "-m", "boosttune.cli", "tune", str(REPO / "experiments" / "configs" / "lenet_smoke.yaml"),
+         "--output", str(tmp_path / "run")], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert again.returncode == 2 and "pass --resume" in again.stderr  # never overwrites a finished run
