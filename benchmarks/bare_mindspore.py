@@ -57,6 +57,8 @@ def main() -> int:
             self.durations = []
 
         def on_train_step_begin(self, run_context):
+            if not self.durations and not hasattr(self, "first_step_at"):
+                self.first_step_at = time.time()
             self.start = time.perf_counter()
 
         def on_train_step_end(self, run_context):
@@ -67,6 +69,7 @@ def main() -> int:
     model.train(epochs, train, callbacks=[timer], dataset_sink_mode=False)
     summary = summarize_steps(timer.durations, args.batch_size, args.warmup_steps)
     print(json.dumps({"throughput_sps": summary.throughput_sps, "steps": len(timer.durations),
+                      "first_step_at": timer.first_step_at,
                       "compile_s": summary.compile_s, "steady_steps": summary.steady_steps}))
     return 0
 

@@ -164,7 +164,7 @@ def train_loop_per_worker(config: dict[str, Any]) -> None:
     from boosttune.trial.runner import run_trial
 
     node_id = ray.get_runtime_context().get_node_id()
-    extra = {"world_rank": rank, "node_id": node_id, "comm_init_s": init_s}
+    extra = {"world_rank": rank, "node_id": node_id, "comm_init_s": init_s, "pid": os.getpid()}
 
     def reporter(metrics: dict[str, Any]) -> None:
         ray.train.report({**metrics, **extra, "final": False})

@@ -92,7 +92,7 @@ def _fallback_reason(rows: pd.DataFrame, base: pd.Series, tolerance_pt: float) -
     faster = rows[rows["speedup_vs_baseline"] > 1.0]
     lost = f"; {len(faster)} faster trial(s) lost more than {tolerance_pt:g} pt" if len(faster) else ""
     return (f"no trial is faster than the O0 baseline within {tolerance_pt:g} pt of its val_acc "
-            f"{base['val_acc']:.4f}{lost}; falling back to the baseline {base['trial_id']}")
+            f"{base['val_acc']:.4f}{lost}; falling back to the baseline (trial {base['trial_id']})")
 
 
 def _checked_tolerance(tolerance_pt: float) -> float:

@@ -26,7 +26,7 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
     p.add_argument("--val-limit", type=int, default=2000, help="validation samples used")
     p.add_argument("--batch-size", type=int, default=64, help="batch size per worker")
     p.add_argument("--learning-rate", type=float, default=0.05, help="base learning rate (searched around)")
-    p.add_argument("--trials", type=int, default=10, help="trials in all, baseline and presets included")
+    p.add_argument("--trials", type=int, default=8, help="trials in all, baseline and presets included")
     p.add_argument("--workers", type=int, default=1, help="Ray Train workers (MindSpore ranks) per trial")
     p.add_argument("--time-budget", type=float, default=None, help="stop starting trials after this many seconds")
     p.add_argument("--objective", default="pareto", choices=["pareto", "constrained", "time_to_accuracy"],

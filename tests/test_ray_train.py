@@ -122,3 +122,14 @@ def test_two_node_cluster_places_workers_on_both_nodes(tmp_path, probe_report):
     finally:
         ray.shutdown()
         cluster.shutdown()
+
+
+def test_each_trial_runs_in_fresh_worker_processes(local_ray, tmp_path):
+    """Boost state lives in the process (AutoBoost singleton): trials must not share workers."""
+    boosted = run_on_ray({**RECIPE, "boost_level": "O1", "boost_config_dict": {"less_bn": {"gc_flag": False}}},
+                         num_workers=1, env=local_ray, storage_path=str(tmp_path / "ray"))
+    plain = run_on_ray(RECIPE, num_workers=1, env=local_ray, storage_path=str(tmp_path / "ray"))
+    assert boosted["pid"] != plain["pid"]
+    assert boosted["observed_boost"]["grad_freeze"] and boosted["observed_boost"]["less_bn"]
+    assert not plain["observed_boost"]["grad_freeze"] and not plain["observed_boost"]["less_bn"]
+    assert plain["observed_boost"]["train_cell"] == "TrainOneStepCell"

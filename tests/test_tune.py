@@ -123,3 +123,23 @@ def test_tune_command_runs_an_experiment_file(tmp_path):
         [sys.executable, "-m", "boosttune.cli", "tune", str(REPO / "experiments" / "configs" / "lenet_smoke.yaml"),
          "--output", str(tmp_path / "run")], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert again.returncode == 2 and "pass --resume" in again.stderr  # never overwrites a finished run
+
+
+def test_time_to_accuracy_objective_with_early_stopping(tmp_path, fresh_ray):
+    from boosttune.experiment import run_experiment
+
+    config = parse_experiment({"name": "tta", "base": {**BASE, "epochs": 2, "steps_per_epoch": 8},
+                               "num_trials": 3, "objective": "time_to_accuracy", "max_accuracy_drop_pt": 50.0,
+                               "search": ["grad_freeze", "optimizer"]})
+    result = run_experiment(config, tmp_path / "run", log=lambda m: None)
+    records = [r for r in _records(tmp_path / "run").values() if r["trial_id"] != "baseline"]
+    baseline_acc = _records(tmp_path / "run")["baseline"]["metrics"]["val_acc"]
+    target = max(0.01, baseline_acc - 0.5)
+    trained = [r for r in records if r["status"] not in ("duplicate", "failed")]
+    assert trained
+    for record in trained:
+        assert record["recipe"]["target_accuracy"] == pytest.approx(target)
+        if record["status"] == "target_reached":
+            assert record["metrics"]["time_to_target_s"] > 0
+    assert any(r["status"] == "target_reached" for r in trained)  # half the baseline's accuracy is reachable
+    assert result.results_path.is_file()

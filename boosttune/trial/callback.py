@@ -56,12 +56,15 @@ class MetricsCallback(Callback):
         self.time_to_target_s: float | None = None
         self._step_start = 0.0
         self._train_start = 0.0
+        self.first_step_at: float | None = None  # wall clock (epoch s): start-up overhead is measured to it
         self.eval_s = 0.0
 
     def on_train_begin(self, run_context) -> None:
         self._train_start = time.perf_counter()
 
     def on_train_step_begin(self, run_context) -> None:
+        if self.first_step_at is None:
+            self.first_step_at = time.time()
         self._step_start = time.perf_counter()
 
     def on_train_step_end(self, run_context) -> None:

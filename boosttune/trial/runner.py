@@ -211,6 +211,7 @@ def run_trial(
         samples_per_epoch=steps_per_epoch * recipe.batch_size,
         total_steps=len(callback.step_durations),
         world_size=num_shards,
+        first_step_at=callback.first_step_at,
     )
     if callback.stop_reason and callback.time_to_target_s is None:
         status = "stopped"
