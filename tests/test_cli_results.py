@@ -30,7 +30,7 @@ def test_export_defaults_to_the_results_folder(results_dir, capsys):
 def test_export_from_a_csv_file_with_tolerance_and_output(results_dir, tmp_path, capsys):
     out_dir = tmp_path / "best"
     assert main(["export", str(results_dir / "results.csv"), "--tolerance", "0.1", "--output", str(out_dir)]) == 0
-    assert "falling back to the baseline t_00000" in capsys.readouterr().out
+    assert "falling back to the baseline (trial t_00000)" in capsys.readouterr().out
     assert json.loads((out_dir / "best_boost_config.json").read_text()) == sample_records()[0]["boost_config_dict"]
 
 

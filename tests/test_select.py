@@ -62,7 +62,7 @@ def test_select_falls_back_to_the_baseline(table):
     selection = select_best(table, tolerance_pt=0.2)
     assert selection.row["trial_id"] == "t_00000" and selection.fell_back_to_baseline
     assert "3 faster trial(s) lost more than 0.2 pt" in selection.reason
-    assert selection.reason.endswith("falling back to the baseline t_00000")
+    assert selection.reason.endswith("falling back to the baseline (trial t_00000)")
 
 
 def test_zero_tolerance_is_allowed(table):
