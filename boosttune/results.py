@@ -227,6 +227,9 @@ def write_atomically(target: str | Path, write: Callable[[Path], object]) -> Pat
         write(temp)
         with open(temp, "rb") as written:
             os.fsync(written.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temp, 0o666 & ~umask)  # mkstemp makes 0600; results are shared like any written file
         os.replace(temp, target)
     except BaseException:
         temp.unlink(missing_ok=True)

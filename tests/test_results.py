@@ -189,3 +189,17 @@ def test_corrupt_parquet_is_data_error(tmp_path):
     (tmp_path / "results.parquet").write_bytes(b"PAR1 not really")
     with pytest.raises(DataError, match="cannot read the results table"):
         load_results(tmp_path)
+
+
+def test_saved_files_follow_the_umask(tmp_path):
+    import os
+    import stat
+
+    from boosttune.results import build_results_table, save_results
+
+    umask = os.umask(0o022)
+    try:
+        parquet, csv = save_results(build_results_table(sample_records(), ray_version=RAY_VERSION), tmp_path)
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(parquet.stat().st_mode) == 0o644 and stat.S_IMODE(csv.stat().st_mode) == 0o644
