@@ -173,6 +173,10 @@ def train_loop_per_worker(config: dict[str, Any]) -> None:
     artifacts = Path(config["artifacts_dir"]) if config.get("artifacts_dir") else None
     if artifacts is not None:
         callbacks.append(_SaveWeights(artifacts / f"rank{rank}.npz"))
+    checkpoint_dir = None
+    if config.get("keep_checkpoint") and rank == 0:  # identical weights on every rank: one copy is enough
+        checkpoint_dir = Path(tempfile.mkdtemp(prefix="boosttune_ckpt_"))
+        callbacks.append(_SaveCheckpoint(checkpoint_dir / "model.ckpt"))
     work_dir = config.get("work_dir") or os.path.join(tempfile.gettempdir(), "boosttune")
     result = run_trial(recipe, reporter=reporter, work_dir=work_dir, num_shards=world_size, shard_id=rank,
                        extra_callbacks=callbacks, log=lambda m: print(f"[rank {rank}] {m}", flush=True))
@@ -182,7 +186,8 @@ def train_loop_per_worker(config: dict[str, Any]) -> None:
                "environment": result.environment}
     if artifacts is not None:
         (artifacts / f"rank{rank}.json").write_text(json.dumps(summary, default=str))
-    ray.train.report(summary)
+    checkpoint = ray.train.Checkpoint.from_directory(str(checkpoint_dir)) if checkpoint_dir else None
+    ray.train.report(summary, checkpoint=checkpoint)
 
 
 class _SaveWeights:
@@ -200,6 +205,21 @@ class _SaveWeights:
                 np.savez(path, **{p.name: p.asnumpy() for p in network.trainable_params()})
 
         return SaveWeights()
+
+
+class _SaveCheckpoint:
+    """Saves the trained network as a MindSpore checkpoint at the end of training."""
+
+    def __new__(cls, path: Path):
+        from mindspore.train.callback import Callback
+
+        class SaveCheckpoint(Callback):
+            def on_train_end(self, run_context):
+                import mindspore as ms
+
+                ms.save_checkpoint(run_context.original_args().network, str(path))
+
+        return SaveCheckpoint()
 
 
 def build_trainer(recipe: dict[str, Any], *, num_workers: int = 1, use_gpu: bool = False,
@@ -238,16 +258,17 @@ def worker_error_reason(error: BaseException) -> str:
 
 def run_on_ray(recipe: dict[str, Any], *, num_workers: int = 1, env: dict[str, str] | None = None,
                storage_path: str | None = None, name: str | None = None, placement_strategy: str = "PACK",
-               artifacts_dir: str | None = None) -> dict[str, Any]:
+               artifacts_dir: str | None = None, keep_checkpoint: bool = False) -> dict[str, Any]:
     """Run one trial as a Ray Train job; a failure comes back as ``status: failed`` with its reason."""
     artifacts = Path(artifacts_dir or tempfile.mkdtemp(prefix="boosttune_ray_"))
     trainer = build_trainer(recipe, num_workers=num_workers, env=env, storage_path=storage_path, name=name,
                             placement_strategy=placement_strategy,
-                            extra_config={"artifacts_dir": str(artifacts)})
+                            extra_config={"artifacts_dir": str(artifacts), "keep_checkpoint": keep_checkpoint})
     try:
-        trainer.fit()
+        result = trainer.fit()
     except Exception as e:  # Ray wraps worker failures (WorkerGroupError, TrainingFailedError)
         return {"status": "failed", "reason": worker_error_reason(e), "artifacts_dir": str(artifacts)}
     summary = json.loads((artifacts / "rank0.json").read_text())
     summary["artifacts_dir"] = str(artifacts)
+    summary["checkpoint_path"] = result.checkpoint.path if result.checkpoint else None
     return summary

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import numpy as np
 import psutil
@@ -133,3 +134,15 @@ def test_each_trial_runs_in_fresh_worker_processes(local_ray, tmp_path):
     assert boosted["observed_boost"]["grad_freeze"] and boosted["observed_boost"]["less_bn"]
     assert not plain["observed_boost"]["grad_freeze"] and not plain["observed_boost"]["less_bn"]
     assert plain["observed_boost"]["train_cell"] == "TrainOneStepCell"
+
+
+def test_a_kept_checkpoint_is_reported_to_ray_train(local_ray, tmp_path):
+    import mindspore as ms
+
+    summary = run_on_ray(RECIPE, num_workers=2, env=local_ray, storage_path=str(tmp_path / "ray"),
+                         artifacts_dir=str(tmp_path / "art"), keep_checkpoint=True)
+    assert summary["status"] == "completed" and summary["checkpoint_path"]
+    weights = ms.load_checkpoint(str(Path(summary["checkpoint_path"]) / "model.ckpt"))
+    trained = np.load(tmp_path / "art" / "rank0.npz")
+    np.testing.assert_array_equal(weights["fc3.weight"].asnumpy(), trained["fc3.weight"])
+    _assert_no_scheduler_left()
