@@ -136,7 +136,7 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
             points.append(params)
     drop = config.max_accuracy_drop_pt
     setup = {
-        "base": base, "ctx": {k: v for k, v in ctx_fields.items()}, "unsupported": unsupported, "env": env,
+        "base": base, "ctx": dict(ctx_fields), "unsupported": unsupported, "env": env,
         "workers": config.workers_per_trial, "output": str(output), "presets": presets,
         "baseline_val_acc": baseline["metrics"]["val_acc"], "max_accuracy_drop_pt": drop,
         "target_accuracy": (max(0.01, baseline["metrics"]["val_acc"] - drop / 100.0)
@@ -148,7 +148,7 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
     log(f"search: {len(outcome.records)} trial records in {time.perf_counter() - start:.0f} s")
     if outcome.aborted_reason:
         log(outcome.aborted_reason)
-    return _finish(config, output, [r for r in outcome.records], outcome.aborted_reason, log)
+    return _finish(config, output, outcome.records, outcome.aborted_reason, log)
 
 
 def _default_concurrency(workers: int) -> int:

@@ -54,12 +54,17 @@ class MindSporeConfig(BackendConfig):
         return _MindSporeBackend
 
 
-def _set_env(env: dict[str, str]) -> None:
+def _merge_env(target, env: dict[str, str]) -> None:
+    """Apply ``env`` to a mapping; the value "default" removes the variable (the library decides)."""
     for key, value in env.items():
         if value == "default":
-            os.environ.pop(key, None)
+            target.pop(key, None)
         else:
-            os.environ[key] = value
+            target[key] = value
+
+
+def _set_env(env: dict[str, str]) -> None:
+    _merge_env(os.environ, env)
 
 
 def _die_with_parent() -> None:
@@ -74,11 +79,7 @@ def _start_scheduler(host: str, port: int, world_size: int, device_target: str, 
     global _scheduler
     child_env = dict(os.environ, MS_ROLE="MS_SCHED", MS_SCHED_HOST=host, MS_SCHED_PORT=str(port),
                      MS_WORKER_NUM=str(world_size), GLOG_v=os.environ.get("GLOG_v", "3"))
-    for key, value in env.items():
-        if value == "default":
-            child_env.pop(key, None)
-        else:
-            child_env[key] = value
+    _merge_env(child_env, env)
     code = ("import sys, mindspore as ms; from mindspore.communication import init; "
             f"ms.set_context(device_target={device_target!r}); init()")
     _scheduler = subprocess.Popen([sys.executable, "-c", code, SCHEDULER_MARKER], env=child_env,
@@ -172,11 +173,11 @@ def train_loop_per_worker(config: dict[str, Any]) -> None:
     callbacks = []
     artifacts = Path(config["artifacts_dir"]) if config.get("artifacts_dir") else None
     if artifacts is not None:
-        callbacks.append(_SaveWeights(artifacts / f"rank{rank}.npz"))
+        callbacks.append(_save_weights(artifacts / f"rank{rank}.npz"))
     checkpoint_dir = None
     if config.get("keep_checkpoint") and rank == 0:  # identical weights on every rank: one copy is enough
         checkpoint_dir = Path(tempfile.mkdtemp(prefix="boosttune_ckpt_"))
-        callbacks.append(_SaveCheckpoint(checkpoint_dir / "model.ckpt"))
+        callbacks.append(_save_checkpoint(checkpoint_dir / "model.ckpt"))
     work_dir = config.get("work_dir") or os.path.join(tempfile.gettempdir(), "boosttune")
     result = run_trial(recipe, reporter=reporter, work_dir=work_dir, num_shards=world_size, shard_id=rank,
                        extra_callbacks=callbacks, log=lambda m: print(f"[rank {rank}] {m}", flush=True))
@@ -190,36 +191,38 @@ def train_loop_per_worker(config: dict[str, Any]) -> None:
     ray.train.report(summary, checkpoint=checkpoint)
 
 
-class _SaveWeights:
-    """Writes every trainable parameter at the end of training (tests compare ranks with it)."""
+def _at_train_end(action):
+    """A MindSpore callback that calls ``action(network)`` once training ends."""
+    from mindspore.train.callback import Callback
 
-    def __new__(cls, path: Path):
-        from mindspore.train.callback import Callback
+    class AtTrainEnd(Callback):
+        def on_train_end(self, run_context):
+            action(run_context.original_args().network)
 
-        class SaveWeights(Callback):
-            def on_train_end(self, run_context):
-                import numpy as np
-
-                network = run_context.original_args().network
-                path.parent.mkdir(parents=True, exist_ok=True)
-                np.savez(path, **{p.name: p.asnumpy() for p in network.trainable_params()})
-
-        return SaveWeights()
+    return AtTrainEnd()
 
 
-class _SaveCheckpoint:
-    """Saves the trained network as a MindSpore checkpoint at the end of training."""
+def _save_weights(path: Path):
+    """Every trainable parameter as .npz (tests compare ranks with it)."""
 
-    def __new__(cls, path: Path):
-        from mindspore.train.callback import Callback
+    def save(network) -> None:
+        import numpy as np
 
-        class SaveCheckpoint(Callback):
-            def on_train_end(self, run_context):
-                import mindspore as ms
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(path, **{p.name: p.asnumpy() for p in network.trainable_params()})
 
-                ms.save_checkpoint(run_context.original_args().network, str(path))
+    return _at_train_end(save)
 
-        return SaveCheckpoint()
+
+def _save_checkpoint(path: Path):
+    """The trained network as a MindSpore checkpoint."""
+
+    def save(network) -> None:
+        import mindspore as ms
+
+        ms.save_checkpoint(network, str(path))
+
+    return _at_train_end(save)
 
 
 def build_trainer(recipe: dict[str, Any], *, num_workers: int = 1, use_gpu: bool = False,

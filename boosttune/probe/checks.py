@@ -17,7 +17,6 @@ from typing import Any, Callable
 import numpy as np
 
 CHECKS: dict[str, Callable[[str], None]] = {}
-_Tiny = None  # defined at module level on first use: amp O1 rewrites a network from its class source
 # Reasons MindSpore gives that are about the device, not about the probe's own set-up.
 ADASUM_REASON = ("needs >= 16 ranks with ranks/8 a power of two (8 devices per node hard-coded in "
                  "BoostTrainOneStepCell.check_adasum_enable); below that MindSpore runs plain data parallel")
@@ -31,12 +30,10 @@ def check(name: str):
 
 
 def _tiny_network():
-    global _Tiny
-    if _Tiny is None:
-        from boosttune.probe._tiny import Tiny
+    # A module-level class (boosttune.probe._tiny): amp O1 rewrites a network from its class source.
+    from boosttune.probe._tiny import Tiny
 
-        _Tiny = Tiny
-    return _Tiny()
+    return Tiny()
 
 
 def _dataset(steps: int = 2):

@@ -192,7 +192,6 @@ def run_trial(
         model.train(recipe.epochs, train_ds, callbacks=[callback, *extra_callbacks],
                     dataset_sink_mode=False)
         if not recipe.eval_every_epoch and callback.stop_reason is None:
-            callback.evaluate = True
             callback.records[-1] = {**callback.records[-1], **_final_eval(model, val_ds)}
     except BoosttuneError:
         raise
