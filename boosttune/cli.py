@@ -1,4 +1,4 @@
-"""The ``boosttune`` command: validate, probe, trial, export, report."""
+"""The ``boosttune`` command: validate, probe, trial, tune, bench, export, report."""
 
 from __future__ import annotations
 
@@ -125,12 +125,12 @@ def _results_folder(results: str) -> Path:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from boosttune.export import export_best
-    from boosttune.results import load_results
+    from boosttune.summary import load_confirmed
 
-    table = load_results(args.results)
-    folder = _results_folder(args.results)
-    config_path, recipe_path = export_best(table, args.output or folder, tolerance_pt=args.tolerance,
-                                           experiment_path=folder.resolve())
+    table, folder = _load_any_results(args.results)
+    confirmed = load_confirmed(folder, margin_pt=args.max_drop)
+    config_path, recipe_path = export_best(table, args.output or folder, tolerance_pt=args.max_drop,
+                                           experiment_path=folder.resolve(), confirmed=confirmed)
     selection = json.loads(recipe_path.read_text())["selection"]
     print(f"selected: {selection['reason']}")
     print(f"boost_config_dict written to {config_path}")
@@ -138,13 +138,27 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_any_results(results: str):
+    """The results table of an experiment folder, or the runs of a bench folder (which has no search)."""
+    from boosttune.results import load_results
+    from boosttune.summary import CONFIRM_NAME
+
+    folder = _results_folder(results)
+    path = Path(results)
+    if path.is_dir() and not (path / "results.parquet").is_file() and not (path / "results.csv").is_file() \
+            and (path / f"{CONFIRM_NAME}.parquet").is_file():
+        return load_results(path / f"{CONFIRM_NAME}.parquet"), folder
+    return load_results(results), folder
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from boosttune.report import write_report
-    from boosttune.results import load_results
+    from boosttune.summary import load_confirmed
 
-    table = load_results(args.results)
-    output = args.output or _results_folder(args.results) / "report.html"
-    path = write_report(table, output, tolerance_pt=args.tolerance)
+    table, folder = _load_any_results(args.results)
+    output = args.output or folder / "report.html"
+    path = write_report(table, output, tolerance_pt=args.max_drop,
+                        confirmed=load_confirmed(folder, margin_pt=args.max_drop))
     print(f"report written to {path}")
     return 0
 
@@ -163,8 +177,41 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.resume and not args.output:
         raise ConfigError("--resume: needs --output, the folder of the run to continue")
     output = Path(args.output or f"runs/{config.name}-{time.strftime('%Y%m%d-%H%M%S')}")
-    result = run_experiment(config, output, resume=args.resume, log=lambda m: print(m, flush=True))
+    result = run_experiment(config, output, resume=args.resume, log=lambda m: print(m, flush=True),
+                            command=f"boosttune tune {args.config}")
     print(format_summary(result))
+    return 0
+
+
+def _seeds(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise ConfigError(f"--seeds: {text!r} is invalid; expected comma-separated integers, e.g. 0,1,2") from None
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from boosttune.bench import parse_bench, recipe_override, run_bench
+    from boosttune.config import load_document
+    from boosttune.summary import format_confirmed
+
+    document = load_document(args.file)
+    if not isinstance(document, dict):
+        raise ConfigError(f"{args.file}: expected a mapping of bench fields (base, seeds, recipes), "
+                          f"got {type(document).__name__}")
+    config = parse_bench(_apply_overrides(document, args.set or []), seeds=_seeds(args.seeds))
+    extra = None
+    if args.recipe:
+        extra = {"best_recipe": recipe_override(load_document(args.recipe), args.recipe)}
+    confirmed = run_bench(config, args.output, resume=args.resume, extra=extra,
+                          log=lambda m: print(m, flush=True), command=f"boosttune bench {args.file}")
+    print()
+    print(format_confirmed(confirmed.summary))
+    print(f"\nanswer: {confirmed.selection.reason}")
+    print(f"summary: {confirmed.summary_path} (runs in confirm.parquet / confirm.csv); "
+          f"report: {Path(args.output).resolve() / 'report.html'}")
     return 0
 
 
@@ -231,8 +278,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "(what mindspore.Model takes as boost_config_dict) and best_recipe.json.",
     )
     export.add_argument("results", metavar="RESULTS", help="results folder, or its results.parquet / results.csv")
-    export.add_argument("--tolerance", type=float, default=0.5,
-                        help="accuracy points below the baseline's val_acc still accepted (default 0.5)")
+    export.add_argument("--max-drop", "--tolerance", dest="max_drop", type=float, default=1.0,
+                        help="accuracy points below the baseline's still accepted (default 1.0); with confirm runs "
+                             "in RESULTS the choice is re-judged on their paired figures")
     export.add_argument("--output", metavar="DIR", default=None, help="folder for the two files (default: RESULTS)")
     export.set_defaults(func=cmd_export)
 
@@ -244,9 +292,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument("results", metavar="RESULTS", help="results folder, or its results.parquet / results.csv")
     report.add_argument("--output", metavar="FILE", default=None, help="HTML file (default: RESULTS/report.html)")
-    report.add_argument("--tolerance", type=float, default=0.5,
-                        help="accuracy points below the baseline's val_acc drawn as the tolerance band (default 0.5)")
+    report.add_argument("--max-drop", "--tolerance", dest="max_drop", type=float, default=1.0,
+                        help="accuracy points below the baseline's drawn as the tolerance band (default 1.0)")
     report.set_defaults(func=cmd_report)
+
+    bench = sub.add_parser(
+        "bench", help="check a claim: a fixed matrix of recipes over paired, interleaved seeds",
+        description="Train a fixed matrix of recipes over the same seeds (paired: one seed per round for every "
+                    "recipe; interleaved: round by round, the order rotated), through Ray Train, and report each "
+                    "recipe's speed-up and accuracy delta vs O0 with 95%% intervals, a paired test and a verdict. "
+                    "FILE fields: name, base (the O0 recipe), seeds, recipes (name: overrides of base; default: O0, "
+                    "the presets, each boost algorithm alone, each amp level and loss-scale manager the device "
+                    "supports), workers_per_trial, max_accuracy_drop_pt. Writes summary.csv, confirm.parquet/.csv "
+                    "and report.html into --output.",
+    )
+    bench.add_argument("file", help="bench file (YAML/JSON)")
+    bench.add_argument("--output", required=True, metavar="DIR", help="folder for the runs, summary and report")
+    bench.add_argument("--seeds", default=None, help="comma-separated seeds, overriding the file's (e.g. 0,1,2)")
+    bench.add_argument("--recipe", default=None, metavar="BEST_RECIPE_JSON",
+                       help="also bench an exported best_recipe.json (as recipe 'best_recipe')")
+    bench.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field, e.g. base.epochs=4")
+    bench.add_argument("--resume", action="store_true", help="continue the interrupted bench in --output")
+    bench.set_defaults(func=cmd_bench)
     return parser
 
 

@@ -1,17 +1,24 @@
-"""An experiment end to end: probe, baseline, search, results table, best recipe, report."""
+"""An experiment end to end: probe, baseline, search, confirm, results table, best recipe, report.
+
+Every stage's runs are run records (:mod:`boosttune.runs`) trained by one function
+(:func:`boosttune.ray_train.train_run`) and kept as they end, so ``--resume`` continues any stage
+without losing or retraining a finished run.
+"""
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import ray
 
 from boosttune.config.experiment import ExperimentConfig
-from boosttune.errors import ConfigError, TrialError
+from boosttune.errors import DataError, TrialError
+from boosttune.files import claim_folder
 
 __all__ = ["ExperimentResult", "format_summary", "run_experiment"]
 
@@ -26,6 +33,9 @@ class ExperimentResult:
     selection: str
     aborted_reason: str | None
     trials: int
+    summary_path: Path | None = None
+    stage_s: dict[str, float] = field(default_factory=dict)
+    baseline_note: str | None = None
 
 
 @ray.remote(num_cpus=1, max_calls=1)
@@ -45,86 +55,69 @@ def _trial_facts(base: dict[str, Any], workers: int, env: dict[str, str]) -> dic
     if recipe.steps_per_epoch:
         steps = min(steps, recipe.steps_per_epoch)
     if steps < 1:
-        from boosttune.errors import DataError
-
         raise DataError(f"batch_size {recipe.batch_size} exceeds the {len(data.train) // workers} training samples "
                         f"each of {workers} worker(s) gets")
     network = build_network(recipe.model, data.num_classes, data.channels, size)
     return {"total_steps": steps * recipe.epochs, "param_count": len(network.trainable_params())}
 
 
-def _record_from_summary(trial_id: str, preset: str | None, recipe: dict[str, Any], key: str,
-                         summary: dict[str, Any]) -> dict[str, Any]:
-    record = {"trial_id": trial_id, "params": {}, "preset": preset, "key": key, "recipe": recipe,
-              "status": summary["status"], "reason": summary.get("reason") or None}
-    if summary["status"] != "failed":
-        record.update(metrics={k: v for k, v in summary.items() if not isinstance(v, (dict, list))},
-                      boost_config_dict=summary["boost_config_dict"], observed_boost=summary["observed_boost"],
-                      environment=summary["environment"])
-    return record
-
-
-def _check_resume(config: ExperimentConfig, output: Path, resume: bool) -> None:
-    saved = output / "experiment.json"
-    current = config.model_dump(mode="json")
-    if saved.is_file():
-        if not resume:
-            raise ConfigError(f"--output: {output} holds an earlier experiment; pass --resume to continue it "
-                              "or choose another folder")
-        if json.loads(saved.read_text()) != current:
-            raise ConfigError(f"--resume: {output} holds an experiment with a different configuration "
-                              f"(see {saved}); resume with the same flags or choose another folder")
-    elif resume:
-        raise ConfigError(f"--resume: {output} holds no experiment to resume")
-    output.mkdir(parents=True, exist_ok=True)
-    saved.write_text(json.dumps(current, indent=2))
+@contextmanager
+def _stage(name: str, times: dict[str, float], log: Callable[[str], None]) -> Iterator[None]:
+    start = time.perf_counter()
+    yield
+    times[name] = times.get(name, 0.0) + time.perf_counter() - start
+    log(f"{name}: done in {times[name]:.0f} s")
 
 
 def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool = False,
-                   log: Callable[[str], None] = print) -> ExperimentResult:
-    from boosttune.probe import run_probe
+                   log: Callable[[str], None] = print, command: str | None = None) -> ExperimentResult:
     from boosttune.presets import device_presets
-    from boosttune.ray_train import run_on_ray
+    from boosttune.probe import run_probe
+    from boosttune.ray_train import train_run
+    from boosttune.runs import RecordStore, RunSpec
     from boosttune.space import SpaceContext, equivalence_key, preset_params, recipe_from_params
-    from boosttune.tune import connect_ray, run_search
+    from boosttune.tune import SearchSetup, connect_ray, run_search
 
-    output = Path(output).resolve()
-    _check_resume(config, output, resume)
+    output = claim_folder(output, "experiment.json", config.model_dump(mode="json"), resume=resume,
+                          what="experiment", command=command)
+    times: dict[str, float] = {}
     base = config.recipe.to_dict()
-    report = run_probe(config.recipe.device_target, log=log)
-    env = dict(report.runtime_env)
-    unsupported = sorted(c.knob for c in report.unsupported())
-    connect_ray(log)
-    facts = ray.get(_trial_facts.remote(base, config.workers_per_trial, env))
-    ctx_fields = {"total_steps": facts["total_steps"], "param_count": facts["param_count"],
-                  "world_size": config.workers_per_trial, "enabled": frozenset(config.search or ()),
-                  "base_learning_rate": config.recipe.optimizer.learning_rate}
-    ctx = SpaceContext(unsupported=frozenset(unsupported), **ctx_fields)
+    with _stage("probe", times, log):
+        report = run_probe(config.recipe.device_target, log=log)
+        env = dict(report.runtime_env)
+        connect_ray(log)
+        facts = ray.get(_trial_facts.remote(base, config.workers_per_trial, env))
+    ctx = SpaceContext(unsupported=frozenset(c.knob for c in report.unsupported()), total_steps=facts["total_steps"],
+                       param_count=facts["param_count"], world_size=config.workers_per_trial,
+                       enabled=frozenset(config.search or ()), base_learning_rate=config.recipe.optimizer.learning_rate)
+
+    def train(spec: RunSpec, **kwargs: Any):
+        return train_run(spec, output=output, num_workers=config.workers_per_trial, env=env, **kwargs)
 
     # The O0 baseline runs first: every speed figure is a ratio to it, and the constrained and
     # time-to-accuracy objectives need its accuracy.
-    baseline_file = output / "trials" / "baseline.json"
+    trials, first_of_key = RecordStore(output / "trials"), RecordStore(output / "dedup")
     baseline_recipe = recipe_from_params(preset_params("O0", ctx, base), ctx, base)
     key = equivalence_key(baseline_recipe)
-    if baseline_file.is_file():
-        baseline = json.loads(baseline_file.read_text())
-        log(f"baseline: reusing {baseline_file}")
-    else:
-        log(f"baseline: O0, {config.workers_per_trial} worker(s)")
-        summary = run_on_ray(baseline_recipe.to_dict(), num_workers=config.workers_per_trial, env=env,
-                             storage_path=str(output / "train"), name="baseline",
-                             artifacts_dir=str(output / "artifacts" / "baseline"))
-        baseline = _record_from_summary("baseline", "O0", baseline_recipe.to_dict(), key, summary)
-        from boosttune.tune import _write_json
-
-        _write_json(baseline_file, baseline)
-        if baseline["status"] != "failed":
-            _write_json(output / "dedup" / f"{key}.json", baseline)
-    if baseline["status"] == "failed":
-        raise TrialError(f"the O0 baseline failed, nothing to compare against: {baseline['reason']}")
-    throughput = baseline["metrics"].get("throughput_sps")
+    with _stage("baseline", times, log):
+        baseline = trials.get("baseline")
+        if baseline is not None:
+            log(f"baseline: kept from an earlier attempt ({trials.path('baseline')})")
+        else:
+            log(f"baseline: O0, {config.workers_per_trial} worker(s), {config.recipe.epochs} epoch(s)")
+            baseline = train(RunSpec(run_id="baseline", role="baseline", recipe=baseline_recipe.to_dict(),
+                                     label="O0", preset="O0", key=key))
+            trials.put(baseline)
+            if baseline.status != "failed":
+                first_of_key.put(baseline)
+    if baseline.status == "failed":
+        raise TrialError(f"the O0 baseline failed, nothing to compare against: {baseline.reason}")
+    throughput = baseline.metrics.get("throughput_sps")
     log(f"baseline: {f'{throughput:.1f} samples/s' if throughput else 'throughput n/a (too few steady steps)'}, "
-        f"val_acc {baseline['metrics']['val_acc']:.4f}")
+        f"val_acc {baseline.metrics['val_acc']:.4f}")
+    note = _convergence_note(baseline.curve)
+    if note:
+        log(f"baseline: {note}")
 
     presets = {key: "O0"}
     points = [preset_params("O0", ctx, base)]
@@ -135,20 +128,63 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
             presets[preset_key] = preset.name
             points.append(params)
     drop = config.max_accuracy_drop_pt
-    setup = {
-        "base": base, "ctx": dict(ctx_fields), "unsupported": unsupported, "env": env,
-        "workers": config.workers_per_trial, "output": str(output), "presets": presets,
-        "baseline_val_acc": baseline["metrics"]["val_acc"], "max_accuracy_drop_pt": drop,
-        "target_accuracy": (max(0.01, baseline["metrics"]["val_acc"] - drop / 100.0)
-                            if config.objective == "time_to_accuracy" else None),
-        "max_concurrent": config.max_concurrent_trials or _default_concurrency(config.workers_per_trial),
-    }
-    start = time.perf_counter()
-    outcome = run_search(config, output, setup=setup, points=points, resume=resume, log=log)
-    log(f"search: {len(outcome.records)} trial records in {time.perf_counter() - start:.0f} s")
+    setup = SearchSetup(
+        base=base, ctx=ctx, env=env, workers=config.workers_per_trial, output=str(output), presets=presets,
+        baseline_val_acc=baseline.metrics["val_acc"], max_accuracy_drop_pt=drop,
+        target_accuracy=(max(0.01, baseline.metrics["val_acc"] - drop / 100.0)
+                         if config.objective == "time_to_accuracy" else None),
+        max_concurrent=config.max_concurrent_trials or _default_concurrency(config.workers_per_trial),
+    )
+    with _stage("search", times, log):
+        outcome = run_search(config, output, setup=setup, points=points, resume=resume, log=log)
+    log(f"search: {len(outcome.records)} trial records")
     if outcome.aborted_reason:
         log(outcome.aborted_reason)
-    return _finish(config, output, outcome.records, outcome.aborted_reason, log)
+    table = _search_table(outcome.records)
+    confirm = None
+    if config.confirm_seeds and not outcome.aborted_reason:
+        with _stage("confirm", times, log):
+            confirm = _confirm(config, table, output, train, log)
+    with _stage("export and report", times, log):
+        result = _finish(config, output, table, confirm, outcome.aborted_reason)
+    result.stage_s, result.baseline_note = times, note
+    return result
+
+
+def _convergence_note(curve: list[dict[str, Any]]) -> str | None:
+    """Whether the baseline was still learning when it stopped (then every recipe is compared too early)."""
+    accuracies = [e["val_acc"] for e in curve if e.get("val_acc") is not None]
+    if len(accuracies) < 3:
+        return None
+    gain = 100.0 * (accuracies[-1] - max(accuracies[:-1]))
+    return (f"still improving at the end (+{gain:.2f} pt in the last epoch): train longer (--epochs) so recipes are "
+            "compared at convergence" if gain > 0.5 else
+            f"converged (last epoch {gain:+.2f} pt vs the best before it)")
+
+
+def _search_table(records):
+    from boosttune.results import build_results_table
+
+    return build_results_table([r.to_dict() for r in records], ray_version=ray.__version__)
+
+
+def _confirm_seeds(config: ExperimentConfig) -> list[int]:
+    """Fresh seeds: none of them is the search's, so the confirmation is not fitted to it."""
+    return [config.seed + 1000 + i for i in range(config.confirm_seeds)]
+
+
+def _confirm(config: ExperimentConfig, table, output: Path, train, log: Callable[[str], None]):
+    from boosttune.confirm import pick_candidates, run_paired
+    from boosttune.runs import RecordStore
+
+    candidates = pick_candidates(table, max_candidates=config.confirm_candidates, screen_pt=config.confirm_screen_pt)
+    seeds = _confirm_seeds(config)
+    log(f"confirm: {len(candidates)} recipes x {len(seeds)} paired seeds {seeds}, interleaved"
+        + ("" if len(seeds) >= 5 else " (5 or more seeds recommended: --confirm-seeds)"))
+    for candidate in candidates:
+        log(f"  {candidate.name}: {candidate.why}")
+    return run_paired(candidates, seeds, store=RecordStore(output / "confirm"), role="confirm", train=train, log=log,
+                      margin_pt=config.max_accuracy_drop_pt)
 
 
 def _default_concurrency(workers: int) -> int:
@@ -157,40 +193,54 @@ def _default_concurrency(workers: int) -> int:
     return max(1, len(nodes))
 
 
-def _finish(config: ExperimentConfig, output: Path, records: list[dict[str, Any]], aborted: str | None,
-            log: Callable[[str], None]) -> ExperimentResult:
+def _finish(config: ExperimentConfig, output: Path, table, confirm_records, aborted: str | None) -> ExperimentResult:
     from boosttune.export import export_best
     from boosttune.report import write_report
-    from boosttune.results import build_results_table, save_results
-    from boosttune.select import select_best
+    from boosttune.results import save_results
+    from boosttune.summary import save_confirmed
 
-    table = build_results_table(records, ray_version=ray.__version__)
     parquet, _ = save_results(table, output)
-    selection = select_best(table, tolerance_pt=config.max_accuracy_drop_pt)
+    confirmed = None
+    summary_path = None
+    if confirm_records:
+        confirmed = save_confirmed(confirm_records, output, margin_pt=config.max_accuracy_drop_pt,
+                                   ray_version=ray.__version__)
+        summary_path = confirmed.summary_path
     best_config, best_recipe = export_best(table, output, tolerance_pt=config.max_accuracy_drop_pt,
-                                           experiment_path=str(output))
+                                           experiment_path=str(output), confirmed=confirmed)
+    reason = json.loads(best_recipe.read_text())["selection"]["reason"]
     report = write_report(table, output / "report.html", title=f"boosttune: {config.name}",
-                          tolerance_pt=config.max_accuracy_drop_pt)
+                          tolerance_pt=config.max_accuracy_drop_pt, confirmed=confirmed)
     return ExperimentResult(output=output, results_path=parquet, report_path=report, best_config_path=best_config,
-                            best_recipe_path=best_recipe, selection=selection.reason, aborted_reason=aborted,
-                            trials=len(records))
+                            best_recipe_path=best_recipe, selection=reason, aborted_reason=aborted,
+                            trials=len(table), summary_path=summary_path)
 
 
 def format_summary(result: ExperimentResult) -> str:
-    """The closing lines: trials by speed-up, the selection, where everything is."""
+    """The closing lines: trials by speed-up, the confirmed summary, the selection, stage times, where things are."""
     import pandas as pd
 
     from boosttune.results import load_results
+    from boosttune.summary import format_confirmed
 
     table = load_results(result.results_path)
     columns = ["trial_id", "preset", "status", "throughput_sps", "speedup_vs_baseline", "val_acc",
                "val_acc_delta_pt", "compile_s"]
     shown = table[columns].sort_values("speedup_vs_baseline", ascending=False, na_position="last")
     with pd.option_context("display.width", 160, "display.max_columns", 20):
-        lines = ["", shown.to_string(index=False, float_format=lambda v: f"{v:.3f}"), ""]
+        lines = ["", "search (one seed each):", shown.to_string(index=False, float_format=lambda v: f"{v:.3f}"), ""]
+    if result.summary_path is not None:
+        lines += [format_confirmed(pd.read_csv(result.summary_path)), ""]
     lines.append(f"best: {result.selection}")
     if result.aborted_reason:
         lines.append(result.aborted_reason)
-    lines += [f"results: {result.results_path} (and results.csv)", f"report:  {result.report_path}",
-              f"best boost_config_dict: {result.best_config_path}", f"best recipe: {result.best_recipe_path}"]
+    if result.baseline_note:
+        lines.append(f"baseline: {result.baseline_note}")
+    if result.stage_s:
+        lines.append("time per stage: " + ", ".join(f"{k} {v:.0f} s" for k, v in result.stage_s.items())
+                     + f" (total {sum(result.stage_s.values()):.0f} s)")
+    lines += [f"results: {result.results_path} (and results.csv)", f"report:  {result.report_path}"]
+    if result.summary_path is not None:
+        lines.append(f"confirmed: {result.summary_path} (runs in confirm.parquet / confirm.csv)")
+    lines += [f"best boost_config_dict: {result.best_config_path}", f"best recipe: {result.best_recipe_path}"]
     return "\n".join(lines)

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from boosttune.config.boost import parse_boost_config
 from boosttune.errors import BoosttuneError, DataError
-from boosttune.results import finite, write_atomically
+from boosttune.files import write_atomically
+from boosttune.results import FINISHED, finite
 from boosttune.select import Selection, select_best
+
+if TYPE_CHECKING:
+    from boosttune.summary import Confirmed
 
 __all__ = ["BEST_BOOST_CONFIG_NAME", "BEST_RECIPE_NAME", "export_best"]
 
@@ -31,8 +35,12 @@ _PROVENANCE = ("device_target", "mindspore_version", "ray_version", "boosttune_v
 
 
 def export_best(df: pd.DataFrame, out_dir: str | Path, *, tolerance_pt: float = 0.5,
-                experiment_path: str | Path | None = None) -> tuple[Path, Path]:
-    """Select the best trial (:func:`boosttune.select.select_best`) and write its two JSON files.
+                experiment_path: str | Path | None = None, confirmed: Confirmed | None = None) -> tuple[Path, Path]:
+    """Select the best recipe and write its two JSON files.
+
+    With ``confirmed`` figures (the confirm stage or a bench), the selection is theirs
+    (:func:`boosttune.confirm.select_confirmed`) and ``best_recipe.json`` carries the intervals, seeds
+    and verdict; without, it is the single-seed :func:`boosttune.select.select_best` over ``df``.
 
     Returns:
         The paths of ``best_boost_config.json`` and ``best_recipe.json``.
@@ -41,8 +49,11 @@ def export_best(df: pd.DataFrame, out_dir: str | Path, *, tolerance_pt: float = 
         ConfigError: ``tolerance_pt`` is negative.
         DataError: no finished baseline, or the selected row's boost_config_dict is not valid.
     """
-    selection = select_best(df, tolerance_pt)
-    row = selection.row
+    if confirmed is not None:
+        selection, row = _confirmed_selection(confirmed)
+    else:
+        selection = select_best(df, tolerance_pt)
+        row = selection.row
     boost_config = _json_cell(row, "boost_config_dict_json")
     level = str(row["boost_level"]) if pd.notna(row["boost_level"]) else "O0"
     try:
@@ -50,10 +61,38 @@ def export_best(df: pd.DataFrame, out_dir: str | Path, *, tolerance_pt: float = 
     except BoosttuneError as e:
         raise DataError(f"results: trial {row['trial_id']}: boost_config_dict_json is invalid: {e}") from None
     recipe = _recipe_document(row, selection, boost_config, level, notes, experiment_path)
+    if confirmed is not None:
+        recipe["confirmed"] = _confirmed_document(confirmed)
     out_dir = Path(out_dir)
     config_path = write_atomically(out_dir / BEST_BOOST_CONFIG_NAME, lambda temp: _dump(temp, boost_config))
     recipe_path = write_atomically(out_dir / BEST_RECIPE_NAME, lambda temp: _dump(temp, recipe))
     return config_path, recipe_path
+
+
+def _confirmed_selection(confirmed: Confirmed) -> tuple[Selection, pd.Series]:
+    chosen = confirmed.selection
+    runs = confirmed.runs
+    finished = runs[(runs["recipe"] == chosen.recipe) & runs["status"].isin(FINISHED)]
+    if finished.empty:
+        raise DataError(f"confirm runs: no finished run of {chosen.recipe!r} to export")
+    row = finished.sort_values("round").iloc[0]
+    return Selection(row, chosen.reason, chosen.fell_back_to_baseline, chosen.margin_pt), row
+
+
+def _confirmed_document(confirmed: Confirmed) -> dict[str, Any]:
+    """The chosen recipe's paired figures, every recipe's verdict, and the seeds they rest on."""
+    def figures(row: pd.Series) -> dict[str, Any]:
+        return {name: _plain(row[name]) for name in row.index if name not in ("recipe",)}
+
+    summary = confirmed.summary
+    chosen = summary[summary["recipe"] == confirmed.selection.recipe].iloc[0]
+    return {
+        "recipe": confirmed.selection.recipe,
+        "seeds": list(confirmed.seeds),
+        "max_accuracy_drop_pt": confirmed.margin_pt,
+        "figures": figures(chosen),
+        "all_recipes": {str(row["recipe"]): figures(row) for _, row in summary.iterrows()},
+    }
 
 
 def _recipe_document(row: pd.Series, selection: Selection, boost_config: dict[str, Any], level: str,

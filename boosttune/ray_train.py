@@ -26,7 +26,10 @@ from typing import Any
 import ray
 from ray.train.backend import Backend, BackendConfig
 
-__all__ = ["SCHEDULER_MARKER", "MindSporeConfig", "build_trainer", "train_loop_per_worker"]
+from boosttune.runs import RunRecord, RunSpec
+
+__all__ = ["SCHEDULER_MARKER", "MindSporeConfig", "build_trainer", "run_on_ray", "train_loop_per_worker", "train_run",
+           "worker_error_reason"]
 
 # Appears in the scheduler's command line, so tests (and people) can find orphans.
 SCHEDULER_MARKER = "boosttune-mindspore-scheduler"
@@ -149,6 +152,11 @@ def _init_device(device_target: str, world_size: int) -> None:
                                      device_num=world_size)
 
 
+# Per epoch, kept in every record: the learning curve gives the time to any target accuracy afterwards
+# (train_s is cumulative training time, first-step compile included, evaluation excluded).
+_CURVE_KEYS = ("epoch", "train_s", "val_acc", "val_loss", "train_loss", "throughput_sps")
+
+
 def train_loop_per_worker(config: dict[str, Any]) -> None:
     """One rank of a trial: its shard of the data, metrics to ``ray.train.report`` every epoch."""
     import ray.train
@@ -182,9 +190,10 @@ def train_loop_per_worker(config: dict[str, Any]) -> None:
     result = run_trial(recipe, reporter=reporter, work_dir=work_dir, num_shards=world_size, shard_id=rank,
                        extra_callbacks=callbacks, log=lambda m: print(f"[rank {rank}] {m}", flush=True))
     final = {k: v for k, v in result.metrics.items() if isinstance(v, (int, float, str, bool)) or v is None}
+    curve = [{key: epoch.get(key) for key in _CURVE_KEYS} for epoch in result.epochs]
     summary = {**final, **extra, "final": True, "status": result.status, "reason": result.reason or "",
                "observed_boost": result.observed_boost, "boost_config_dict": result.boost_config_dict,
-               "environment": result.environment}
+               "environment": result.environment, "curve": curve}
     if artifacts is not None:
         (artifacts / f"rank{rank}.json").write_text(json.dumps(summary, default=str))
     checkpoint = ray.train.Checkpoint.from_directory(str(checkpoint_dir)) if checkpoint_dir else None
@@ -261,12 +270,18 @@ def worker_error_reason(error: BaseException) -> str:
 
 def run_on_ray(recipe: dict[str, Any], *, num_workers: int = 1, env: dict[str, str] | None = None,
                storage_path: str | None = None, name: str | None = None, placement_strategy: str = "PACK",
-               artifacts_dir: str | None = None, keep_checkpoint: bool = False) -> dict[str, Any]:
-    """Run one trial as a Ray Train job; a failure comes back as ``status: failed`` with its reason."""
+               artifacts_dir: str | None = None, keep_checkpoint: bool = False, work_dir: str | None = None,
+               callbacks: list[Any] | None = None) -> dict[str, Any]:
+    """Run one trial as a Ray Train job and return rank 0's summary.
+
+    A failure comes back as ``status: failed`` with the worker's one-line reason, not as an exception.
+    """
     artifacts = Path(artifacts_dir or tempfile.mkdtemp(prefix="boosttune_ray_"))
+    extra = {"artifacts_dir": str(artifacts), "keep_checkpoint": keep_checkpoint}
+    if work_dir:
+        extra["work_dir"] = work_dir
     trainer = build_trainer(recipe, num_workers=num_workers, env=env, storage_path=storage_path, name=name,
-                            placement_strategy=placement_strategy,
-                            extra_config={"artifacts_dir": str(artifacts), "keep_checkpoint": keep_checkpoint})
+                            placement_strategy=placement_strategy, extra_config=extra, callbacks=callbacks)
     try:
         result = trainer.fit()
     except Exception as e:  # Ray wraps worker failures (WorkerGroupError, TrainingFailedError)
@@ -275,3 +290,17 @@ def run_on_ray(recipe: dict[str, Any], *, num_workers: int = 1, env: dict[str, s
     summary["artifacts_dir"] = str(artifacts)
     summary["checkpoint_path"] = result.checkpoint.path if result.checkpoint else None
     return summary
+
+
+def train_run(spec: RunSpec, *, output: str | Path, num_workers: int = 1, env: dict[str, str] | None = None,
+              callbacks: list[Any] | None = None) -> RunRecord:
+    """Train one run on Ray (its Train folder, artifacts and DimReduce work under ``output``); its record.
+
+    The one path every kind of run takes: the baseline, search trials, confirm and bench runs.
+    """
+    output = Path(output)
+    started = time.time()
+    summary = run_on_ray(spec.recipe, num_workers=num_workers, env=env, storage_path=str(output / "train"),
+                         name=spec.run_id, artifacts_dir=str(output / "artifacts" / spec.run_id),
+                         work_dir=str(output / "work"), callbacks=callbacks)
+    return RunRecord.from_summary(spec, summary, started)

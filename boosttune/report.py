@@ -14,13 +14,16 @@ from typing import TYPE_CHECKING, NamedTuple
 import pandas as pd
 
 from boosttune.errors import DataError
-from boosttune.results import FINISHED, baseline_row, finite, write_atomically
+from boosttune.files import write_atomically
+from boosttune.results import FINISHED, baseline_row, finite
 from boosttune.select import Selection, non_dominated, select_best
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-__all__ = ["ScatterInfo", "ScatterPoint", "write_report"]
+    from boosttune.summary import Confirmed
+
+__all__ = ["ConfirmedInfo", "ConfirmedPoint", "ScatterInfo", "ScatterPoint", "write_report"]
 
 DEFAULT_TITLE = "boosttune: speed vs accuracy"
 _TOP_COLUMNS = ("trial_id", "preset", "status", "boost_level", "amp_level", "loss_scale_kind", "optimizer_name",
@@ -189,19 +192,96 @@ table.trials{border-collapse:collapse;font-size:13px}table.trials td,table.trial
 border-bottom:1px solid #ddd;text-align:right}table.trials th{background:#f4f4f4}"""
 
 
+class ConfirmedPoint(NamedTuple):
+    recipe: str
+    speedup: float
+    speedup_low: float  # nan when fewer than 2 paired seeds
+    speedup_high: float
+    delta_pt: float
+    delta_low_pt: float
+    delta_high_pt: float
+    n_seeds: int
+    verdict: str
+    is_selected: bool
+
+
+class ConfirmedInfo(NamedTuple):
+    points: tuple[ConfirmedPoint, ...]
+    margin_pt: float
+    seeds: tuple[int, ...]
+    selection_reason: str
+
+
+def _get_confirmed_info(confirmed: Confirmed) -> ConfirmedInfo:
+    """Every confirmed recipe with its paired intervals (the baseline at 1x, 0 pt)."""
+    points = tuple(
+        ConfirmedPoint(recipe=str(row["recipe"]), speedup=float(row["speedup"]),
+                       speedup_low=float(row["speedup_ci_low"]), speedup_high=float(row["speedup_ci_high"]),
+                       delta_pt=float(row["val_acc_delta_pt"]), delta_low_pt=float(row["val_acc_delta_pt_ci_low"]),
+                       delta_high_pt=float(row["val_acc_delta_pt_ci_high"]), n_seeds=int(row["n_seeds"]),
+                       verdict=str(row["verdict"]), is_selected=row["recipe"] == confirmed.selection.recipe)
+        for _, row in confirmed.summary.iterrows() if finite(row["speedup"]))
+    return ConfirmedInfo(points, confirmed.margin_pt, confirmed.seeds, confirmed.selection.reason)
+
+
+def _confirmed_figure(info: ConfirmedInfo) -> go.Figure:
+    import plotly.graph_objects as go
+
+    def spread(values, low, high):
+        return dict(type="data", symmetric=False, array=[h - v if finite(h) else 0 for v, h in zip(values, high)],
+                    arrayminus=[v - lo if finite(lo) else 0 for v, lo in zip(values, low)])
+
+    p = info.points
+    fig = go.Figure(go.Scatter(
+        x=[q.speedup for q in p], y=[q.delta_pt for q in p], mode="markers+text", text=[q.recipe for q in p],
+        textposition="top center", marker=dict(size=[16 if q.is_selected else 10 for q in p],
+                                               color=["#e45756" if q.is_selected else "#4c78a8" for q in p]),
+        error_x=spread([q.speedup for q in p], [q.speedup_low for q in p], [q.speedup_high for q in p]),
+        error_y=spread([q.delta_pt for q in p], [q.delta_low_pt for q in p], [q.delta_high_pt for q in p]),
+        hovertext=[f"{q.recipe}: {q.speedup:.3f}x [{q.speedup_low:.2f}, {q.speedup_high:.2f}], "
+                   f"{q.delta_pt:+.2f} pt [{q.delta_low_pt:+.2f}, {q.delta_high_pt:+.2f}], {q.n_seeds} seeds, "
+                   f"{q.verdict}" for q in p], hoverinfo="text", name="confirmed"))
+    fig.add_hline(y=-info.margin_pt, line_dash="dash", line_color="#e45756",
+                  annotation_text=f"-{info.margin_pt:g} pt", annotation_position="bottom right")
+    fig.add_vline(x=1.0, line_dash="dot", line_color="#888888")
+    fig.update_layout(title=f"Confirmed over {len(info.seeds)} paired seeds (95% intervals)",
+                      xaxis_title="speed-up vs O0 (x)", yaxis_title="accuracy delta vs O0 (points)",
+                      template="plotly_white", height=480, showlegend=False)
+    return fig
+
+
+def _confirmed_section(confirmed: Confirmed | None) -> str:
+    if confirmed is None:
+        return ("<h2>Confirmed</h2>\n<p>No confirm stage ran: every figure above rests on one seed of one run "
+                "(this machine's throughput moves by about 10% between runs).</p>")
+    info = _get_confirmed_info(confirmed)
+    # This section comes first on the page, so it carries plotly.js and the search figure does not.
+    figure = _confirmed_figure(info).to_html(full_html=False, include_plotlyjs=True)
+    columns = ["recipe", "n_seeds", "speedup", "speedup_ci_low", "speedup_ci_high", "e2e_speedup",
+               "val_acc_delta_pt", "val_acc_delta_pt_ci_low", "val_acc_delta_pt_ci_high", "p_value", "verdict_text"]
+    table = confirmed.summary[columns].to_html(index=False, escape=True, border=0, classes="trials",
+                                               float_format=lambda v: f"{v:.3f}", na_rep="")
+    return (f"<h2>Confirmed over paired seeds {list(info.seeds)}</h2>\n<p><b>{html.escape(info.selection_reason)}</b>"
+            f"</p>\n{figure}\n{table}")
+
+
 def write_report(df: pd.DataFrame, path: str | Path, *, title: str = DEFAULT_TITLE, tolerance_pt: float = 0.5,
-                 top: int = 15) -> Path:
+                 top: int = 15, confirmed: Confirmed | None = None) -> Path:
     """Write one self-contained HTML report (plotly.js embedded, no CDN) and return its path.
 
     Raises:
         ConfigError: ``tolerance_pt`` is negative.
     """
     info = _get_scatter_info(df, tolerance_pt)
-    figure = _figure(info, title, tolerance_pt).to_html(full_html=False, include_plotlyjs=True)
-    selection = html.escape(info.selection_reason or "no selection: the table has no finished O0 baseline")
+    figure = _figure(info, title, tolerance_pt).to_html(full_html=False, include_plotlyjs=confirmed is None)
+    if confirmed is not None:
+        selection = html.escape(f"confirmed: {confirmed.selection.reason}")
+    else:
+        selection = html.escape(info.selection_reason or "no selection: the table has no finished O0 baseline")
     page = (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
             f"<style>{_STYLE}</style></head><body>\n<h1>{html.escape(title)}</h1>\n"
-            f"<p>{len(df)} trial(s); selection at {tolerance_pt:g} pt tolerance: {selection}</p>\n{figure}\n"
+            f"<p>{len(df)} search trial(s), one seed each; answer at {tolerance_pt:g} pt: {selection}</p>\n"
+            f"{_confirmed_section(confirmed)}\n<h2>Search</h2>\n{figure}\n"
             f"<h2>Top trials</h2>\n{_top_table(df, top, tolerance_pt)}\n<h2>Failed, stopped or incomplete trials</h2>\n"
             f"{_failures_table(info)}\n</body></html>\n")
     return write_atomically(path, lambda temp: temp.write_text(page, encoding="utf-8"))

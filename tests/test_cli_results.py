@@ -20,7 +20,7 @@ def results_dir(tmp_path):
 def test_export_defaults_to_the_results_folder(results_dir, capsys):
     assert main(["export", str(results_dir)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("selected: trial t_00002 is the fastest within 0.5 pt")
+    assert out[0].startswith("selected: trial t_00002 is the fastest within 1 pt")  # the default --max-drop
     assert out[1] == f"boost_config_dict written to {results_dir / 'best_boost_config.json'}"
     assert out[2] == f"recipe written to {results_dir / 'best_recipe.json'}"
     recipe = json.loads((results_dir / "best_recipe.json").read_text())

@@ -33,3 +33,19 @@ def test_too_few_steps_gives_no_throughput():
     assert summarize_steps([], 4, 1).throughput_sps is None
     assert summarize_steps([1.0], 4, 1).throughput_sps is None
     assert summarize_steps([1.0, 0.5], 4, 3).throughput_sps is None
+
+
+def test_throughput_is_the_median_over_windows_so_one_slow_stretch_does_not_decide_it():
+    # 80 steady steps of 0.1 s, of which one stretch of 10 runs at half speed (another process).
+    durations = [2.0] + [0.1] * 40 + [0.2] * 10 + [0.1] * 30
+    summary = summarize_steps(durations, batch_size=10, warmup_steps=1)
+    assert summary.windows == 8
+    assert summary.throughput_sps == pytest.approx(100.0)  # the windows that were not disturbed
+    assert summary.throughput_mean_sps == pytest.approx(10 * 80 / 9.0)  # the plain ratio is dragged down
+    assert summary.throughput_mean_sps < summary.throughput_sps
+
+
+def test_too_few_steps_for_windows_falls_back_to_the_plain_ratio():
+    summary = summarize_steps([1.0] + [0.1] * 25, batch_size=4, warmup_steps=1)
+    assert summary.windows == 0
+    assert summary.throughput_sps == summary.throughput_mean_sps == pytest.approx(40.0)

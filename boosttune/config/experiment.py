@@ -44,6 +44,10 @@ class ExperimentConfig(BaseModel):
                          "amp", "optimizer"]] | None = None
     storage: str | None = None
     early_stopping: bool = True
+    # The confirm stage (boosttune.confirm): 0 skips it, and the answer then rests on one seed.
+    confirm_seeds: int = Field(3, ge=0)
+    confirm_candidates: int = Field(3, ge=0)
+    confirm_screen_pt: float = Field(3.0, ge=0.0, le=100.0)
 
     @property
     def recipe(self) -> TrialRecipe:
@@ -64,6 +68,9 @@ def parse_experiment(document: Mapping[str, Any] | None = None, **overrides: Any
     if recipe.boost_level != "O0" or recipe.boost_config_dict:
         raise ConfigError("base.boost_level: the base recipe is the O0 baseline; boost settings are what the "
                           "search chooses (leave boost_level/boost_config_dict out of base)")
+    if config.confirm_seeds == 1:
+        raise ConfigError("confirm_seeds: 1 is invalid; allowed: 0 (no confirm stage) or >= 2 paired seeds "
+                          "(an interval needs two; 5 or more recommended)")
     if config.num_trials < 2:
         raise ConfigError(f"num_trials: {config.num_trials} is invalid; the baseline plus at least one more trial")
     return config

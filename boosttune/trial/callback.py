@@ -105,6 +105,8 @@ class MetricsCallback(Callback):
             "compile_steps": steps.compile_steps,
             "steady_steps": steps.steady_steps,
             "throughput_sps": steps.throughput_sps,
+            "throughput_mean_sps": steps.throughput_mean_sps,
+            "throughput_windows": steps.windows,
             "train_s": sum(self.step_durations),
             "peak_rss_mb": peak_rss_mb(),
             "overflow_steps": self.overflow_steps,

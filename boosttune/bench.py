@@ -1,0 +1,191 @@
+"""``boosttune bench``: a fixed matrix of recipes over paired, interleaved seeds, to check a claim.
+
+Not a search: the file names the recipes (overrides of one base recipe), or the default matrix is
+O0, MindSpore's presets as this device runs them, each boost algorithm alone, and each amp level and
+loss-scale manager the device supports. Every recipe is checked against the recipe model and the
+capability probe before anything trains. The runs go through the same Ray Train path and the same
+statistics as the experiment's confirm stage, and write the same ``summary.csv``.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from boosttune.config.boost import format_validation_error
+from boosttune.config.recipe import parse_recipe
+from boosttune.confirm import BASELINE_NAME, Candidate
+from boosttune.errors import BoosttuneError, ConfigError
+
+__all__ = ["BenchConfig", "bench_candidates", "default_matrix", "merge", "parse_bench", "run_bench"]
+
+
+def _manual(**switches: bool) -> dict[str, Any]:
+    return {"boost": {"mode": "manual", "less_bn": False, "grad_freeze": False, **switches}}
+
+
+class BenchConfig(BaseModel):
+    """A bench file: a base recipe (the O0 baseline), paired seeds, and named recipes as overrides of it."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, allow_inf_nan=False)
+
+    name: str = Field("bench", pattern=r"^[A-Za-z0-9_.-]+$")
+    base: dict[str, Any] = Field(default_factory=dict)
+    seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=2)
+    recipes: dict[str, dict[str, Any]] | None = None
+    workers_per_trial: int = Field(1, ge=1)
+    max_accuracy_drop_pt: float = Field(1.0, ge=0.0, le=100.0)
+
+    @field_validator("seeds")
+    @classmethod
+    def _distinct_seeds(cls, seeds: list[int]) -> list[int]:
+        if any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
+            raise ValueError(f"seeds must be distinct integers >= 0 (paired rounds), got {seeds}")
+        return seeds
+
+
+def parse_bench(document: Mapping[str, Any] | None, *, seeds: list[int] | None = None) -> BenchConfig:
+    raw = {**dict(document or {}), **({"seeds": seeds} if seeds is not None else {})}
+    try:
+        config = BenchConfig.model_validate(raw)
+    except ValidationError as e:
+        raise ConfigError(format_validation_error(e, BenchConfig, prefix="")) from None
+    try:
+        base = parse_recipe(config.base)
+    except ConfigError as e:
+        raise ConfigError(f"base.{e}") from None
+    if base.boost_level != "O0" or base.boost_config_dict or base.amp_level != "O0":
+        raise ConfigError("base: the base recipe is the O0 baseline; put boost and amp settings in recipes")
+    if config.recipes is not None and BASELINE_NAME in config.recipes and config.recipes[BASELINE_NAME]:
+        raise ConfigError(f"recipes.{BASELINE_NAME}: the baseline is the base recipe itself; leave it empty or out")
+    return config
+
+
+def merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``override`` laid over it, mapping by mapping (a boost_config_dict is replaced whole)."""
+    merged = copy.deepcopy(dict(base))
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping) and key != "boost_config_dict":
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def default_matrix(report, world_size: int = 1) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """The default recipes (name -> override) for this device, and a note for each one left out."""
+    from boosttune.presets import device_presets
+
+    matrix: dict[str, dict[str, Any]] = {BASELINE_NAME: {}}
+    skipped: list[str] = []
+    for preset in device_presets(report, world_size)[1:]:
+        if any(note.startswith("trains the same as") for note in preset.notes):
+            skipped.append(f"{preset.name}: {'; '.join(preset.notes)}")
+            continue
+        matrix[preset.name] = {"boost_level": preset.boost_level, "boost_config_dict": preset.boost_config_dict}
+    gc = {} if report.supports("boost.less_bn.gc_flag") else {"gc_flag": False}
+    alone = {
+        "less_bn": {**_manual(less_bn=True), **({"less_bn": gc} if gc else {})},
+        "grad_freeze": _manual(grad_freeze=True),
+        # MindSpore's default step is 1, which switches accumulation off: 4 is the smallest telling value.
+        "grad_accumulation": {**_manual(grad_accumulation=True), "grad_accumulation": {"grad_accumulation_step": 4}},
+        "dim_reduce": _manual(dim_reduce=True),
+    }
+    for algorithm, config in alone.items():
+        knob = f"boost.{algorithm}"
+        if not report.supports(knob):
+            skipped.append(f"{algorithm}: {report.capabilities[knob].reason}")
+        elif algorithm == "dim_reduce" and world_size > 1:
+            skipped.append("dim_reduce: runs single-rank only here")
+        else:
+            matrix[algorithm] = {"boost_level": "O1", "boost_config_dict": config}
+    if world_size < 16:
+        skipped.append(f"adasum: plain data parallel with {world_size} rank(s) (needs >= 16)")
+    for level in ("O1", "O2", "O3"):
+        if report.supports(f"amp.{level}"):
+            matrix[f"amp {level}"] = {"amp_level": level}
+        else:
+            skipped.append(f"amp {level}: {report.capabilities[f'amp.{level}'].reason}")
+    managers = {"fixed": {"kind": "fixed", "loss_scale": 1024.0}, "dynamic": {"kind": "dynamic"}}
+    for kind, loss_scale in managers.items():
+        if report.supports(f"loss_scale.{kind}"):
+            matrix[f"loss_scale {kind}"] = {"loss_scale": loss_scale}
+        else:
+            skipped.append(f"loss_scale {kind}: {report.capabilities[f'loss_scale.{kind}'].reason}")
+    return matrix, skipped
+
+
+@dataclass(frozen=True)
+class _Plan:
+    candidates: list[Candidate]
+    skipped: list[str]
+
+
+def bench_candidates(config: BenchConfig, report, *, extra: Mapping[str, dict[str, Any]] | None = None) -> _Plan:
+    """Every recipe of the bench, validated and checked against the probe: bad input fails here, not in a run."""
+    from boosttune.probe import check_recipe
+
+    if config.recipes is not None:
+        matrix, skipped = {BASELINE_NAME: {}, **config.recipes}, []
+    else:
+        matrix, skipped = default_matrix(report, config.workers_per_trial)
+    matrix.update(extra or {})
+    candidates = []
+    for name, override in matrix.items():
+        if not isinstance(override, Mapping):
+            raise ConfigError(f"recipes.{name}: expected a mapping of recipe fields, got {type(override).__name__}")
+        try:
+            recipe = parse_recipe(merge(config.base, override))
+            check_recipe(recipe, report)
+        except BoosttuneError as e:
+            raise ConfigError(f"recipes.{name}: {e}") from None
+        candidates.append(Candidate(name=name, recipe=recipe.to_dict(), why="bench recipe",
+                                    preset=name if name == BASELINE_NAME else None))
+    return _Plan(candidates, skipped)
+
+
+def recipe_override(best_recipe: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """The recipe fields of an exported best_recipe.json, as a bench override."""
+    fields = ("boost_level", "boost_config_dict", "amp_level", "loss_scale", "optimizer")
+    if not isinstance(best_recipe, Mapping) or "boost_level" not in best_recipe:
+        raise ConfigError(f"--recipe: {source} is not a boosttune best_recipe.json (no boost_level)")
+    return {name: best_recipe[name] for name in fields if name in best_recipe}
+
+
+def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, log: Callable[[str], None] = print,
+              extra: Mapping[str, dict[str, Any]] | None = None, command: str | None = None):
+    """Run (or resume) the bench in ``output``; write confirm.parquet/.csv, summary.csv and report.html."""
+    import ray
+
+    from boosttune.confirm import run_paired
+    from boosttune.files import claim_folder
+    from boosttune.probe import run_probe
+    from boosttune.ray_train import train_run
+    from boosttune.report import write_report
+    from boosttune.runs import RecordStore
+    from boosttune.summary import save_confirmed
+    from boosttune.tune import connect_ray
+
+    recipe = parse_recipe(config.base)
+    report = run_probe(recipe.device_target, log=log)
+    plan = bench_candidates(config, report, extra=extra)  # every recipe checked before anything starts
+    document = {**config.model_dump(mode="json"), "extra": dict(extra or {})}
+    output = claim_folder(output, "bench.json", document, resume=resume, what="bench", command=command)
+    for note in plan.skipped:
+        log(f"bench: not in the matrix: {note}")
+    env = dict(report.runtime_env)
+    connect_ray(log)
+    log(f"bench: {len(plan.candidates)} recipes x {len(config.seeds)} paired seeds {config.seeds}, interleaved"
+        + ("" if len(config.seeds) >= 5 else " (5 or more seeds recommended)"))
+    records = run_paired(plan.candidates, config.seeds, store=RecordStore(output / "runs"), role="bench",
+                         train=lambda spec: train_run(spec, output=output, num_workers=config.workers_per_trial,
+                                                      env=env),
+                         log=log, margin_pt=config.max_accuracy_drop_pt)
+    confirmed = save_confirmed(records, output, margin_pt=config.max_accuracy_drop_pt, ray_version=ray.__version__)
+    write_report(confirmed.runs, output / "report.html", title=f"boosttune bench: {config.name}",
+                 tolerance_pt=config.max_accuracy_drop_pt, confirmed=confirmed)
+    return confirmed

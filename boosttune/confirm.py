@@ -1,0 +1,286 @@
+"""The confirm stage: paired, interleaved seeds for the candidates and the baseline, and the verdict.
+
+One seed of a two-minute trial cannot tell a real speed-up from a noisy machine, nor a real accuracy
+loss from the spread of one seed. So each candidate and the O0 baseline train again over fresh
+seeds, **paired** (every recipe of a round gets the round's seed: initialisation, data order and
+GradientFreeze's schedule) and **interleaved** (round by round, the order rotated each round, so the
+machine's drift hits every recipe alike). Per recipe, from the paired rounds: the speed-up
+(geometric mean of the per-round throughput ratios, with a t-interval on their logs), the accuracy
+delta in points (mean and t-interval), the end-to-end speed-up to the target accuracy (compile
+included), a paired test, and a verdict (:func:`boosttune.stats.verdict`).
+
+``boosttune bench`` runs the same rounds over a fixed matrix. Runs are ordinary run records in a
+:class:`~boosttune.runs.RecordStore`: an interrupted stage resumes where it stopped, and nothing
+finished is lost or trained again. The training itself is injected (``train``), so this module needs
+neither Ray nor MindSpore.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from boosttune.errors import ConfigError, DataError
+from boosttune.results import build_results_table, canonical_json, finite
+from boosttune.runs import FINISHED, RecordStore, RunRecord, RunSpec
+from boosttune.select import pareto_front
+from boosttune.stats import Interval, paired_delta, paired_ratio, ratio_interval, verdict
+
+__all__ = [
+    "BASELINE_NAME",
+    "SUMMARY_COLUMNS",
+    "Candidate",
+    "ConfirmedSelection",
+    "confirm_table",
+    "paired_schedule",
+    "pick_candidates",
+    "run_paired",
+    "select_confirmed",
+    "summarize",
+    "time_to_accuracy",
+]
+
+BASELINE_NAME = "O0"
+SUMMARY_COLUMNS = ("recipe", "n_seeds", "speedup", "speedup_ci_low", "speedup_ci_high", "e2e_speedup", "e2e_n",
+                   "val_acc", "val_acc_delta_pt", "val_acc_delta_pt_ci_low", "val_acc_delta_pt_ci_high", "p_value",
+                   "val_acc_p_value", "failed_runs", "seeds_to_show", "qualifies", "verdict", "verdict_text")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A recipe to confirm: its name in the tables, the recipe document, and why it was chosen."""
+
+    name: str
+    recipe: dict[str, Any]
+    why: str
+    preset: str | None = None
+
+
+def _without_seed(recipe_json: str) -> str:
+    recipe = json.loads(recipe_json)
+    recipe.pop("seed", None)
+    recipe.pop("target_accuracy", None)
+    return canonical_json(recipe)
+
+
+def pick_candidates(table: pd.DataFrame, *, max_candidates: int = 3, screen_pt: float = 3.0) -> list[Candidate]:
+    """The baseline, the best few distinct searched recipes, and the O1/O2-equivalent presets.
+
+    Searched candidates are Pareto trials faster than the baseline whose single-seed accuracy is within
+    ``screen_pt`` points of it (a looser screen than the tolerance: one seed is noisy), fastest first.
+
+    Raises:
+        DataError: the table has no finished O0 baseline.
+    """
+    finished = table[table["status"].isin(FINISHED)]
+    baseline = finished[finished["is_baseline"].astype(bool)]
+    if baseline.empty:
+        raise DataError("results: no finished O0 baseline to confirm against; rerun the experiment")
+    seen: set[str] = set()
+
+    def add(row: pd.Series, name: str, why: str, preset: str | None) -> Candidate | None:
+        identity = _without_seed(row["recipe_json"])
+        if identity in seen:
+            return None
+        seen.add(identity)
+        return Candidate(name=name, recipe=json.loads(row["recipe_json"]), why=why, preset=preset)
+
+    chosen = [add(baseline.iloc[0], BASELINE_NAME, "the O0 baseline every figure is relative to", BASELINE_NAME)]
+    presets = finished[finished["preset"].notna() & (finished["preset"] != BASELINE_NAME)]
+    for _, row in presets.iterrows():  # MindSpore's own claims get a verdict on every run
+        chosen.append(add(row, str(row["preset"]), "MindSpore's preset as this device runs it", str(row["preset"])))
+    front = pareto_front(table)
+    fast = front[(front["speedup_vs_baseline"] > 1.0) & ~front["is_baseline"].astype(bool)
+                 & (front["val_acc_delta_pt"] >= -screen_pt)]
+    searched = 0
+    for _, row in fast.sort_values("speedup_vs_baseline", ascending=False, kind="stable").iterrows():
+        if searched == max_candidates:
+            break
+        name = str(row["preset"]) if pd.notna(row["preset"]) else str(row["trial_id"])
+        why = (f"Pareto trial of the search: {row['speedup_vs_baseline']:.2f}x, "
+               f"{row['val_acc_delta_pt']:+.1f} pt on one seed")
+        candidate = add(row, name, why, None)
+        if candidate is not None:
+            chosen.append(candidate)
+            searched += 1
+    return [c for c in chosen if c is not None]
+
+
+def paired_schedule(names: Sequence[str], seeds: Sequence[int]) -> list[tuple[int, int, str]]:
+    """(round, seed, recipe) in run order: every recipe once per round, the order rotated each round."""
+    if len(set(seeds)) != len(seeds):
+        raise ConfigError(f"seeds: {list(seeds)} repeats a seed; paired rounds need distinct seeds")
+    order = list(names)
+    return [(index, seed, order[(index + k) % len(order)])
+            for index, seed in enumerate(seeds) for k in range(len(order))]
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "recipe"
+
+
+def run_paired(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: RecordStore, role: str,
+               train: Callable[[RunSpec], RunRecord], log: Callable[[str], None] = print,
+               margin_pt: float = 1.0) -> list[RunRecord]:
+    """Train every candidate once per seed, paired and interleaved; keep what an earlier attempt finished."""
+    names = [c.name for c in candidates]
+    if len(set(names)) != len(names) or BASELINE_NAME not in names:
+        raise ConfigError(f"recipes: names must be distinct and include the baseline {BASELINE_NAME!r}; got {names}")
+    by_name = {c.name: c for c in candidates}
+    schedule = paired_schedule(names, seeds)
+    for done, (index, seed, name) in enumerate(schedule, start=1):
+        candidate = by_name[name]
+        run_id = f"{role}-s{seed}-{_slug(name)}"
+        if store.get(run_id) is not None:
+            log(f"{role} [{done}/{len(schedule)}] round {index + 1}, seed {seed}, {name}: kept from an earlier attempt")
+        else:
+            recipe = {**candidate.recipe, "seed": seed, "target_accuracy": None}
+            spec = RunSpec(run_id=run_id, role=role, recipe=recipe, label=name, preset=candidate.preset,
+                           round=index)  # type: ignore[arg-type]
+            record = train(spec)
+            store.put(record)
+            log(f"{role} [{done}/{len(schedule)}] round {index + 1}, seed {seed}, {name}: {_run_line(record)}")
+        if done % len(names) == 0 and index > 0:
+            log(_running_summary(list(store), margin_pt, round_count=index + 1))
+    return list(store)
+
+
+def _run_line(record: RunRecord) -> str:
+    if record.status == "failed":
+        return f"failed: {record.reason}"
+    m = record.metrics
+    sps, acc = m.get("throughput_sps"), m.get("val_acc")
+    return (f"{record.status}, {sps:.1f} samples/s, val_acc {acc:.4f}, compile {m.get('compile_s') or 0:.1f} s"
+            if finite(sps) and finite(acc) else record.status)
+
+
+def _running_summary(records: list[RunRecord], margin_pt: float, round_count: int) -> str:
+    summary = summarize(confirm_table(records), margin_pt=margin_pt)
+    parts = [f"{row.recipe} {row.speedup:.2f}x ({row.speedup_ci_low:.2f}-{row.speedup_ci_high:.2f}), "
+             f"{row.val_acc_delta_pt:+.1f} pt" for row in summary.itertuples()
+             if row.recipe != BASELINE_NAME and finite(row.speedup_ci_low)]
+    return f"after {round_count} rounds: " + ("; ".join(parts) if parts else "no paired figures yet")
+
+
+def confirm_table(records: Iterable[RunRecord | dict[str, Any]], *, ray_version: str = "") -> pd.DataFrame:
+    """One row per run (the results schema plus recipe, round and the learning curve), ratios per round."""
+    documents = [r.to_dict() if isinstance(r, RunRecord) else dict(r) for r in records]
+    table = build_results_table(documents, ray_version=ray_version)
+    table.insert(1, "recipe", pd.array([d.get("label") or d["trial_id"] for d in documents], dtype="string"))
+    table.insert(2, "round", pd.array([d.get("round") for d in documents], dtype="Int64"))
+    table["curve_json"] = pd.array([canonical_json(d.get("curve") or []) for d in documents], dtype="string")
+    return _ratios_per_round(table)
+
+
+def _ratios_per_round(table: pd.DataFrame) -> pd.DataFrame:
+    table = table.copy()
+    table["is_baseline"] = (table["recipe"] == BASELINE_NAME).fillna(False).astype(bool)
+    table["speedup_vs_baseline"] = np.nan
+    table["val_acc_delta_pt"] = np.nan
+    base = table[table["is_baseline"] & table["status"].isin(FINISHED)].drop_duplicates("round").set_index("round")
+    for index, row in table.iterrows():
+        if pd.isna(row["round"]) or row["round"] not in base.index:
+            continue
+        reference = base.loc[row["round"]]
+        if finite(row["throughput_sps"]) and finite(reference["throughput_sps"]) and reference["throughput_sps"] > 0:
+            table.at[index, "speedup_vs_baseline"] = row["throughput_sps"] / reference["throughput_sps"]
+        if finite(row["val_acc"]) and finite(reference["val_acc"]):
+            table.at[index, "val_acc_delta_pt"] = 100.0 * (row["val_acc"] - reference["val_acc"])
+    return table
+
+
+def time_to_accuracy(curve: Sequence[dict[str, Any]], target: float) -> float | None:
+    """Training time (compile included, evaluation excluded) until val_acc first reached ``target``."""
+    for epoch in curve:
+        if finite(epoch.get("val_acc")) and epoch["val_acc"] >= target and finite(epoch.get("train_s")):
+            return float(epoch["train_s"])
+    return None
+
+
+def summarize(table: pd.DataFrame, *, margin_pt: float, target_accuracy: float | None = None,
+              confidence: float = 0.95) -> pd.DataFrame:
+    """One row per recipe (the baseline first) from the paired rounds of :func:`confirm_table`.
+
+    The end-to-end target is ``target_accuracy``, or the baseline's mean val_acc minus ``margin_pt``.
+    """
+    finished = table[table["status"].isin(FINISHED) & table["throughput_sps"].map(finite)
+                     & table["val_acc"].map(finite)]
+    base = finished[finished["recipe"] == BASELINE_NAME].drop_duplicates("round").set_index("round")
+    if target_accuracy is None and not base.empty:
+        target_accuracy = float(base["val_acc"].mean()) - margin_pt / 100.0
+    names = [BASELINE_NAME] + [n for n in dict.fromkeys(table["recipe"].dropna()) if n != BASELINE_NAME]
+    rows = [_summary_row(name, table, finished, base, margin_pt, target_accuracy, confidence) for name in names]
+    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+
+
+def _summary_row(name: str, table: pd.DataFrame, finished: pd.DataFrame, base: pd.DataFrame, margin_pt: float,
+                 target: float | None, confidence: float) -> dict[str, Any]:
+    runs = finished[finished["recipe"] == name].drop_duplicates("round").set_index("round")
+    failed = int(((table["recipe"] == name) & ~table["status"].isin(FINISHED)).sum())
+    rounds = sorted(set(runs.index) & set(base.index))
+    row: dict[str, Any] = dict.fromkeys(SUMMARY_COLUMNS, math.nan)
+    row.update(recipe=name, n_seeds=len(rounds), failed_runs=failed, qualifies=False, e2e_n=0, seeds_to_show=None,
+               val_acc=float(runs["val_acc"].mean()) if len(runs) else math.nan)
+    if name == BASELINE_NAME:
+        row.update(n_seeds=len(base), speedup=1.0, val_acc_delta_pt=0.0, verdict="baseline",
+                   verdict_text=f"the O0 baseline, {len(base)} seed(s)")
+        return row
+    if not rounds:
+        row.update(verdict="no_data", verdict_text="no round where both this recipe and the baseline finished")
+        return row
+    speed = paired_ratio(runs.loc[rounds, "throughput_sps"].to_numpy(float),
+                         base.loc[rounds, "throughput_sps"].to_numpy(float), confidence=confidence)
+    delta = paired_delta(runs.loc[rounds, "val_acc"].to_numpy(float), base.loc[rounds, "val_acc"].to_numpy(float),
+                         scale=100.0, confidence=confidence)
+    judged = verdict(speed, delta, margin_pt)
+    e2e = _e2e(runs.loc[rounds, "curve_json"], base.loc[rounds, "curve_json"], target, confidence)
+    row.update(speedup=speed.estimate, speedup_ci_low=speed.low, speedup_ci_high=speed.high, p_value=speed.p_value,
+               val_acc_delta_pt=delta.estimate, val_acc_delta_pt_ci_low=delta.low, val_acc_delta_pt_ci_high=delta.high,
+               val_acc_p_value=delta.p_value, e2e_speedup=e2e.estimate if e2e else math.nan,
+               e2e_n=e2e.n if e2e else 0, seeds_to_show=judged.seeds_needed, qualifies=judged.qualifies,
+               verdict=judged.code, verdict_text=judged.text)
+    return row
+
+
+def _e2e(recipe_curves: pd.Series, base_curves: pd.Series, target: float | None,
+         confidence: float) -> Interval | None:
+    if target is None:
+        return None
+    ratios = []
+    for recipe_curve, base_curve in zip(recipe_curves, base_curves):
+        mine, theirs = (time_to_accuracy(json.loads(c), target) for c in (recipe_curve, base_curve))
+        if mine and theirs:
+            ratios.append(theirs / mine)  # > 1: the recipe reaches the target sooner
+    return ratio_interval(ratios, confidence=confidence) if ratios else None
+
+
+@dataclass(frozen=True)
+class ConfirmedSelection:
+    """The recipe the confirmed figures support (the baseline when none), and why."""
+
+    recipe: str
+    row: pd.Series
+    reason: str
+    fell_back_to_baseline: bool
+    margin_pt: float
+
+
+def select_confirmed(summary: pd.DataFrame, margin_pt: float) -> ConfirmedSelection:
+    """The fastest recipe whose speed-up interval lies above 1 and whose mean accuracy delta is within the margin."""
+    qualifying = summary[summary["qualifies"].astype(bool)].sort_values("speedup", ascending=False, kind="stable")
+    if not qualifying.empty:
+        best = qualifying.iloc[0]
+        return ConfirmedSelection(str(best["recipe"]), best, f"{best['recipe']}: {best['verdict_text']}", False,
+                                  margin_pt)
+    baseline = summary[summary["recipe"] == BASELINE_NAME].iloc[0]
+    others = summary[summary["recipe"] != BASELINE_NAME]
+    why = "; ".join(f"{r['recipe']}: {r['verdict_text']}" for _, r in others.iterrows()) or "no candidate ran"
+    reason = (f"no recipe is shown faster than the O0 baseline within {margin_pt:g} pt of its accuracy, so the "
+              f"answer is the baseline ({why})")
+    return ConfirmedSelection(BASELINE_NAME, baseline, reason, True, margin_pt)

@@ -1,0 +1,152 @@
+"""Runs: what one training run is (a :class:`RunSpec`), what it left (a :class:`RunRecord`), where it is kept.
+
+Every kind of run goes down the same path: the O0 baseline, the search's trials, the confirm stage's
+paired seeds and ``boosttune bench``'s matrix. A spec says which recipe, with which seed, in which
+role; :func:`boosttune.ray_train.train_run` trains it on Ray and returns a record; a
+:class:`RecordStore` keeps one JSON file per record, written atomically as the run ends, so an
+interrupted experiment resumes without losing or retraining a finished run. Pure: no Ray, no MindSpore.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Iterator, Literal
+
+from boosttune.errors import DataError
+from boosttune.files import write_json
+
+__all__ = ["FINISHED", "ROLES", "STATUSES", "RecordStore", "RunRecord", "RunSpec", "Role"]
+
+Role = Literal["baseline", "search", "confirm", "bench"]
+ROLES: tuple[str, ...] = ("baseline", "search", "confirm", "bench")
+# duplicate: an equivalent configuration was trained already; the record repeats its figures.
+STATUSES = ("completed", "stopped", "target_reached", "failed", "duplicate")
+FINISHED = ("completed", "target_reached")  # trained to the end (or to the target): figures are comparable
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run to train: a validated recipe document, its role, and the names it is reported under.
+
+    ``label`` names the recipe across runs (a preset, a search trial's id, a bench recipe's name);
+    ``round`` is the paired round of a confirm or bench run (every recipe of a round shares its seed).
+    """
+
+    run_id: str
+    role: Role
+    recipe: dict[str, Any]
+    label: str | None = None
+    preset: str | None = None
+    key: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    round: int | None = None
+
+    @property
+    def seed(self) -> int:
+        return int(self.recipe.get("seed", 0))
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What a run left: its status and figures, what MindSpore built, and the learning curve."""
+
+    trial_id: str
+    role: Role
+    status: str
+    recipe: dict[str, Any]
+    reason: str | None = None
+    label: str | None = None
+    preset: str | None = None
+    key: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    round: int | None = None
+    metrics: dict[str, Any] = field(default_factory=dict)
+    curve: list[dict[str, Any]] = field(default_factory=list)  # per epoch: train_s (cumulative), val_acc, ...
+    boost_config_dict: dict[str, Any] = field(default_factory=dict)
+    observed_boost: dict[str, Any] = field(default_factory=dict)
+    environment: dict[str, Any] = field(default_factory=dict)
+    started: float | None = None
+    duplicate_of: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED
+
+    @property
+    def seed(self) -> int:
+        return int(self.recipe.get("seed", 0))
+
+    @classmethod
+    def _from_spec(cls, spec: RunSpec, **values: Any) -> RunRecord:
+        return cls(trial_id=spec.run_id, role=spec.role, recipe=spec.recipe, label=spec.label, preset=spec.preset,
+                   key=spec.key, params=dict(spec.params), round=spec.round, **values)
+
+    @classmethod
+    def from_summary(cls, spec: RunSpec, summary: dict[str, Any], started: float | None = None) -> RunRecord:
+        """A record from rank 0's end-of-training summary (see :mod:`boosttune.ray_train`)."""
+        if summary.get("status") == "failed":
+            return cls.failed(spec, summary.get("reason") or "failed", started)
+        return cls._from_spec(
+            spec, status=summary["status"], reason=summary.get("reason") or None,
+            metrics={k: v for k, v in summary.items() if not isinstance(v, (dict, list))},
+            curve=list(summary.get("curve") or []), boost_config_dict=summary.get("boost_config_dict") or {},
+            observed_boost=summary.get("observed_boost") or {}, environment=summary.get("environment") or {},
+            started=started)
+
+    @classmethod
+    def failed(cls, spec: RunSpec, reason: str, started: float | None = None) -> RunRecord:
+        return cls._from_spec(spec, status="failed", reason=reason, started=started)
+
+    def duplicate(self, spec: RunSpec) -> RunRecord:
+        """``spec`` answered by this record's figures: it trains exactly like this run."""
+        return replace(self, trial_id=spec.run_id, role=spec.role, label=spec.label, preset=spec.preset,
+                       params=dict(spec.params), round=spec.round, status="duplicate",
+                       reason=f"trains like {self.trial_id}", duplicate_of=self.trial_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, document: dict[str, Any], source: str = "record") -> RunRecord:
+        if not isinstance(document, dict) or "trial_id" not in document or "status" not in document:
+            raise DataError(f"{source}: not a boosttune run record (needs trial_id and status)")
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in document.items() if k in known and v is not None}
+        values.setdefault("role", "baseline" if document["trial_id"] == "baseline" else "search")
+        values.setdefault("recipe", {})
+        return cls(**values)
+
+
+class RecordStore:
+    """One JSON file per run record in ``folder``; written atomically, read back whole."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+
+    def path(self, run_id: str) -> Path:
+        return self.folder / f"{run_id}.json"
+
+    def get(self, run_id: str) -> RunRecord | None:
+        path = self.path(run_id)
+        return self._read(path) if path.is_file() else None
+
+    def put(self, record: RunRecord) -> Path:
+        return write_json(self.path(record.trial_id), record.to_dict())
+
+    def __iter__(self) -> Iterator[RunRecord]:
+        if self.folder.is_dir():
+            for path in sorted(self.folder.glob("*.json")):
+                yield self._read(path)
+
+    def __len__(self) -> int:
+        return len(list(self.folder.glob("*.json"))) if self.folder.is_dir() else 0
+
+    @staticmethod
+    def _read(path: Path) -> RunRecord:
+        try:
+            document = json.loads(path.read_text())
+        except (OSError, ValueError) as e:
+            raise DataError(f"{path}: cannot read the run record: {e}") from None
+        return RunRecord.from_dict(document, str(path))

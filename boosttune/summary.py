@@ -1,0 +1,87 @@
+"""Confirmed figures on disk: ``confirm.parquet``/``.csv`` (one row per run) and ``summary.csv`` (per recipe).
+
+:class:`Confirmed` is what the confirm stage and ``boosttune bench`` hand to export and report: the
+runs, the per-recipe summary with intervals and verdicts, and the selection made from it. It is
+always recomputed from the runs, so ``boosttune export --max-drop`` can re-judge with another margin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import pandas as pd
+
+from boosttune.confirm import (BASELINE_NAME, ConfirmedSelection, confirm_table, select_confirmed, summarize)
+from boosttune.errors import DataError
+from boosttune.files import write_atomically
+from boosttune.results import finite
+from boosttune.runs import RunRecord
+
+__all__ = ["CONFIRM_NAME", "SUMMARY_NAME", "Confirmed", "format_confirmed", "load_confirmed", "save_confirmed"]
+
+CONFIRM_NAME, SUMMARY_NAME = "confirm", "summary.csv"
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    runs: pd.DataFrame
+    summary: pd.DataFrame
+    selection: ConfirmedSelection
+    seeds: tuple[int, ...]
+    margin_pt: float
+    summary_path: Path | None = None
+
+
+def _confirmed(runs: pd.DataFrame, margin_pt: float, summary_path: Path | None = None) -> Confirmed:
+    summary = summarize(runs, margin_pt=margin_pt)
+    seeds = tuple(int(s) for s in sorted(runs.loc[runs["recipe"] == BASELINE_NAME, "seed"].dropna().unique()))
+    return Confirmed(runs, summary, select_confirmed(summary, margin_pt), seeds, margin_pt, summary_path)
+
+
+def save_confirmed(records: Iterable[RunRecord], folder: str | Path, *, margin_pt: float,
+                   ray_version: str = "") -> Confirmed:
+    """Write confirm.parquet, confirm.csv and summary.csv into ``folder``; return what they hold."""
+    folder = Path(folder)
+    runs = confirm_table(list(records), ray_version=ray_version)
+    write_atomically(folder / f"{CONFIRM_NAME}.parquet", lambda temp: runs.to_parquet(temp, index=False))
+    write_atomically(folder / f"{CONFIRM_NAME}.csv", lambda temp: runs.to_csv(temp, index=False))
+    confirmed = _confirmed(runs, margin_pt, folder / SUMMARY_NAME)
+    write_atomically(confirmed.summary_path, lambda temp: confirmed.summary.to_csv(temp, index=False))
+    return confirmed
+
+
+def load_confirmed(folder: str | Path, *, margin_pt: float) -> Confirmed | None:
+    """The confirmed figures of a results folder, judged at ``margin_pt``; None when it has no confirm runs."""
+    path = Path(folder) / f"{CONFIRM_NAME}.parquet"
+    if not path.is_file():
+        return None
+    try:
+        runs = pd.read_parquet(path)
+    except (OSError, ValueError) as e:
+        raise DataError(f"{path}: cannot read the confirm runs: {str(e).splitlines()[0]}") from e
+    missing = [c for c in ("recipe", "round", "status", "throughput_sps", "val_acc", "curve_json") if c not in runs]
+    if missing:
+        raise DataError(f"{path}: missing column {missing[0]!r}; not a boosttune confirm table")
+    return _confirmed(runs, margin_pt, Path(folder) / SUMMARY_NAME)
+
+
+def _fmt(value: object, spec: str) -> str:
+    return format(float(value), spec) if finite(value) else "n/a"  # type: ignore[arg-type]
+
+
+def format_confirmed(summary: pd.DataFrame) -> str:
+    """The summary as the terminal shows it: one line per recipe, intervals in brackets, then each verdict."""
+    lines = [f"{'recipe':<24}{'seeds':>6}  {'speed-up [95% CI]':<24}{'e2e':>7}  {'Δ val_acc pt [95% CI]':<26}"
+             f"{'p':>7}  verdict"]
+    for row in summary.itertuples():
+        speed = f"{_fmt(row.speedup, '.3f')} [{_fmt(row.speedup_ci_low, '.2f')}, {_fmt(row.speedup_ci_high, '.2f')}]"
+        delta = (f"{_fmt(row.val_acc_delta_pt, '+.2f')} [{_fmt(row.val_acc_delta_pt_ci_low, '+.2f')}, "
+                 f"{_fmt(row.val_acc_delta_pt_ci_high, '+.2f')}]")
+        lines.append(f"{str(row.recipe)[:23]:<24}{int(row.n_seeds):>6}  {speed:<24}{_fmt(row.e2e_speedup, '.2f'):>7}  "
+                     f"{delta:<26}{_fmt(row.p_value, '.3f'):>7}  {row.verdict}")
+    lines.append("")
+    lines += [f"{row.recipe}: {row.verdict_text}" for row in summary.itertuples() if row.recipe != BASELINE_NAME]
+    return "confirmed over paired seeds (speed-up: geometric mean of per-round throughput ratios; e2e: to the "\
+           "target accuracy, compile included):\n" + "\n".join(lines)
