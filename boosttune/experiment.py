@@ -109,7 +109,7 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
                                      label="O0", preset="O0", key=key))
             trials.put(baseline)
             if baseline.status != "failed":
-                first_of_key.put(baseline)
+                first_of_key.put(baseline, name=key)
     if baseline.status == "failed":
         raise TrialError(f"the O0 baseline failed, nothing to compare against: {baseline.reason}")
     throughput = baseline.metrics.get("throughput_sps")

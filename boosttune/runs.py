@@ -132,8 +132,9 @@ class RecordStore:
         path = self.path(run_id)
         return self._read(path) if path.is_file() else None
 
-    def put(self, record: RunRecord) -> Path:
-        return write_json(self.path(record.trial_id), record.to_dict())
+    def put(self, record: RunRecord, name: str | None = None) -> Path:
+        """Keep ``record`` under its trial id, or under ``name`` (e.g. an equivalence key)."""
+        return write_json(self.path(name or record.trial_id), record.to_dict())
 
     def __iter__(self) -> Iterator[RunRecord]:
         if self.folder.is_dir():

@@ -140,7 +140,7 @@ def _trial(config: dict[str, Any], setup: SearchSetup) -> None:
     if record.status == "failed":
         raise TrialError(record.reason or "failed")
     if first is None:
-        setup.first_of_key.put(record)
+        setup.first_of_key.put(record, name=key)
 
 
 class _FailureBudget(tune.Callback):

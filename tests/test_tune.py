@@ -42,8 +42,10 @@ def test_search_end_to_end(tmp_path, fresh_ray):
     from boosttune.experiment import run_experiment
     from boosttune.results import load_results
 
-    config = parse_experiment({"name": "e2e", "base": BASE, "num_trials": 4, "seed": 1})
-    result = run_experiment(config, tmp_path / "run", log=lambda m: None)
+    config = parse_experiment({"name": "e2e", "base": BASE, "num_trials": 4, "seed": 1, "confirm_seeds": 2,
+                               "confirm_candidates": 1})
+    lines: list[str] = []
+    result = run_experiment(config, tmp_path / "run", log=lines.append)
     records = _records(tmp_path / "run")
     assert records["baseline"]["status"] == "completed" and records["baseline"]["preset"] == "O0"
     tune_records = [r for k, r in records.items() if k != "baseline"]
@@ -63,6 +65,32 @@ def test_search_end_to_end(tmp_path, fresh_ray):
     assert result.report_path.is_file() and "<html" in result.report_path.read_text()[:2000].lower()
     study = optuna.load_study(study_name="e2e", storage=f"sqlite:///{tmp_path / 'run' / 'optuna.db'}")
     assert len(study.trials) == 4 and study.directions[0].name == "MAXIMIZE"
+    _check_confirm_stage(tmp_path / "run", result, recipe, lines, seeds=[1001, 1002])
+
+
+def _check_confirm_stage(output: Path, result, recipe: dict, lines: list[str], seeds: list[int]) -> None:
+    """The confirm stage ran paired, interleaved seeds and its figures reached summary, export and report."""
+    import pandas as pd
+
+    confirm = {p.stem: json.loads(p.read_text()) for p in (output / "confirm").glob("*.json")}
+    names = {r["label"] for r in confirm.values()}
+    assert {"O0", "O1-equivalent"} <= names and len(confirm) == len(names) * len(seeds)
+    for seed in seeds:  # paired: every recipe ran once with each seed, in the same round
+        round_records = [r for r in confirm.values() if r["recipe"]["seed"] == seed]
+        assert {r["label"] for r in round_records} == names and len({r["round"] for r in round_records}) == 1
+    assert all(r["status"] == "completed" and r["curve"] for r in confirm.values())
+    summary = pd.read_csv(result.summary_path)
+    for column in ("recipe", "n_seeds", "speedup", "speedup_ci_low", "speedup_ci_high", "e2e_speedup",
+                   "val_acc_delta_pt", "val_acc_delta_pt_ci_low", "val_acc_delta_pt_ci_high", "p_value", "verdict"):
+        assert column in summary.columns
+    o1 = summary.set_index("recipe").loc["O1-equivalent"]
+    assert o1["n_seeds"] == len(seeds) and o1["speedup_ci_low"] <= o1["speedup"] <= o1["speedup_ci_high"]
+    runs = pd.read_parquet(output / "confirm.parquet")
+    assert len(runs) == len(confirm) and (output / "confirm.csv").is_file()
+    assert recipe["confirmed"]["seeds"] == seeds and recipe["confirmed"]["recipe"] in names
+    assert recipe["selection"]["reason"] == result.selection
+    assert "Confirmed over paired seeds" in result.report_path.read_text()
+    assert any(line.startswith("confirm: ") and "paired seeds" in line for line in lines)
 
 
 def test_failures_are_recorded_and_abort_the_search_past_the_allowed_share(tmp_path, fresh_ray):
@@ -71,18 +99,20 @@ def test_failures_are_recorded_and_abort_the_search_past_the_allowed_share(tmp_p
     # Three batches per epoch cannot give DimReduce's PCA its n_components (>= 4) stage-1 checkpoints.
     base = {**BASE, "steps_per_epoch": 3, "warmup_steps": 1}
     config = parse_experiment({"name": "fail", "base": base, "num_trials": 8, "seed": 0, "sampler": "random",
-                               "search": ["dim_reduce"], "max_failure_rate": 0.2})
+                               "search": ["dim_reduce"], "max_failure_rate": 0.2, "confirm_seeds": 2})
     result = run_experiment(config, tmp_path / "run", log=lambda m: None)
     failed = [r for r in _records(tmp_path / "run").values() if r["status"] == "failed"]
     assert failed and all("n_components" in r["reason"] for r in failed)
     assert result.aborted_reason and "max_failure_rate" in result.aborted_reason
     assert result.trials < 8 + 1
+    assert result.summary_path is None and not (tmp_path / "run" / "confirm").exists()  # an aborted search: no confirm
 
 
 def test_resume_after_the_driver_dies_loses_and_reruns_nothing(tmp_path):
     output = tmp_path / "run"
     cmd = [sys.executable, str(REPO / "experiments" / "lenet.py"), "--data", "digits", "--epochs", "1",
-           "--train-limit", "256", "--val-limit", "128", "--trials", "5", "--output", str(output)]
+           "--train-limit", "256", "--val-limit", "128", "--trials", "5", "--confirm-seeds", "0",
+           "--output", str(output)]
     driver = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 240
     while time.time() < deadline and len(list((output / "trials").glob("*.json"))) < 3:
@@ -100,6 +130,34 @@ def test_resume_after_the_driver_dies_loses_and_reruns_nothing(tmp_path):
     assert "best boost_config_dict:" in done.stdout
 
 
+def test_resume_inside_the_confirm_stage_loses_and_reruns_nothing(tmp_path):
+    output = tmp_path / "run"
+    # Two search trials (the O0 point, answered by the baseline, and O1-equivalent), then O0 and O1-equivalent
+    # over 2 paired seeds: the driver is killed once the first round is in.
+    cmd = [sys.executable, str(REPO / "experiments" / "lenet.py"), "--data", "digits", "--epochs", "2",
+           "--train-limit", "256", "--val-limit", "128", "--trials", "2", "--confirm-seeds", "2",
+           "--confirm-candidates", "1", "--output", str(output)]
+    driver = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 400
+    while time.time() < deadline and len(list((output / "confirm").glob("*.json"))) < 2:
+        time.sleep(0.2)
+    os.killpg(driver.pid, signal.SIGKILL)  # the driver dies inside the confirm stage
+    driver.wait()
+    searched = _records(output)
+    confirmed = {p.stem: json.loads(p.read_text()) for p in (output / "confirm").glob("*.json")}
+    assert len(searched) == 3 and 2 <= len(confirmed) < 4
+    done = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    after = {p.stem: json.loads(p.read_text()) for p in (output / "confirm").glob("*.json")}
+    names = {r["label"] for r in after.values()}
+    assert names == {"O0", "O1-equivalent"} and len(after) == 4
+    for run_id, record in confirmed.items():  # nothing finished was trained again
+        assert after[run_id]["started"] == record["started"]
+    assert {k: r["started"] for k, r in _records(output).items()} == {k: r["started"] for k, r in searched.items()}
+    assert "kept from an earlier attempt" in done.stdout and "confirmed over paired seeds" in done.stdout
+    assert (output / "summary.csv").is_file()
+
+
 def test_bad_experiment_input_is_one_line():
     with pytest.raises(ConfigError, match=r"^objective: 'fastest' is invalid"):
         parse_experiment({"objective": "fastest"})
@@ -109,12 +167,15 @@ def test_bad_experiment_input_is_one_line():
         parse_experiment({"base": {"boost_level": "O1"}})
     with pytest.raises(ConfigError, match="search"):
         parse_experiment({"search": ["grad_freez"]})
+    with pytest.raises(ConfigError, match=r"^confirm_seeds: 1 is invalid"):
+        parse_experiment({"confirm_seeds": 1})
 
 
 def test_tune_command_runs_an_experiment_file(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "boosttune.cli", "tune", str(REPO / "experiments" / "configs" / "lenet_smoke.yaml"),
-         "--set", "num_trials=3", "--set", "base.steps_per_epoch=5", "--output", str(tmp_path / "run")],
+         "--set", "num_trials=3", "--set", "base.steps_per_epoch=5", "--set", "confirm_seeds=0",
+         "--output", str(tmp_path / "run")],
         capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "best boost_config_dict:" in done.stdout
@@ -130,7 +191,7 @@ def test_time_to_accuracy_objective_with_early_stopping(tmp_path, fresh_ray):
 
     config = parse_experiment({"name": "tta", "base": {**BASE, "epochs": 2, "steps_per_epoch": 8},
                                "num_trials": 3, "objective": "time_to_accuracy", "max_accuracy_drop_pt": 50.0,
-                               "search": ["grad_freeze", "optimizer"]})
+                               "search": ["grad_freeze", "optimizer"], "confirm_seeds": 0})
     result = run_experiment(config, tmp_path / "run", log=lambda m: None)
     records = [r for r in _records(tmp_path / "run").values() if r["trial_id"] != "baseline"]
     baseline_acc = _records(tmp_path / "run")["baseline"]["metrics"]["val_acc"]

@@ -1,0 +1,119 @@
+"""``boosttune bench``: the file, the default matrix, and a real paired run on Ray and MindSpore."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from boosttune.bench import bench_candidates, default_matrix, merge, parse_bench, recipe_override
+from boosttune.errors import ConfigError
+
+BASE = {"model": "lenet5", "epochs": 2, "batch_size": 32, "steps_per_epoch": 8, "data": {"name": "digits"},
+        "optimizer": {"learning_rate": 0.05}}
+FREEZE = {"boost_level": "O1", "boost_config_dict": {"boost": {"mode": "manual", "grad_freeze": True, "less_bn": False},
+                                                     "grad_freeze": {"freeze_p": 0.4}}}
+
+
+@pytest.mark.parametrize("document, message", [
+    ({"seeds": [1]}, r"^seeds: .*at least 2"),
+    ({"seeds": [1, 1]}, r"^seeds: .*distinct"),
+    ({"base": {"boost_level": "O1"}}, r"^base: the base recipe is the O0 baseline"),
+    ({"base": {"batch_size": 0}}, r"^base\.batch_size"),
+    ({"recipes": {"O0": {"amp_level": "O2"}}}, r"^recipes\.O0: the baseline is the base recipe"),
+    ({"recipe": {}}, r"recipe.*unknown|extra|not permitted|recipes"),
+])
+def test_bad_bench_files_are_one_line(document, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_bench(document)
+
+
+def test_merge_lays_overrides_over_the_base_and_replaces_a_boost_config_whole():
+    base = {"optimizer": {"name": "momentum", "learning_rate": 0.1}, "boost_config_dict": {"less_bn": {}}}
+    merged = merge(base, {"optimizer": {"learning_rate": 0.2}, "boost_config_dict": {"grad_freeze": {}}})
+    assert merged == {"optimizer": {"name": "momentum", "learning_rate": 0.2}, "boost_config_dict": {"grad_freeze": {}}}
+    assert base["optimizer"]["learning_rate"] == 0.1  # the base is not mutated
+
+
+def test_default_matrix_follows_the_probe(probe_report):
+    matrix, skipped = default_matrix(probe_report)
+    assert list(matrix)[0] == "O0" and matrix["O0"] == {}
+    for algorithm in ("less_bn", "grad_freeze", "grad_accumulation"):
+        assert matrix[algorithm]["boost_level"] == "O1"
+    assert any(note.startswith("adasum:") for note in skipped)
+    for knob, name in (("loss_scale.dynamic", "loss_scale dynamic"), ("amp.O2", "amp O2"),
+                       ("boost.less_bn.gc_flag", None)):
+        if name is not None:
+            assert (name in matrix) == probe_report.supports(knob)
+    if not probe_report.supports("boost.less_bn.gc_flag"):
+        assert matrix["O1-equivalent"]["boost_config_dict"] == {"less_bn": {"gc_flag": False}}
+        assert matrix["less_bn"]["boost_config_dict"]["less_bn"] == {"gc_flag": False}
+    # Every default recipe is valid and runs on this device: checked before anything trains.
+    plan = bench_candidates(parse_bench({"base": BASE}), probe_report)
+    assert [c.name for c in plan.candidates] == list(matrix)
+
+
+def test_a_recipe_the_device_cannot_run_is_refused_before_anything_starts(probe_report):
+    if probe_report.supports("loss_scale.dynamic"):
+        pytest.skip("this device runs every loss-scale manager")
+    config = parse_bench({"base": BASE, "recipes": {"dyn": {"loss_scale": {"kind": "dynamic"}}}})
+    with pytest.raises(ConfigError, match=r"^recipes\.dyn: loss_scale\.dynamic is not supported on CPU"):
+        bench_candidates(config, probe_report)
+    with pytest.raises(ConfigError, match=r"^recipes\.bad: boost_config_dict\.grad_freeze\.freeze_p"):
+        bench_candidates(parse_bench({"base": BASE, "recipes": {"bad": {
+            "boost_level": "O1", "boost_config_dict": {"grad_freeze": {"freeze_p": 2}}}}}), probe_report)
+
+
+def test_an_exported_best_recipe_joins_the_matrix(probe_report):
+    exported = {"boost_level": "O1", "boost_config_dict": FREEZE["boost_config_dict"], "amp_level": "O0",
+                "loss_scale": {"kind": "none"}, "measured": {"val_acc": 0.9}, "provenance": {}}
+    override = recipe_override(exported, "best_recipe.json")
+    assert set(override) == {"boost_level", "boost_config_dict", "amp_level", "loss_scale"}
+    plan = bench_candidates(parse_bench({"base": BASE, "recipes": {}}), probe_report, extra={"best_recipe": override})
+    assert [c.name for c in plan.candidates] == ["O0", "best_recipe"]
+    assert plan.candidates[1].recipe["boost_config_dict"]["grad_freeze"]["freeze_p"] == 0.4
+    with pytest.raises(ConfigError, match="not a boosttune best_recipe.json"):
+        recipe_override({"val_acc": 1}, "x.json")
+
+
+@pytest.mark.slow
+def test_bench_runs_paired_seeds_on_ray_writes_the_summary_and_resumes(tmp_path):
+    bench_file = tmp_path / "bench.yaml"
+    bench_file.write_text(json.dumps({"name": "freeze", "base": BASE, "seeds": [5, 6, 7],
+                                      "recipes": {"O0": {}, "freeze_p 0.4": FREEZE}}))
+    output = tmp_path / "out"
+    cmd = [sys.executable, "-m", "boosttune.cli", "bench", str(bench_file), "--output", str(output), "--seeds", "3,4"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = {p.stem: json.loads(p.read_text()) for p in (output / "runs").glob("*.json")}
+    assert sorted(runs) == ["bench-s3-O0", "bench-s3-freeze_p_0.4", "bench-s4-O0", "bench-s4-freeze_p_0.4"]
+    assert all(r["status"] == "completed" and r["role"] == "bench" for r in runs.values())
+    assert runs["bench-s4-freeze_p_0.4"]["observed_boost"]["grad_freeze"] is True
+    assert runs["bench-s4-O0"]["observed_boost"]["grad_freeze"] is False
+    summary = pd.read_csv(output / "summary.csv").set_index("recipe")
+    row = summary.loc["freeze_p 0.4"]
+    assert row["n_seeds"] == 2 and row["speedup_ci_low"] <= row["speedup"] <= row["speedup_ci_high"]
+    assert isinstance(row["verdict"], str) and row["verdict"] != "no_data"
+    assert "freeze_p 0.4" in done.stdout and "answer:" in done.stdout
+    assert "Confirmed over paired seeds" in (output / "report.html").read_text()
+
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert again.returncode == 2 and "pass --resume" in again.stderr and again.stderr.count("\n") == 1
+    (output / "runs" / "bench-s4-O0.json").unlink()  # as if the bench had been killed before its last run
+    before = {k: r["started"] for k, r in runs.items() if k != "bench-s4-O0"}
+    resumed = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert resumed.stdout.count("kept from an earlier attempt") == 3
+    after = {p.stem: json.loads(p.read_text())["started"] for p in (output / "runs").glob("*.json")}
+    assert len(after) == 4 and all(after[k] == v for k, v in before.items())
+
+    exported = subprocess.run([sys.executable, "-m", "boosttune.cli", "export", str(output)], capture_output=True,
+                              text=True, timeout=120, cwd=tmp_path)
+    assert exported.returncode == 0, exported.stderr
+    recipe = json.loads((output / "best_recipe.json").read_text())
+    assert recipe["confirmed"]["seeds"] == [3, 4] and recipe["confirmed"]["recipe"] in ("O0", "freeze_p 0.4")
+    assert json.loads((output / "best_boost_config.json").read_text()) == recipe["boost_config_dict"]
