@@ -111,8 +111,9 @@ def cmd_trial(args: argparse.Namespace) -> int:
     print(f"boost built by MindSpore: {result.observed_boost}")
     print(f"runtime: {result.environment['runtime_env']}")
     if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output).write_text(json.dumps(result.to_dict(), indent=2, default=str))
+        from boosttune.files import write_json
+
+        write_json(args.output, result.to_dict())
         print(f"result written to {args.output}")
     return 0
 
@@ -262,8 +263,9 @@ def build_parser() -> argparse.ArgumentParser:
         "tune", help="search boost recipes with Ray Tune + Optuna from an experiment file",
         description="Run a speed-vs-accuracy search from a YAML/JSON experiment file (fields: name, base (a recipe "
                     "without boost), num_trials, workers_per_trial, objective, max_accuracy_drop_pt, sampler, seed, "
-                    "time_budget_s, max_failure_rate, max_concurrent_trials, search, storage). Joins the Ray "
-                    "cluster in RAY_ADDRESS or starts a local one.",
+                    "time_budget_s, max_failure_rate, max_concurrent_trials, search, storage, confirm_seeds, "
+                    "confirm_candidates, confirm_screen_pt), then confirms the best recipes over paired seeds. Joins "
+                    "the Ray cluster in RAY_ADDRESS or starts a local one.",
     )
     tune_cmd.add_argument("config", help="experiment file (YAML/JSON)")
     tune_cmd.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field, e.g. num_trials=20")
@@ -273,9 +275,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = sub.add_parser(
         "export", help="write the best recipe's boost_config_dict and recipe as JSON",
-        description="Select the fastest finished trial whose val_acc is within --tolerance points of the O0 "
-                    "baseline's (the baseline itself when none is faster) and write best_boost_config.json "
-                    "(what mindspore.Model takes as boost_config_dict) and best_recipe.json.",
+        description="Select the best recipe and write best_boost_config.json (what mindspore.Model takes as "
+                    "boost_config_dict) and best_recipe.json. With confirm runs in RESULTS (an experiment's "
+                    "confirm stage, or a bench folder): the fastest recipe whose paired speed-up interval lies "
+                    "above 1 and whose mean accuracy delta is within --max-drop points, with its intervals and "
+                    "verdict. Without: the fastest finished trial within --max-drop points of the O0 baseline on "
+                    "its one seed. The baseline itself when nothing qualifies.",
     )
     export.add_argument("results", metavar="RESULTS", help="results folder, or its results.parquet / results.csv")
     export.add_argument("--max-drop", "--tolerance", dest="max_drop", type=float, default=1.0,

@@ -162,7 +162,7 @@ def _run_line(record: RunRecord) -> str:
 
 def _running_summary(records: list[RunRecord], margin_pt: float, round_count: int) -> str:
     summary = summarize(confirm_table(records), margin_pt=margin_pt)
-    parts = [f"{row.recipe} {row.speedup:.2f}x ({row.speedup_ci_low:.2f}-{row.speedup_ci_high:.2f}), "
+    parts = [f"{row.recipe} {row.speedup:.3f}x ({row.speedup_ci_low:.3f}-{row.speedup_ci_high:.3f}), "
              f"{row.val_acc_delta_pt:+.1f} pt" for row in summary.itertuples()
              if row.recipe != BASELINE_NAME and finite(row.speedup_ci_low)]
     return f"after {round_count} rounds: " + ("; ".join(parts) if parts else "no paired figures yet")
@@ -240,11 +240,15 @@ def _summary_row(name: str, table: pd.DataFrame, finished: pd.DataFrame, base: p
                          scale=100.0, confidence=confidence)
     judged = verdict(speed, delta, margin_pt)
     e2e = _e2e(runs.loc[rounds, "curve_json"], base.loc[rounds, "curve_json"], target, confidence)
+    text = judged.text
+    if e2e is not None and target is not None:
+        text += (f"; end-to-end speed-up to {100 * target:.2f}% val_acc: {e2e.estimate:.2f}x (training time, compile "
+                 f"included; {e2e.n} of {len(rounds)} rounds reached it)")
     row.update(speedup=speed.estimate, speedup_ci_low=speed.low, speedup_ci_high=speed.high, p_value=speed.p_value,
                val_acc_delta_pt=delta.estimate, val_acc_delta_pt_ci_low=delta.low, val_acc_delta_pt_ci_high=delta.high,
                val_acc_p_value=delta.p_value, e2e_speedup=e2e.estimate if e2e else math.nan,
                e2e_n=e2e.n if e2e else 0, seeds_to_show=judged.seeds_needed, qualifies=judged.qualifies,
-               verdict=judged.code, verdict_text=judged.text)
+               verdict=judged.code, verdict_text=text)
     return row
 
 

@@ -71,7 +71,6 @@ def _stage(name: str, times: dict[str, float], log: Callable[[str], None]) -> It
 
 def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool = False,
                    log: Callable[[str], None] = print, command: str | None = None) -> ExperimentResult:
-    from boosttune.presets import device_presets
     from boosttune.probe import run_probe
     from boosttune.ray_train import train_run
     from boosttune.runs import RecordStore, RunSpec
@@ -119,14 +118,7 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
     if note:
         log(f"baseline: {note}")
 
-    presets = {key: "O0"}
-    points = [preset_params("O0", ctx, base)]
-    for preset in device_presets(report, config.workers_per_trial)[1:]:
-        params = preset_params(preset.name, ctx, base)
-        preset_key = equivalence_key(recipe_from_params(params, ctx, base))
-        if preset_key not in presets:
-            presets[preset_key] = preset.name
-            points.append(params)
+    presets, points = _preset_points(report, ctx, base, config.workers_per_trial)
     drop = config.max_accuracy_drop_pt
     setup = SearchSetup(
         base=base, ctx=ctx, env=env, workers=config.workers_per_trial, output=str(output), presets=presets,
@@ -149,6 +141,22 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
         result = _finish(config, output, table, confirm, outcome.aborted_reason)
     result.stage_s, result.baseline_note = times, note
     return result
+
+
+def _preset_points(report, ctx, base: dict[str, Any], workers: int) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """The search's first points: O0, then each preset that trains differently here (by equivalence key)."""
+    from boosttune.presets import device_presets
+    from boosttune.space import equivalence_key, preset_params, recipe_from_params
+
+    presets: dict[str, str] = {}
+    points = []
+    for preset in device_presets(report, workers):
+        params = preset_params(preset.name, ctx, base)
+        key = equivalence_key(recipe_from_params(params, ctx, base))
+        if key not in presets:
+            presets[key] = preset.name
+            points.append(params)
+    return presets, points
 
 
 def _convergence_note(curve: list[dict[str, Any]]) -> str | None:

@@ -7,6 +7,7 @@ file and a resumed run only ever reads whole ones. Pure: no Ray, no MindSpore.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -36,9 +37,20 @@ def write_atomically(target: str | Path, write: Callable[[Path], object]) -> Pat
     return target
 
 
+def _json_safe(value: Any) -> Any:
+    """NaN and infinities (a diverged loss, say) as null: JSON has no such numbers."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(item) for item in value]
+    return value
+
+
 def write_json(target: str | Path, document: Any) -> Path:
-    """``document`` as indented JSON, atomically; NaN and infinities are refused (JSON has none)."""
-    text = json.dumps(document, indent=2, allow_nan=False, default=str) + "\n"
+    """``document`` as indented JSON, atomically; non-finite numbers become null (JSON has none)."""
+    text = json.dumps(_json_safe(document), indent=2, allow_nan=False, default=str) + "\n"
     return write_atomically(target, lambda temp: temp.write_text(text, encoding="utf-8"))
 
 

@@ -183,7 +183,7 @@ def verdict(speedup: Interval, delta_pt: Interval, margin_pt: float) -> Verdict:
     margin = _finite(margin_pt, "margin_pt")
     if margin < 0:
         raise ConfigError(f"margin_pt: must be >= 0, got {margin_pt=}")
-    n, ci = min(speedup.n, delta_pt.n), _ci(speedup, ".2f", "-")
+    n, ci = min(speedup.n, delta_pt.n), _ci(speedup, ".3f", "-")  # 3 decimals: 0.998 must not read as 1.00
     if speedup.n >= 2 and speedup.low > 1:
         speed, speed_text = "faster", f"{speedup.estimate:.2f}x faster ({ci})"
     elif speedup.n >= 2 and speedup.high < 1:

@@ -73,13 +73,13 @@ def _fmt(value: object, spec: str) -> str:
 
 def format_confirmed(summary: pd.DataFrame) -> str:
     """The summary as the terminal shows it: one line per recipe, intervals in brackets, then each verdict."""
-    lines = [f"{'recipe':<24}{'seeds':>6}  {'speed-up [95% CI]':<24}{'e2e':>7}  {'Δ val_acc pt [95% CI]':<26}"
+    lines = [f"{'recipe':<24}{'seeds':>6}  {'speed-up [95% CI]':<26}{'e2e':>7}  {'Δ val_acc pt [95% CI]':<26}"
              f"{'p':>7}  verdict"]
     for row in summary.itertuples():
-        speed = f"{_fmt(row.speedup, '.3f')} [{_fmt(row.speedup_ci_low, '.2f')}, {_fmt(row.speedup_ci_high, '.2f')}]"
+        speed = f"{_fmt(row.speedup, '.3f')} [{_fmt(row.speedup_ci_low, '.3f')}, {_fmt(row.speedup_ci_high, '.3f')}]"
         delta = (f"{_fmt(row.val_acc_delta_pt, '+.2f')} [{_fmt(row.val_acc_delta_pt_ci_low, '+.2f')}, "
                  f"{_fmt(row.val_acc_delta_pt_ci_high, '+.2f')}]")
-        lines.append(f"{str(row.recipe)[:23]:<24}{int(row.n_seeds):>6}  {speed:<24}{_fmt(row.e2e_speedup, '.2f'):>7}  "
+        lines.append(f"{str(row.recipe)[:23]:<24}{int(row.n_seeds):>6}  {speed:<26}{_fmt(row.e2e_speedup, '.2f'):>7}  "
                      f"{delta:<26}{_fmt(row.p_value, '.3f'):>7}  {row.verdict}")
     lines.append("")
     lines += [f"{row.recipe}: {row.verdict_text}" for row in summary.itertuples() if row.recipe != BASELINE_NAME]

@@ -50,7 +50,7 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
     p.add_argument("--concurrency", type=int, default=None,
                    help="trials at once (default: one per node, so trials do not skew each other's timings)")
     p.add_argument("--smoke", action="store_true",
-                   help="a quick run: 3 epochs on 1024 samples, 4 trials, 1 candidate confirmed over 2 seeds")
+                   help="a quick run: 3 epochs on 1024 samples, 3 trials, 1 candidate confirmed over 2 seeds")
     p.add_argument("--output", default=None, help="folder for results, report and JSON (default runs/<model>-<time>)")
     p.add_argument("--resume", action="store_true", help="continue the interrupted experiment in --output")
     return p
@@ -74,7 +74,7 @@ def run(model: str, description: str, argv: list[str] | None = None) -> int:
         print("error: --resume needs --output (the folder of the run to continue)", file=sys.stderr)
         return 2
     if args.smoke:
-        args.epochs, args.train_limit, args.val_limit, args.trials = 3, 1024, 512, 4
+        args.epochs, args.train_limit, args.val_limit, args.trials = 3, 1024, 512, 3
         args.confirm_seeds, args.confirm_candidates = 2, 1
     try:
         return _run(args)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zlib
 
 import numpy as np
 import pytest
@@ -25,7 +26,7 @@ def _fake_train(calls: list[RunSpec], noise: float = 0.02):
         rng = np.random.default_rng(spec.seed)  # the round's seed: shared drift within a round (pairing)
         machine = rng.uniform(0.8, 1.2)
         acc_seed = rng.normal(0.9, 0.01)
-        own = np.random.default_rng(abs(hash((spec.seed, spec.label))) % 2**32)
+        own = np.random.default_rng(zlib.crc32(f"{spec.seed}-{spec.label}".encode()))  # deterministic across runs
         speed, delta = EFFECTS[spec.label]
         sps = 500.0 * machine * speed * (1 + own.normal(0, noise))
         acc = acc_seed + delta + own.normal(0, 0.002)
@@ -202,3 +203,24 @@ def test_confirmed_figures_reach_summary_csv_export_and_report(tmp_path):
     assert fast.is_selected and fast.speedup_low <= fast.speedup <= fast.speedup_high and fast.n_seeds == 4
     page = write_report(confirmed.runs, tmp_path / "report.html", confirmed=confirmed).read_text()
     assert "Confirmed over paired seeds [1, 2, 3, 4]" in page and page.count("Plotly.newPlot") == 2
+
+
+def test_a_record_with_a_diverged_loss_is_kept_with_null_for_the_non_finite_figures(tmp_path):
+    spec = RunSpec(run_id="nan", role="search", recipe=dict(BASE))
+    record = RunRecord.from_summary(spec, {"status": "stopped", "reason": "non-finite loss (nan) at step 3",
+                                           "train_loss": float("nan"), "val_acc": None, "curve": []})
+    store = RecordStore(tmp_path)
+    store.put(record)
+    again = store.get("nan")
+    assert again.status == "stopped" and again.metrics["train_loss"] is None
+    assert "NaN" not in store.path("nan").read_text()
+
+
+def test_the_experiment_says_whether_its_baseline_converged():
+    from boosttune.experiment import _convergence_note
+
+    curve = [{"val_acc": a} for a in (0.70, 0.80, 0.849, 0.850, 0.8515)]
+    assert _convergence_note(curve).startswith("converged (last epoch +0.15 pt")
+    climbing = [{"val_acc": a} for a in (0.5, 0.6, 0.7)]
+    assert "still improving" in _convergence_note(climbing) and "--epochs" in _convergence_note(climbing)
+    assert _convergence_note(climbing[:2]) is None  # too short to tell

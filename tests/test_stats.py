@@ -196,7 +196,7 @@ def test_verdict_codes(speedup, delta, code, speed, accuracy, qualifies):
 def test_verdict_text_consistent_case_names_seeds_needed():
     v = verdict(_iv(1.21, 1.08, 1.35), _iv(-0.4, -1.1, 0.3, sd=0.9), 1.0)
     assert v.seeds_needed == seeds_to_show_noninferiority(-0.4, 0.9, 1.0)
-    assert v.text.startswith("1.21x faster (95% CI 1.08-1.35); accuracy -0.40 pt (95% CI -1.10 to +0.30)")
+    assert v.text.startswith("1.21x faster (95% CI 1.080-1.350); accuracy -0.40 pt (95% CI -1.10 to +0.30)")
     assert "non-inferiority within 1 pt consistent but not shown" in v.text
     assert f"about {v.seeds_needed} seeds would likely show it" in v.text
     assert "recommended" not in v.text
@@ -207,7 +207,7 @@ def test_verdict_text_not_separable_and_few_seeds_from_real_intervals():
     delta = paired_delta([0.91, 0.92, 0.90], [0.91, 0.915, 0.905], scale=100)
     v = verdict(speed, delta, 1.0)
     assert v.code == "not_faster"
-    assert f"speed not separable from the baseline with 3 seeds (95% CI {speed.low:.2f}-{speed.high:.2f})" in v.text
+    assert f"speed not separable from the baseline with 3 seeds (95% CI {speed.low:.3f}-{speed.high:.3f})" in v.text
     assert "5 or more seeds are recommended (ran 3)" in v.text
 
 
