@@ -187,5 +187,5 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
                          log=log, margin_pt=config.max_accuracy_drop_pt)
     confirmed = save_confirmed(records, output, margin_pt=config.max_accuracy_drop_pt, ray_version=ray.__version__)
     write_report(confirmed.runs, output / "report.html", title=f"boosttune bench: {config.name}",
-                 tolerance_pt=config.max_accuracy_drop_pt, confirmed=confirmed)
+                 tolerance_pt=config.max_accuracy_drop_pt, confirmed=confirmed, runs_are="bench")
     return confirmed

@@ -158,8 +158,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     table, folder = _load_any_results(args.results)
     output = args.output or folder / "report.html"
-    path = write_report(table, output, tolerance_pt=args.max_drop,
-                        confirmed=load_confirmed(folder, margin_pt=args.max_drop))
+    confirmed = load_confirmed(folder, margin_pt=args.max_drop)
+    bench = "recipe" in table.columns  # a bench folder: its table is the runs themselves
+    path = write_report(table, output, tolerance_pt=args.max_drop, confirmed=confirmed,
+                        runs_are="bench" if bench else "search")
     print(f"report written to {path}")
     return 0
 

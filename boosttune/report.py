@@ -258,15 +258,21 @@ def _confirmed_section(confirmed: Confirmed | None) -> str:
     # This section comes first on the page, so it carries plotly.js and the search figure does not.
     figure = _confirmed_figure(info).to_html(full_html=False, include_plotlyjs=True)
     columns = ["recipe", "n_seeds", "speedup", "speedup_ci_low", "speedup_ci_high", "e2e_speedup",
-               "val_acc_delta_pt", "val_acc_delta_pt_ci_low", "val_acc_delta_pt_ci_high", "p_value", "verdict_text"]
+               "val_acc_delta_pt", "val_acc_delta_pt_ci_low", "val_acc_delta_pt_ci_high", "p_value", "verdict"]
     table = confirmed.summary[columns].to_html(index=False, escape=True, border=0, classes="trials",
                                                float_format=lambda v: f"{v:.3f}", na_rep="")
+    verdicts = "".join(f"<li><b>{html.escape(str(row['recipe']))}</b>: {html.escape(str(row['verdict_text']))}</li>"
+                       for _, row in confirmed.summary.iterrows() if row["recipe"] != "O0")
     return (f"<h2>Confirmed over paired seeds {list(info.seeds)}</h2>\n<p><b>{html.escape(info.selection_reason)}</b>"
-            f"</p>\n{figure}\n{table}")
+            f"</p>\n{figure}\n{table}\n<ul>{verdicts}</ul>")
+
+
+def _count(df: pd.DataFrame, runs_are: str) -> str:
+    return f"{len(df)} search trial(s), one seed each" if runs_are == "search" else f"{len(df)} {runs_are} run(s)"
 
 
 def write_report(df: pd.DataFrame, path: str | Path, *, title: str = DEFAULT_TITLE, tolerance_pt: float = 0.5,
-                 top: int = 15, confirmed: Confirmed | None = None) -> Path:
+                 top: int = 15, confirmed: Confirmed | None = None, runs_are: str = "search") -> Path:
     """Write one self-contained HTML report (plotly.js embedded, no CDN) and return its path.
 
     Raises:
@@ -280,8 +286,8 @@ def write_report(df: pd.DataFrame, path: str | Path, *, title: str = DEFAULT_TIT
         selection = html.escape(info.selection_reason or "no selection: the table has no finished O0 baseline")
     page = (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
             f"<style>{_STYLE}</style></head><body>\n<h1>{html.escape(title)}</h1>\n"
-            f"<p>{len(df)} search trial(s), one seed each; answer at {tolerance_pt:g} pt: {selection}</p>\n"
-            f"{_confirmed_section(confirmed)}\n<h2>Search</h2>\n{figure}\n"
+            f"<p>{_count(df, runs_are)}; answer at {tolerance_pt:g} pt: {selection}</p>\n"
+            f"{_confirmed_section(confirmed)}\n<h2>{'Search' if runs_are == 'search' else 'Every run'}</h2>\n{figure}\n"
             f"<h2>Top trials</h2>\n{_top_table(df, top, tolerance_pt)}\n<h2>Failed, stopped or incomplete trials</h2>\n"
             f"{_failures_table(info)}\n</body></html>\n")
     return write_atomically(path, lambda temp: temp.write_text(page, encoding="utf-8"))
