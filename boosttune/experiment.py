@@ -90,8 +90,8 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
                        param_count=facts["param_count"], world_size=config.workers_per_trial,
                        enabled=frozenset(config.search or ()), base_learning_rate=config.recipe.optimizer.learning_rate)
 
-    def train(spec: RunSpec, **kwargs: Any):
-        return train_run(spec, output=output, num_workers=config.workers_per_trial, env=env, **kwargs)
+    def train(spec: RunSpec):
+        return train_run(spec, output=output, num_workers=config.workers_per_trial, env=env)
 
     # The O0 baseline runs first: every speed figure is a ratio to it, and the constrained and
     # time-to-accuracy objectives need its accuracy.

@@ -16,7 +16,7 @@ import pandas as pd
 
 from boosttune.config.boost import parse_boost_config
 from boosttune.errors import BoosttuneError, DataError
-from boosttune.files import write_atomically
+from boosttune.files import write_json
 from boosttune.results import FINISHED, finite
 from boosttune.select import Selection, select_best
 
@@ -64,8 +64,8 @@ def export_best(df: pd.DataFrame, out_dir: str | Path, *, tolerance_pt: float = 
     if confirmed is not None:
         recipe["confirmed"] = _confirmed_document(confirmed)
     out_dir = Path(out_dir)
-    config_path = write_atomically(out_dir / BEST_BOOST_CONFIG_NAME, lambda temp: _dump(temp, boost_config))
-    recipe_path = write_atomically(out_dir / BEST_RECIPE_NAME, lambda temp: _dump(temp, recipe))
+    config_path = write_json(out_dir / BEST_BOOST_CONFIG_NAME, boost_config)
+    recipe_path = write_json(out_dir / BEST_RECIPE_NAME, recipe)
     return config_path, recipe_path
 
 
@@ -165,7 +165,3 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float) and not finite(value):
         return None
     return value
-
-
-def _dump(path: Path, document: Any) -> None:
-    path.write_text(json.dumps(document, indent=2, allow_nan=False) + "\n")

@@ -33,7 +33,6 @@ __all__ = [
     "load_results",
     "save_results",
     "schema_columns",
-    "write_atomically",
 ]
 
 BASELINE_PRESET = "O0"

@@ -17,10 +17,9 @@ from typing import Any, Iterator, Literal
 from boosttune.errors import DataError
 from boosttune.files import write_json
 
-__all__ = ["FINISHED", "ROLES", "STATUSES", "RecordStore", "RunRecord", "RunSpec", "Role"]
+__all__ = ["FINISHED", "STATUSES", "RecordStore", "RunRecord", "RunSpec", "Role"]
 
 Role = Literal["baseline", "search", "confirm", "bench"]
-ROLES: tuple[str, ...] = ("baseline", "search", "confirm", "bench")
 # duplicate: an equivalent configuration was trained already; the record repeats its figures.
 STATUSES = ("completed", "stopped", "target_reached", "failed", "duplicate")
 FINISHED = ("completed", "target_reached")  # trained to the end (or to the target): figures are comparable
