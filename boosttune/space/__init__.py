@@ -26,6 +26,7 @@ __all__ = [
     "define_by_run",
     "equivalence_key",
     "fragments",
+    "informed_points",
     "preset_params",
     "recipe_from_params",
     "suggest_recipe",
@@ -112,3 +113,26 @@ def preset_params(preset: str, ctx: SpaceContext, base: dict[str, Any]) -> dict[
     if preset.startswith("O2"):
         params["boost.adasum"] = True
     return params
+
+
+def informed_points(ctx: SpaceContext, base: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The variations a person would try first, after the presets: (label, params), each a full-space point.
+
+    GradientFreeze alone at a low, middle and high freeze_p, LessBN alone, and the O1-equivalent at a
+    lower freeze_p. Points that rely on a knob the device does not support are left out; the caller
+    leaves out those that rely on a knob measured slow here (:func:`uses_slow`).
+    """
+    off = preset_params("O0", ctx, base)
+    o1 = preset_params("O1", ctx, base)
+    freeze = {k: v for k, v in o1.items() if k.startswith("grad_freeze.")}
+    less_bn = {k: v for k, v in o1.items() if k.startswith("less_bn.")}
+    points: list[tuple[str, dict[str, Any]]] = []
+    if ctx.supported("boost.grad_freeze"):
+        for p in (0.3, 0.5, 0.7):
+            points.append((f"grad_freeze p={p}", {**off, "boost.grad_freeze": True, **freeze, "grad_freeze.freeze_p": p}))
+    if ctx.supported("boost.less_bn"):
+        points.append(("less_bn", {**off, "boost.less_bn": True, **less_bn}))
+    if ctx.supported("boost.less_bn") and ctx.supported("boost.grad_freeze"):
+        for p in (0.3, 0.5):
+            points.append((f"O1-equivalent p={p}", {**o1, "grad_freeze.freeze_p": p}))
+    return points
