@@ -142,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rows", type=int, default=110, help="rows in all, O0 reference runs included (default 110)")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"folder of the table (default {DEFAULT_OUT})")
     p.add_argument("--timeout", type=float, default=600, help="seconds before one training is given up as failed")
+    p.add_argument("--pause-file", type=Path, default=Path(tempfile.gettempdir()) / "boosttune_table.pause",
+                   help="while this file exists no new row starts (so other work does not skew the timings)")
+    p.add_argument("--redo", default="", help="comma-separated rows to measure again (e.g. taken on a busy machine)")
     args = p.parse_args(argv)
 
     from boosttune.space import equivalence_key, recipe_from_params
@@ -156,12 +159,21 @@ def main(argv: list[str] | None = None) -> int:
             "runtime_env": {k: env[k] for k in ("ONEDNN_MAX_CPU_ISA",) if k in env}}
     (args.out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
     recipes_csv, epochs_csv = args.out / "recipes.csv", args.out / "epochs.csv"
+    redo = {int(r) for r in args.redo.split(",") if r.strip()}
+    if redo:
+        for path in (recipes_csv, epochs_csv):
+            with path.open() as f:
+                kept = [r for r in csv.DictReader(f) if int(r["row"]) not in redo]
+            path.unlink()
+            _append(path, RECIPE_FIELDS if path == recipes_csv else EPOCH_FIELDS, kept)
     done = _done_rows(recipes_csv)
     plan = design(ctx, args.rows)
     start = time.perf_counter()
     for row, (source, label, params) in enumerate(plan):
         if row in done:
             continue
+        while args.pause_file.exists():
+            time.sleep(2)
         key = equivalence_key(recipe_from_params(params, ctx, BASE))
         started = time.time()
         summary, epochs = train(params, ctx, env, args.timeout)

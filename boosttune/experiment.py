@@ -36,6 +36,7 @@ class ExperimentResult:
     summary_path: Path | None = None
     stage_s: dict[str, float] = field(default_factory=dict)
     baseline_note: str | None = None
+    left_out: dict[str, str] = field(default_factory=dict)  # knob -> why the search did not draw it
 
 
 @ray.remote(num_cpus=1, max_calls=1)
@@ -72,6 +73,7 @@ def _stage(name: str, times: dict[str, float], log: Callable[[str], None]) -> It
 def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool = False,
                    log: Callable[[str], None] = print, command: str | None = None) -> ExperimentResult:
     from boosttune.probe import run_probe
+    from boosttune.probe.calibrate import run_calibration, slow_knobs
     from boosttune.ray_train import train_run
     from boosttune.runs import RecordStore, RunSpec
     from boosttune.space import SpaceContext, equivalence_key, preset_params, recipe_from_params
@@ -84,11 +86,15 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
     with _stage("probe", times, log):
         report = run_probe(config.recipe.device_target, log=log)
         env = dict(report.runtime_env)
+        slow = slow_knobs(run_calibration(report, log=log), config.search) if config.prune_slow else {}
         connect_ray(log)
         facts = ray.get(_trial_facts.remote(base, config.workers_per_trial, env))
+    for why in slow.values():
+        log(f"search space: {why}")
     ctx = SpaceContext(unsupported=frozenset(c.knob for c in report.unsupported()), total_steps=facts["total_steps"],
                        param_count=facts["param_count"], world_size=config.workers_per_trial,
-                       enabled=frozenset(config.search or ()), base_learning_rate=config.recipe.optimizer.learning_rate)
+                       enabled=frozenset(config.search or ()), base_learning_rate=config.recipe.optimizer.learning_rate,
+                       slow=frozenset(slow))
 
     def train(spec: RunSpec):
         return train_run(spec, output=output, num_workers=config.workers_per_trial, env=env)
@@ -118,17 +124,21 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
     if note:
         log(f"baseline: {note}")
 
-    presets, points = _preset_points(report, ctx, base, config.workers_per_trial)
+    start = _start_points(report, ctx, base, config)
+    log(f"search: starts from {', '.join(start.labels_in_order) or 'nothing fixed'}"
+        + (f" ({', '.join(start.outside_labels)} outside the searched space: trained, not modelled)"
+           if start.outside_labels else ""))
     drop = config.max_accuracy_drop_pt
     setup = SearchSetup(
-        base=base, ctx=ctx, env=env, workers=config.workers_per_trial, output=str(output), presets=presets,
+        base=base, ctx=ctx, env=env, workers=config.workers_per_trial, output=str(output), presets=start.presets,
+        labels=start.labels, outside=start.outside,
         baseline_val_acc=baseline.metrics["val_acc"], max_accuracy_drop_pt=drop,
         target_accuracy=(max(0.01, baseline.metrics["val_acc"] - drop / 100.0)
                          if config.objective == "time_to_accuracy" else None),
         max_concurrent=config.max_concurrent_trials or _default_concurrency(config.workers_per_trial),
     )
     with _stage("search", times, log):
-        outcome = run_search(config, output, setup=setup, points=points, resume=resume, log=log)
+        outcome = run_search(config, output, setup=setup, points=start.points, resume=resume, log=log)
     log(f"search: {len(outcome.records)} trial records")
     if outcome.aborted_reason:
         log(outcome.aborted_reason)
@@ -139,24 +149,49 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
             confirm = _confirm(config, table, output, train, log)
     with _stage("export and report", times, log):
         result = _finish(config, output, table, confirm, outcome.aborted_reason)
-    result.stage_s, result.baseline_note = times, note
+    result.stage_s, result.baseline_note, result.left_out = times, note, slow
     return result
 
 
-def _preset_points(report, ctx, base: dict[str, Any], workers: int) -> tuple[dict[str, str], list[dict[str, Any]]]:
-    """The search's first points: O0, then each preset that trains differently here (by equivalence key)."""
-    from boosttune.presets import device_presets
-    from boosttune.space import equivalence_key, preset_params, recipe_from_params
+@dataclass
+class StartPoints:
+    """The search's first trials: the presets, then the variations a person would try first."""
 
-    presets: dict[str, str] = {}
-    points = []
-    for preset in device_presets(report, workers):
-        params = preset_params(preset.name, ctx, base)
+    presets: dict[str, str] = field(default_factory=dict)  # equivalence key -> preset name
+    labels: dict[str, str] = field(default_factory=dict)  # equivalence key -> label, for every start point
+    points: list[dict[str, Any]] = field(default_factory=list)  # the searched space can draw them: modelled
+    outside: list[dict[str, Any]] = field(default_factory=list)  # it cannot (a slow knob): trained only
+    labels_in_order: list[str] = field(default_factory=list)
+    outside_labels: list[str] = field(default_factory=list)
+
+
+def _start_points(report, ctx, base: dict[str, Any], config: ExperimentConfig) -> StartPoints:
+    """O0 and each preset that trains differently here (by equivalence key), then, with ``informed_start``,
+    the informed variations the searched space can draw, up to half the trial budget in all."""
+    from boosttune.presets import device_presets
+    from boosttune.space import equivalence_key, informed_points, preset_params, recipe_from_params, searchable
+
+    start = StartPoints()
+    candidates = [(p.name, preset_params(p.name, ctx, base), True)
+                  for p in device_presets(report, config.workers_per_trial)]
+    if config.informed_start:
+        candidates += [(label, params, False) for label, params in informed_points(ctx, base)
+                       if searchable(params, ctx, base)]
+    budget = max(sum(preset for *_, preset in candidates), config.num_trials // 2)
+    for label, params, preset in candidates:
         key = equivalence_key(recipe_from_params(params, ctx, base))
-        if key not in presets:
-            presets[key] = preset.name
-            points.append(params)
-    return presets, points
+        if key in start.labels or (not preset and len(start.labels) >= budget):
+            continue
+        start.labels[key] = label
+        start.labels_in_order.append(label)
+        if preset:
+            start.presets[key] = label
+        if searchable(params, ctx, base):
+            start.points.append(params)
+        else:
+            start.outside.append(params)
+            start.outside_labels.append(label)
+    return start
 
 
 def _convergence_note(curve: list[dict[str, Any]]) -> str | None:
@@ -244,6 +279,8 @@ def format_summary(result: ExperimentResult) -> str:
         lines.append(result.aborted_reason)
     if result.baseline_note:
         lines.append(f"baseline: {result.baseline_note}")
+    for why in result.left_out.values():
+        lines.append(f"left out of the search: {why}")
     if result.stage_s:
         lines.append("time per stage: " + ", ".join(f"{k} {v:.0f} s" for k, v in result.stage_s.items())
                      + f" (total {sum(result.stage_s.values()):.0f} s)")

@@ -26,7 +26,7 @@ from typing import Any
 import ray
 from ray.train.backend import Backend, BackendConfig
 
-from boosttune.runs import RunRecord, RunSpec
+from boosttune.runs import CURVE_KEYS, RunRecord, RunSpec
 
 __all__ = ["SCHEDULER_MARKER", "MindSporeConfig", "build_trainer", "run_on_ray", "train_loop_per_worker", "train_run",
            "worker_error_reason"]
@@ -152,9 +152,6 @@ def _init_device(device_target: str, world_size: int) -> None:
                                      device_num=world_size)
 
 
-# Per epoch, kept in every record: the learning curve gives the time to any target accuracy afterwards
-# (train_s is cumulative training time, first-step compile included, evaluation excluded).
-_CURVE_KEYS = ("epoch", "train_s", "val_acc", "val_loss", "train_loss", "throughput_sps")
 
 
 def train_loop_per_worker(config: dict[str, Any]) -> None:
@@ -190,7 +187,7 @@ def train_loop_per_worker(config: dict[str, Any]) -> None:
     result = run_trial(recipe, reporter=reporter, work_dir=work_dir, num_shards=world_size, shard_id=rank,
                        extra_callbacks=callbacks, log=lambda m: print(f"[rank {rank}] {m}", flush=True))
     final = {k: v for k, v in result.metrics.items() if isinstance(v, (int, float, str, bool)) or v is None}
-    curve = [{key: epoch.get(key) for key in _CURVE_KEYS} for epoch in result.epochs]
+    curve = [{key: epoch.get(key) for key in CURVE_KEYS} for epoch in result.epochs]
     summary = {**final, **extra, "final": True, "status": result.status, "reason": result.reason or "",
                "observed_boost": result.observed_boost, "boost_config_dict": result.boost_config_dict,
                "environment": result.environment, "curve": curve}

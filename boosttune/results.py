@@ -75,6 +75,7 @@ SCHEMA: tuple[Column, ...] = (
     Column("peak_rss_mb", "float64", "peak resident memory, MiB"),
     Column("steady_steps", "Int64", "training steps the throughput was measured on"),
     Column("stage1_s", "float64", "DimReduce stage-1 training time, seconds"),
+    Column("rung", "Int64", "for a trial the multi-objective scheduler stopped: the epoch (rung) it reached"),
     Column("device_target", "string", "CPU, GPU or Ascend"),
     Column("mindspore_version", "string", "MindSpore version that trained the trial"),
     Column("ray_version", "string", "Ray version that ran the experiment"),
@@ -133,6 +134,7 @@ def _row(record: Mapping[str, Any], ray_version: str) -> dict[str, Any]:
     environment = record.get("environment") or {}
     row: dict[str, Any] = {
         "trial_id": record["trial_id"], "status": record["status"], "reason": record.get("reason"),
+        "rung": record.get("rung"),
         "preset": record.get("preset"), "is_baseline": False,
         "boost_level": recipe.get("boost_level"), "amp_level": recipe.get("amp_level"),
         "loss_scale_kind": loss_scale.get("kind"), "optimizer_name": optimizer.get("name"),

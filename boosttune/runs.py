@@ -17,11 +17,14 @@ from typing import Any, Iterator, Literal
 from boosttune.errors import DataError
 from boosttune.files import write_json
 
-__all__ = ["FINISHED", "STATUSES", "RecordStore", "RunRecord", "RunSpec", "Role"]
+__all__ = ["CURVE_KEYS", "FINISHED", "STATUSES", "RecordStore", "RunRecord", "RunSpec", "Role"]
 
 Role = Literal["baseline", "search", "confirm", "bench"]
 # duplicate: an equivalent configuration was trained already; the record repeats its figures.
 STATUSES = ("completed", "stopped", "target_reached", "failed", "duplicate")
+# Per epoch, kept in every record: the learning curve gives the time to any target accuracy afterwards
+# (train_s is cumulative training time, first-step compile included, evaluation excluded).
+CURVE_KEYS = ("epoch", "train_s", "val_acc", "val_loss", "train_loss", "throughput_sps")
 FINISHED = ("completed", "target_reached")  # trained to the end (or to the target): figures are comparable
 
 
@@ -68,6 +71,7 @@ class RunRecord:
     environment: dict[str, Any] = field(default_factory=dict)
     started: float | None = None
     duplicate_of: str | None = None
+    rung: int | None = None  # the epoch a scheduler stopped it at (status "stopped")
 
     @property
     def finished(self) -> bool:
@@ -97,6 +101,13 @@ class RunRecord:
     @classmethod
     def failed(cls, spec: RunSpec, reason: str, started: float | None = None) -> RunRecord:
         return cls._from_spec(spec, status="failed", reason=reason, started=started)
+
+    @classmethod
+    def stopped_early(cls, spec: RunSpec, *, rung: int, reason: str, metrics: dict[str, Any],
+                      curve: list[dict[str, Any]], started: float | None = None) -> RunRecord:
+        """A run a scheduler stopped at epoch ``rung``: its figures so far, not comparable with finished runs."""
+        return cls._from_spec(spec, status="stopped", reason=reason, metrics=dict(metrics), curve=list(curve),
+                              rung=rung, started=started)
 
     def duplicate(self, spec: RunSpec) -> RunRecord:
         """``spec`` answered by this record's figures: it trains exactly like this run."""

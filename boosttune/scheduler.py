@@ -68,11 +68,11 @@ def nsga_order(points: Sequence[Point]) -> list[int]:
     return order
 
 
-def promote(candidate: Point, others: Sequence[Point], reduction_factor: float) -> bool:
+def promote(candidate: Point, others: Sequence[Point], reduction_factor: float, *, keep_front: bool = True) -> bool:
     """Whether a trial with objectives ``candidate`` at a rung goes on, given those recorded there before.
 
-    It goes on if nothing at the rung dominates it, or if it ranks among the best
-    ``ceil(n / reduction_factor)`` of the ``n`` trials there (itself included) by NSGA-II's order.
+    It goes on if it ranks among the best ``ceil(n / reduction_factor)`` of the ``n`` trials there
+    (itself included) by NSGA-II's order, or, with ``keep_front``, if nothing at the rung dominates it.
     Non-finite objectives (a diverged trial) count as the worst possible.
     """
     if reduction_factor <= 1:
@@ -83,7 +83,7 @@ def promote(candidate: Point, others: Sequence[Point], reduction_factor: float) 
 
     points = [clean(p) for p in others] + [clean(candidate)]
     me = len(points) - 1
-    if not any(_dominates(p, points[me]) for p in points[:me]):
+    if keep_front and not any(_dominates(p, points[me]) for p in points[:me]):
         return True
     keep = math.ceil(len(points) / reduction_factor)
     return me in nsga_order(points)[:keep]
@@ -112,6 +112,7 @@ class RungLadder:
     grace_period: int
     reduction_factor: float
     max_t: int
+    keep_front: bool = True
     recorded: dict[int, dict[Hashable, tuple[float, ...]]] = field(default_factory=dict)
     stopped_at: dict[Hashable, int] = field(default_factory=dict)
 
@@ -128,7 +129,7 @@ class RungLadder:
                 continue
             others = list(rung.values())
             rung[trial] = tuple(objectives)
-            if not promote(objectives, others, self.reduction_factor):
+            if not promote(objectives, others, self.reduction_factor, keep_front=self.keep_front):
                 self.stopped_at[trial] = milestone
                 return False
         return True
@@ -148,11 +149,12 @@ class MultiObjectiveASHA(_scheduler_base()):
     """
 
     def __init__(self, metrics: Sequence[str], *, time_attr: str = "epoch", max_t: int, grace_period: int = 1,
-                 reduction_factor: float = 3, on_stop: Callable[[Any, int, list[dict[str, Any]]], None] | None = None):
+                 reduction_factor: float = 3, keep_front: bool = True,
+                 on_stop: Callable[[Any, int, list[dict[str, Any]]], None] | None = None):
         super().__init__()
         self.metrics = tuple(metrics)
         self.time_attr = time_attr
-        self.ladder = RungLadder(grace_period, reduction_factor, max_t)
+        self.ladder = RungLadder(grace_period, reduction_factor, max_t, keep_front)
         self.on_stop = on_stop
         self.history: dict[str, list[dict[str, Any]]] = {}
 
@@ -160,6 +162,8 @@ class MultiObjectiveASHA(_scheduler_base()):
         return True  # it ranks by its own metrics, whatever the Tuner's single metric is
 
     def on_trial_result(self, tune_controller, trial, result: dict[str, Any]) -> str:
+        if result.get("replayed") or result.get("duplicate_of"):
+            return self.CONTINUE  # figures of a run trained before, reported at once: not a live epoch
         self.history.setdefault(trial.trial_id, []).append(dict(result))
         epoch = result.get(self.time_attr)
         if epoch is None or any(m not in result for m in self.metrics):

@@ -8,7 +8,7 @@ results table is rebuilt from those files.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -17,10 +17,11 @@ from ray import tune
 
 from boosttune.config.experiment import ExperimentConfig
 from boosttune.errors import BoosttuneError, ConfigError, TrialError
-from boosttune.runs import RecordStore, RunRecord, RunSpec
+from boosttune.runs import CURVE_KEYS, RecordStore, RunRecord, RunSpec
 from boosttune.space import SpaceContext
 
-__all__ = ["SearchOutcome", "SearchSetup", "connect_ray", "objective_of", "run_search"]
+__all__ = ["SearchOutcome", "SearchSetup", "connect_ray", "make_sampler", "objective_of", "run_search",
+           "startup_trials"]
 
 DRIVER_RESOURCE = "TRAIN_DRIVER"  # trial drivers take no CPU: the CPUs go to the Train workers
 _TTA_PENALTY_S = 1e6
@@ -64,6 +65,20 @@ class SearchSetup:
     max_accuracy_drop_pt: float
     target_accuracy: float | None
     max_concurrent: int
+    labels: dict[str, str] = field(default_factory=dict)  # equivalence key -> start point label
+    outside: list[dict[str, Any]] = field(default_factory=list)  # start points the search cannot draw (slow knobs)
+
+    def spec(self, trial_id: str, params: dict[str, Any]) -> RunSpec:
+        """The run a trial with these params trains."""
+        from boosttune.space import equivalence_key, recipe_from_params
+
+        recipe = recipe_from_params(params, self.ctx, self.base)
+        if self.target_accuracy is not None:
+            recipe = recipe.model_copy(update={"target_accuracy": self.target_accuracy})
+        key = equivalence_key(recipe)
+        label = self.presets.get(key) or self.labels.get(key) or trial_id
+        return RunSpec(run_id=trial_id, role="search", recipe=recipe.to_dict(), label=label,
+                       preset=self.presets.get(key), key=key, params=dict(params))
 
     @property
     def records(self) -> RecordStore:
@@ -109,16 +124,10 @@ def _report_callback(setup: SearchSetup):
 def _trial(config: dict[str, Any], setup: SearchSetup) -> None:
     """One Tune trial: rebuild the recipe from Optuna's params, train it with Ray Train."""
     from boosttune.ray_train import train_run
-    from boosttune.space import equivalence_key, recipe_from_params
 
-    params = dict(config)
-    recipe = recipe_from_params(params, setup.ctx, setup.base)
-    if setup.target_accuracy is not None:
-        recipe = recipe.model_copy(update={"target_accuracy": setup.target_accuracy})
-    key = equivalence_key(recipe)
     trial_id = tune.get_context().get_trial_id()
-    spec = RunSpec(run_id=trial_id, role="search", recipe=recipe.to_dict(), label=setup.presets.get(key, trial_id),
-                   preset=setup.presets.get(key), key=key, params=params)
+    spec = setup.spec(trial_id, dict(config))
+    key = spec.key
 
     done = setup.records.get(trial_id)
     if done is not None:
@@ -136,6 +145,9 @@ def _trial(config: dict[str, Any], setup: SearchSetup) -> None:
 
     record = train_run(spec, output=setup.output, num_workers=setup.workers, env=setup.env,
                        callbacks=[_report_callback(setup)])
+    earlier = setup.records.get(trial_id)
+    if earlier is not None and earlier.status == "stopped":
+        return  # the scheduler stopped it and recorded where; what the interrupted run returned is not a result
     setup.records.put(record)
     if record.status == "failed":
         raise TrialError(record.reason or "failed")
@@ -185,14 +197,98 @@ class SearchOutcome:
     aborted_reason: str | None
 
 
-def _sampler(config: ExperimentConfig):
+class _RecordStopped:
+    """Called by the multi-objective scheduler for each trial it stops: keep it as a ``stopped`` record."""
+
+    def __init__(self, setup: SearchSetup) -> None:
+        self.setup = setup
+
+    def __call__(self, trial: Any, rung: int, history: list[dict[str, Any]]) -> None:
+        live = [r for r in history if not r.get("final")]
+        last = live[-1] if live else history[-1]
+        metrics = {k: v for k, v in last.items() if isinstance(v, (int, float, str, bool)) and k in _KEPT}
+        curve = [{k: r.get(k) for k in CURVE_KEYS} for r in live]
+        reason = (f"stopped after epoch {rung} by the multi-objective scheduler: slower and less accurate "
+                  f"than the trials ahead of it at that epoch")
+        self.setup.records.put(RunRecord.stopped_early(self.setup.spec(trial.trial_id, dict(trial.config)),
+                                                        rung=rung, reason=reason, metrics=metrics, curve=curve))
+
+
+_KEPT = ("epoch", "steps", "train_loss", "compile_s", "steady_steps", "throughput_sps", "throughput_mean_sps",
+         "train_s", "peak_rss_mb", "val_acc", "val_loss", "world_size")
+
+
+class _FixedFirst:
+    """A Tune searcher that trains given configs first, unseen by the wrapped searcher, then defers to it.
+
+    For start points the searched space cannot draw (a preset that uses a knob measured slow here):
+    they are trained and recorded like any trial, but the sampler does not learn from them, since
+    its space has no parameter for what made them slow.
+    """
+
+    def __new__(cls, *args, **kwargs):
+        from ray.tune.search import Searcher
+
+        class FixedFirst(Searcher):
+            def __init__(self, searcher, configs: list[dict[str, Any]]) -> None:
+                super().__init__()
+                self.searcher = searcher
+                self.pending = [dict(c) for c in configs]
+                self.own: set[str] = set()
+                self._metric, self._mode = searcher.metric, searcher.mode
+
+            def set_search_properties(self, metric, mode, config, **spec) -> bool:
+                return self.searcher.set_search_properties(metric, mode, config, **spec)
+
+            def suggest(self, trial_id: str):
+                if self.pending:
+                    self.own.add(trial_id)
+                    return self.pending.pop(0)
+                return self.searcher.suggest(trial_id)
+
+            def on_trial_result(self, trial_id: str, result: dict) -> None:
+                if trial_id not in self.own:
+                    self.searcher.on_trial_result(trial_id, result)
+
+            def on_trial_complete(self, trial_id: str, result=None, error: bool = False) -> None:
+                if trial_id not in self.own:
+                    self.searcher.on_trial_complete(trial_id, result=result, error=error)
+
+            # A wrapper (it has .searcher): Tune saves the wrapped searcher itself and this state beside it.
+            def get_state(self) -> dict:
+                return {"pending": list(self.pending), "own": set(self.own)}
+
+            def set_state(self, state: dict) -> None:
+                self.pending, self.own = list(state["pending"]), set(state["own"])
+
+        return FixedFirst(*args, **kwargs)
+
+
+def startup_trials(num_trials: int, start_points: int) -> int:
+    """Trials before the sampler models: the start points when there are some, else a third of the budget.
+
+    Optuna's default (10 random trials for TPE and GP) is more than a small search's whole budget.
+    """
+    return max(2, start_points) if start_points else max(2, num_trials // 3)
+
+
+def make_sampler(name: str, seed: int, n_startup: int):
+    """The Optuna sampler ``name`` with ``n_startup`` trials before it models (GP needs PyTorch)."""
     import optuna
 
-    if config.sampler == "nsga2":
-        return optuna.samplers.NSGAIISampler(seed=config.seed)
-    if config.sampler == "random":
-        return optuna.samplers.RandomSampler(seed=config.seed)
-    return optuna.samplers.TPESampler(seed=config.seed)
+    if name == "gp":
+        import importlib.util
+
+        if importlib.util.find_spec("torch") is None:
+            raise ConfigError("sampler: 'gp' needs PyTorch, which is not installed (pip install 'boosttune[gp]'); "
+                              "allowed without it: tpe, nsga2, random")
+        return optuna.samplers.GPSampler(seed=seed, n_startup_trials=n_startup, deterministic_objective=False,
+                                         warn_independent_sampling=False)
+    if name == "nsga2":
+        return optuna.samplers.NSGAIISampler(seed=seed, population_size=max(2, n_startup))
+    if name == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    return optuna.samplers.TPESampler(seed=seed, n_startup_trials=n_startup)
 
 
 def _storage(config: ExperimentConfig, output: Path):
@@ -213,21 +309,33 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
 
     from boosttune.space import define_by_run
 
+    from boosttune.scheduler import MultiObjectiveASHA
+
     metric, mode = objective_of(config)
+    n_startup = startup_trials(config.num_trials, len(points) + len(setup.outside))
+    sampler = make_sampler(config.sampler, config.seed, n_startup)
     storage, url = _storage(config, output)
     searcher = OptunaSearch(space=define_by_run(setup.ctx, setup.base), metric=metric, mode=mode,
-                            points_to_evaluate=points, sampler=_sampler(config), study_name=config.name,
-                            storage=storage)
+                            points_to_evaluate=points, sampler=sampler, study_name=config.name, storage=storage)
+    if setup.outside:
+        searcher = _FixedFirst(searcher, setup.outside)
     single = isinstance(metric, str)
     epochs = setup.base.get("epochs", 1)
-    scheduler = (ASHAScheduler(time_attr="epoch", max_t=epochs, grace_period=1, reduction_factor=2)
-                 if single and config.early_stopping and epochs > 1 else None)
+    scheduler = None
+    if config.early_stopping and epochs > 1:
+        scheduler = (ASHAScheduler(time_attr="epoch", max_t=epochs, grace_period=1, reduction_factor=2) if single
+                     else MultiObjectiveASHA(metric, time_attr="epoch", max_t=epochs, grace_period=1,
+                                             reduction_factor=config.reduction_factor, on_stop=_RecordStopped(setup)))
     budget = _FailureBudget(config.max_failure_rate)
     resources = {DRIVER_RESOURCE: 1} if ray.cluster_resources().get(DRIVER_RESOURCE) else {"CPU": 0.01}
     trainable = tune.with_resources(tune.with_parameters(_trial, setup=setup), resources)
     tune_dir = output / "tune"
     log(f"search: {config.num_trials} trials, objective {config.objective} ({metric}), sampler {config.sampler} "
-        f"(seed {config.seed}), {setup.workers} worker(s) per trial, Optuna study {config.name!r} in {url}")
+        f"(seed {config.seed}, modelling after {n_startup} trials), {setup.workers} worker(s) per trial, "
+        f"Optuna study {config.name!r} in {url}")
+    if isinstance(scheduler, MultiObjectiveASHA):
+        log(f"search: trials beaten on both speed and accuracy at epoch {', '.join(map(str, scheduler.ladder.milestones))}"
+            f" stop there (multi-objective successive halving, reduction factor {config.reduction_factor:g})")
     run_config = tune.RunConfig(
         name=config.name, storage_path=str(tune_dir.resolve()), callbacks=[budget], stop=_FailureStopper(budget),
         failure_config=tune.FailureConfig(max_failures=0, fail_fast=False), verbose=1,

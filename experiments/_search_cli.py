@@ -40,11 +40,18 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
                    help="paired seeds of the confirm stage (0 skips it; 5 or more recommended for a claim)")
     p.add_argument("--confirm-candidates", type=int, default=3,
                    help="searched recipes confirmed next to the baseline and the O1/O2-equivalent presets")
-    p.add_argument("--sampler", default="tpe", choices=["tpe", "nsga2", "random"], help="Optuna sampler")
+    p.add_argument("--sampler", default="tpe", choices=["tpe", "gp", "nsga2", "random"],
+                   help="Optuna sampler, modelling after the start points (gp needs PyTorch: boosttune[gp])")
     p.add_argument("--seed", type=int, default=0, help="seed of the sampler and of every trial")
     p.add_argument("--search", default=None,
-                   help="comma-separated fragments to search (default all): dim_reduce,less_bn,grad_freeze,"
-                        "grad_accumulation,adasum,loss_scale,amp,optimizer")
+                   help="comma-separated fragments to search (default all but those measured slow here): dim_reduce,"
+                        "less_bn,grad_freeze,grad_accumulation,adasum,loss_scale,amp,optimizer; a fragment named "
+                        "here is searched even when it is slow on this device")
+    p.add_argument("--keep-slow", action="store_true",
+                   help="also search the knobs measured clearly slower than O0 on this device (left out by default)")
+    p.add_argument("--no-early-stop", action="store_true",
+                   help="train every trial to the end (by default a trial beaten on speed and accuracy at epoch 1, "
+                        "3 or 9 stops there)")
     p.add_argument("--storage", default=None, help="Optuna storage URL (default sqlite:///OUTPUT/optuna.db)")
     p.add_argument("--max-failure-rate", type=float, default=0.5, help="abort once this share of trials failed")
     p.add_argument("--concurrency", type=int, default=None,
@@ -103,6 +110,7 @@ def _run(args) -> int:
         "max_concurrent_trials": args.concurrency, "storage": args.storage,
         "search": args.search.split(",") if args.search else None,
         "confirm_seeds": args.confirm_seeds, "confirm_candidates": args.confirm_candidates,
+        "prune_slow": not args.keep_slow, "early_stopping": not args.no_early_stop,
     })
     output = Path(args.output or f"runs/{args.model}-{time.strftime('%Y%m%d-%H%M%S')}")
     result = run_experiment(config, output, resume=args.resume, log=lambda m: print(m, flush=True),

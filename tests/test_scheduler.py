@@ -101,3 +101,10 @@ def test_ladder_records_a_late_report_at_every_rung_it_passed():
     ladder = RungLadder(grace_period=1, reduction_factor=3, max_t=10)
     assert ladder.report("a", 3, (1.0, 0.8))  # its first report at epoch 3: recorded at rungs 1 and 3
     assert set(ladder.recorded[1]) == {"a"} and set(ladder.recorded[3]) == {"a"}
+
+
+def test_without_keep_front_only_the_best_share_goes_on():
+    seen = [(1.0, 0.80), (1.3, 0.75), (0.9, 0.82)]
+    # On the front (nothing dominates it) but, by crowding, not among the best ceil(4 / 3) = 2.
+    assert promote((1.1, 0.79), seen, reduction_factor=3)
+    assert not promote((1.1, 0.79), seen, reduction_factor=3, keep_front=False)

@@ -158,3 +158,61 @@ def test_space_pickles_for_ray():
     trial = optuna.create_study().ask()
     space(trial)
     assert "boost.less_bn" in trial.params or "boost.dim_reduce" in trial.params
+
+
+# --- device-aware pruning and the informed start ---------------------------------------------------------
+
+SLOW = frozenset({"amp.O1", "amp.O2", "amp.O3", "boost.dim_reduce", "boost.less_bn"})
+
+
+def test_the_search_never_draws_a_knob_measured_slow_here():
+    ctx = _ctx(slow=SLOW)
+    for params, document in _sample(ctx, n=80):
+        assert "amp_level" not in params and "boost.dim_reduce" not in params and "boost.less_bn" not in params
+        recipe = recipe_from_params(params, ctx, BASE)
+        assert recipe.amp_level == "O0"
+        assert not (set(recipe.boost.effective().active) & {"dim_reduce", "less_bn"})
+    drawn = {p.get("boost.grad_freeze") for p, _ in _sample(ctx, n=40)}
+    assert drawn == {False, True}  # what is not slow is still searched
+
+
+def test_only_the_slow_amp_levels_are_left_out():
+    ctx = _ctx(slow=frozenset({"amp.O2"}))
+    levels = {p["amp_level"] for p, _ in _sample(ctx, n=60)}
+    assert levels == {"O0", "O1", "O3"}
+
+
+def test_a_replayed_recipe_keeps_its_slow_knobs():
+    ctx = _ctx(slow=SLOW)
+    o1 = preset_params("O1", ctx, BASE)
+    recipe = recipe_from_params(o1, ctx, BASE)
+    assert recipe.boost.effective().applied["less_bn"] and recipe.boost.effective().applied["grad_freeze"]
+    assert recipe == recipe_from_params(o1, _ctx(), BASE)  # the same recipe as without pruning
+    forced_amp = {**preset_params("O0", ctx, BASE), "amp_level": "O2"}
+    assert recipe_from_params(forced_amp, ctx, BASE).amp_level == "O2"
+
+
+def test_searchable_tells_start_points_the_search_could_draw():
+    from boosttune.space import searchable
+
+    ctx = _ctx(slow=SLOW)
+    assert searchable(preset_params("O0", ctx, BASE), ctx, BASE)
+    assert not searchable(preset_params("O1", ctx, BASE), ctx, BASE)  # LessBN is slow here
+    assert searchable(preset_params("O1", _ctx(), BASE), _ctx(), BASE)
+    assert not searchable({"boost.grad_freeze": False}, ctx, BASE)  # params the space asks for are missing
+
+
+def test_informed_points_are_valid_distinct_and_named():
+    from boosttune.space import informed_points
+
+    ctx = _ctx()
+    points = informed_points(ctx, BASE)
+    labels = [label for label, _ in points]
+    assert labels == ["grad_freeze p=0.3", "grad_freeze p=0.5", "grad_freeze p=0.7", "less_bn",
+                      "O1-equivalent p=0.3", "O1-equivalent p=0.5"]
+    keys = {equivalence_key(recipe_from_params(params, ctx, BASE)) for _, params in points}
+    assert len(keys) == len(points)
+    freeze = recipe_from_params(points[1][1], ctx, BASE).boost.to_boost_config_dict()["grad_freeze"]
+    assert freeze["freeze_p"] == 0.5 and freeze["total_steps"] == ctx.total_steps
+    no_freeze = informed_points(_ctx(unsupported=frozenset(CPU_UNSUPPORTED | {"boost.grad_freeze"})), BASE)
+    assert [label for label, _ in no_freeze] == ["less_bn"]

@@ -204,3 +204,48 @@ def test_time_to_accuracy_objective_with_early_stopping(tmp_path, fresh_ray):
             assert record["metrics"]["time_to_target_s"] > 0
     assert any(r["status"] == "target_reached" for r in trained)  # half the baseline's accuracy is reachable
     assert result.results_path.is_file()
+
+
+def test_multi_objective_scheduler_stops_a_trial_beaten_on_both_objectives(tmp_path, fresh_ray):
+    """Pareto mode, real Ray Tune + Train + MindSpore: a slower, less accurate recipe stops at epoch 1."""
+    from boosttune.results import build_results_table
+    from boosttune.scheduler import promote
+    from boosttune.select import pareto_front
+    from boosttune.space import SpaceContext, equivalence_key, preset_params, recipe_from_params
+    from boosttune.tune import SearchSetup, connect_ray, run_search
+
+    # A small ResNet (BatchNorm): there fp16 on a CPU runs at about 0.4x (LeNet barely notices it).
+    base = {**BASE, "model": "resnet8", "data": {"name": "digits", "image_size": 8}, "epochs": 3,
+            "steps_per_epoch": 20}
+    config = parse_experiment({"name": "moasha", "base": base, "num_trials": 2, "seed": 0, "sampler": "random",
+                               "confirm_seeds": 0})
+    ctx = SpaceContext(total_steps=60, param_count=10, base_learning_rate=0.05)
+    good = preset_params("O0", ctx, base)
+    # fp16 on a CPU (about 0.4x here) and the smallest learning rate the space allows, without a schedule.
+    bad = {**good, "amp_level": "O2", "optimizer.learning_rate": 0.0125, "optimizer.lr_schedule": "constant"}
+    output = tmp_path / "run"
+    output.mkdir()
+    connect_ray(lambda m: None)
+    o0_key = equivalence_key(recipe_from_params(good, ctx, base))
+    setup = SearchSetup(base=base, ctx=ctx, env={}, workers=1, output=str(output), presets={o0_key: "O0"},
+                        baseline_val_acc=0.5, max_accuracy_drop_pt=1.0, target_accuracy=None, max_concurrent=1)
+    lines: list[str] = []
+    outcome = run_search(config, output, setup=setup, points=[good, bad], resume=False, log=lines.append)
+    records = {r.params.get("amp_level"): r for r in outcome.records}
+    first, second = records["O0"], records["O2"]
+    assert first.status == "completed" and len(first.curve) == 3
+    at_rung = [(e["throughput_sps"], e["val_acc"]) for e in (first.curve[0], second.curve[0])]
+    # The rule, checked on what was measured: it stops exactly when the first trial beat it on both.
+    expected_stop = not promote(at_rung[1], [at_rung[0]], config.reduction_factor)
+    assert (second.status == "stopped") == expected_stop
+    if expected_stop:
+        assert second.rung == 1 and len(second.curve) == 1 and "multi-objective scheduler" in second.reason
+        table = build_results_table([r.to_dict() for r in outcome.records], ray_version=ray.__version__)
+        assert table.set_index("trial_id").loc[second.trial_id, "rung"] == 1
+    else:
+        assert second.status == "completed" and len(second.curve) == 3
+    assert any("multi-objective successive halving" in line for line in lines)
+    # Only trials that ran to the end reach the front (and so the confirm stage).
+    table = build_results_table([r.to_dict() for r in outcome.records], ray_version=ray.__version__)
+    front = set(pareto_front(table)["trial_id"])
+    assert first.trial_id in front and (second.trial_id not in front if expected_stop else True)

@@ -13,7 +13,7 @@ from boosttune.errors import ConfigError
 __all__ = ["OBJECTIVES", "SAMPLERS", "ExperimentConfig", "parse_experiment"]
 
 OBJECTIVES = ("pareto", "constrained", "time_to_accuracy")
-SAMPLERS = ("tpe", "nsga2", "random")
+SAMPLERS = ("tpe", "gp", "nsga2", "random")
 FRAGMENT_NAMES = ("dim_reduce", "less_bn", "grad_freeze", "grad_accumulation", "adasum", "loss_scale", "amp",
                   "optimizer")
 
@@ -35,7 +35,7 @@ class ExperimentConfig(BaseModel):
     workers_per_trial: int = Field(1, ge=1)
     objective: Literal["pareto", "constrained", "time_to_accuracy"] = "pareto"
     max_accuracy_drop_pt: float = Field(0.5, ge=0.0, le=100.0)
-    sampler: Literal["tpe", "nsga2", "random"] = "tpe"
+    sampler: Literal["tpe", "gp", "nsga2", "random"] = "tpe"
     seed: int = Field(0, ge=0)
     time_budget_s: float | None = Field(None, gt=0)
     max_failure_rate: float = Field(0.5, gt=0.0, le=1.0)
@@ -43,7 +43,13 @@ class ExperimentConfig(BaseModel):
     search: list[Literal["dim_reduce", "less_bn", "grad_freeze", "grad_accumulation", "adasum", "loss_scale",
                          "amp", "optimizer"]] | None = None
     storage: str | None = None
+    # Stop hopeless trials early: ASHA on one objective, multi-objective successive halving in Pareto mode.
     early_stopping: bool = True
+    reduction_factor: float = Field(3.0, gt=1.0)
+    # Leave out of the search the knobs this device measured clearly slower than O0 (boosttune.probe.calibrate).
+    prune_slow: bool = True
+    # Start from the presets and the variations a person would try first, then let the sampler model.
+    informed_start: bool = True
     # The confirm stage (boosttune.confirm): 0 skips it, and the answer then rests on one seed.
     confirm_seeds: int = Field(3, ge=0)
     confirm_candidates: int = Field(3, ge=0)

@@ -1,9 +1,10 @@
 """The search space: one fragment per boost algorithm plus loss scale, amp and optimizer.
 
 Define-by-run: ``suggest_recipe(trial, ctx, base)`` asks an Optuna trial only for the knobs that
-apply given earlier choices and the device's capabilities, and returns the full recipe document.
-Replaying a finished trial's flat params through ``optuna.trial.FixedTrial`` rebuilds the exact same
-recipe (``recipe_from_params``), so the space is written once. Pure: no Ray, no MindSpore.
+apply given earlier choices, the device's capabilities and the knobs measured slow on it, and returns
+the full recipe document. Replaying a trial's flat params through :class:`ReplayTrial` rebuilds the
+exact same recipe (``recipe_from_params``), a preset's slow knobs included, so the space is written
+once. Pure: no Ray, no MindSpore.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from boosttune.space.base import Fragment, SpaceContext
 
 __all__ = [
     "Fragment",
+    "ReplayTrial",
     "SpaceContext",
     "define_by_run",
     "equivalence_key",
@@ -29,6 +31,7 @@ __all__ = [
     "informed_points",
     "preset_params",
     "recipe_from_params",
+    "searchable",
     "suggest_recipe",
 ]
 
@@ -78,11 +81,46 @@ class define_by_run:  # noqa: N801 - used like a function; a class so that Ray c
         suggest_recipe(trial, self.ctx, self.base)
 
 
+class ReplayTrial:
+    """Answers a fragment's questions from a finished trial's flat params (like Optuna's FixedTrial).
+
+    ``fixed_params`` tells the fragments that these values are given, so a knob the search leaves out
+    because it is slow here is still replayed when the params set it. With ``as_search=True`` it
+    answers like a search trial instead: slow knobs are not asked (see :func:`searchable`).
+    """
+
+    def __init__(self, params: dict[str, Any], *, as_search: bool = False) -> None:
+        self.params = dict(params)
+        self.fixed_params = {} if as_search else self.params
+
+    def _get(self, name: str) -> Any:
+        if name not in self.params:
+            raise ValueError(f"params: {name!r} is missing; the space asks for it here")
+        return self.params[name]
+
+    def suggest_categorical(self, name: str, choices: Any) -> Any:
+        return self._get(name)
+
+    def suggest_int(self, name: str, low: int, high: int, *, step: int = 1, log: bool = False) -> int:
+        return int(self._get(name))
+
+    def suggest_float(self, name: str, low: float, high: float, *, step: float | None = None,
+                      log: bool = False) -> float:
+        return float(self._get(name))
+
+
 def recipe_from_params(params: dict[str, Any], ctx: SpaceContext, base: dict[str, Any]) -> TrialRecipe:
     """Rebuild (and validate) the recipe a trial with these params trains."""
-    from optuna.trial import FixedTrial
+    return parse_recipe(suggest_recipe(ReplayTrial(params), ctx, base))
 
-    return parse_recipe(suggest_recipe(FixedTrial(dict(params)), ctx, base))
+
+def searchable(params: dict[str, Any], ctx: SpaceContext, base: dict[str, Any]) -> bool:
+    """Whether the search itself can draw these params: no knob it leaves out as slow is switched on."""
+    try:
+        drawn = parse_recipe(suggest_recipe(ReplayTrial(params, as_search=True), ctx, base))
+    except ValueError:
+        return False
+    return equivalence_key(drawn) == equivalence_key(recipe_from_params(params, ctx, base))
 
 
 def equivalence_key(recipe: TrialRecipe) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["Fragment", "SpaceContext", "switch_on", "boost_switches"]
+__all__ = ["Fragment", "SpaceContext", "asks", "boost_switches", "switch_on"]
 
 
 @dataclass(frozen=True)
@@ -17,6 +17,8 @@ class SpaceContext:
     unsupported: knobs the capability probe found unsupported, such as "boost.less_bn.gc_flag".
     world_size: ranks per trial (AdaSum needs >= 16; DimReduce runs single-process only).
     enabled: the fragment names to search (others keep the base recipe's values).
+    slow: knobs measured clearly slower than O0 on this device (:mod:`boosttune.probe.calibrate`):
+        the search does not draw them; a recipe that sets them (a preset, a replayed trial) still has them.
     """
 
     total_steps: int
@@ -25,6 +27,7 @@ class SpaceContext:
     world_size: int = 1
     enabled: frozenset[str] = field(default_factory=frozenset)
     base_learning_rate: float = 0.05
+    slow: frozenset[str] = frozenset()
 
     def supported(self, knob: str) -> bool:
         return knob not in self.unsupported
@@ -42,6 +45,17 @@ class Fragment(Protocol):
     requires: tuple[str, ...]
 
     def suggest(self, trial: Any, ctx: SpaceContext, document: dict[str, Any]) -> None: ...
+
+
+def asks(trial: Any, ctx: SpaceContext, knob: str, param: str) -> bool:
+    """Whether a fragment asks ``trial`` for ``param`` (the switch of ``knob``).
+
+    Not for a knob the device does not support. Not for a knob measured slow here, unless ``trial``
+    replays a recipe that sets it (its ``fixed_params``, see :class:`boosttune.space.ReplayTrial`).
+    """
+    if not ctx.supported(knob):
+        return False
+    return knob not in ctx.slow or param in getattr(trial, "fixed_params", ())
 
 
 def boost_switches(document: dict[str, Any]) -> dict[str, bool]:

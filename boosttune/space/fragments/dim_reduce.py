@@ -1,6 +1,6 @@
 """DimReduce: second-order training in a PCA subspace of earlier weights. Excludes LessBN/GradientFreeze."""
 
-from boosttune.space.base import SpaceContext, boost_switches
+from boosttune.space.base import SpaceContext, asks, boost_switches
 
 
 class DimReduceFragment:
@@ -10,7 +10,9 @@ class DimReduceFragment:
 
     def suggest(self, trial, ctx: SpaceContext, document: dict) -> None:
         # MindSpore's DimReduce fails with several CPU workers (BroadcastCPUKernelMod): single rank only.
-        if ctx.world_size > 1 or not trial.suggest_categorical("boost.dim_reduce", [False, True]):
+        if ctx.world_size > 1 or not asks(trial, ctx, "boost.dim_reduce", "boost.dim_reduce"):
+            return
+        if not trial.suggest_categorical("boost.dim_reduce", [False, True]):
             return
         boost_switches(document)["dim_reduce"] = True
         document["boost_config_dict"]["dim_reduce"] = {

@@ -1,6 +1,6 @@
 """GradientAccumulation: one optimizer update per k batches. MindSpore 2.10 cannot combine it with freeze."""
 
-from boosttune.space.base import SpaceContext, boost_switches, switch_on
+from boosttune.space.base import SpaceContext, asks, boost_switches, switch_on
 
 
 class GradAccumulationFragment:
@@ -11,6 +11,8 @@ class GradAccumulationFragment:
     def suggest(self, trial, ctx: SpaceContext, document: dict) -> None:
         if switch_on(document, "grad_freeze"):
             return  # '_TrainFreezeCell' object has no attribute 'optimizer'
+        if not asks(trial, ctx, "boost.grad_accumulation", "boost.grad_accumulation"):
+            return
         if not trial.suggest_categorical("boost.grad_accumulation", [False, True]):
             return
         boost_switches(document)["grad_accumulation"] = True

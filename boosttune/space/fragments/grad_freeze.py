@@ -1,6 +1,6 @@
 """GradientFreeze: train only some parameter groups on some steps. Its schedule spans the real steps."""
 
-from boosttune.space.base import SpaceContext, boost_switches, switch_on
+from boosttune.space.base import SpaceContext, asks, boost_switches, switch_on
 
 
 class GradFreezeFragment:
@@ -9,7 +9,9 @@ class GradFreezeFragment:
     requires = ("boost.grad_freeze",)
 
     def suggest(self, trial, ctx: SpaceContext, document: dict) -> None:
-        if switch_on(document, "dim_reduce") or not trial.suggest_categorical("boost.grad_freeze", [False, True]):
+        if switch_on(document, "dim_reduce") or not asks(trial, ctx, "boost.grad_freeze", "boost.grad_freeze"):
+            return
+        if not trial.suggest_categorical("boost.grad_freeze", [False, True]):
             return
         boost_switches(document)["grad_freeze"] = True
         freeze_type = trial.suggest_categorical("grad_freeze.freeze_type", [0, 1])

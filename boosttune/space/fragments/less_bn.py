@@ -1,6 +1,6 @@
 """LessBN: feature-normalised head, gradient centralization, gradient split groups."""
 
-from boosttune.space.base import SpaceContext, boost_switches, switch_on
+from boosttune.space.base import SpaceContext, asks, boost_switches, switch_on
 
 
 class LessBNFragment:
@@ -9,7 +9,9 @@ class LessBNFragment:
     requires = ("boost.less_bn",)
 
     def suggest(self, trial, ctx: SpaceContext, document: dict) -> None:
-        if switch_on(document, "dim_reduce") or not trial.suggest_categorical("boost.less_bn", [False, True]):
+        if switch_on(document, "dim_reduce") or not asks(trial, ctx, "boost.less_bn", "boost.less_bn"):
+            return
+        if not trial.suggest_categorical("boost.less_bn", [False, True]):
             return
         boost_switches(document)["less_bn"] = True
         gc_choices = [False, True] if ctx.supported("boost.less_bn.gc_flag") else [False]

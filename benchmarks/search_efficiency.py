@@ -1,0 +1,379 @@
+"""How well each search strategy spends a small budget: replayed on a table of real trainings.
+
+The table (benchmarks/data/search_table, built by build_search_table.py: real ResNet-8 trainings on
+Fashion-MNIST at the main job's budget) is looked up instead of training, as tabular HPO benchmarks do
+(NAS-Bench, HPOBench). A strategy's sampler runs on the real search space (boosttune.space, the same
+define-by-run code the search uses); each point it proposes is snapped to the nearest recipe of the
+table it has not used yet (pool-based replay), and the sampler is told that recipe's parameters and
+measured objectives. The multi-fidelity scheduler is the same rung rule the search uses
+(boosttune.scheduler.RungLadder), fed the table's per-epoch speed-up and accuracy; a stopped trial
+costs only the epochs it trained and counts for nothing on the front.
+
+Printed per strategy, over --reps repetitions (sampler seeds) with 95% t-intervals: the hypervolume of
+the (speed-up, validation accuracy) front of finished trials after N trials and after 2N, the
+training compute spent (CPU-seconds of training, compile included), and the fewest trials at which
+its mean hypervolume reaches random search's at 2N.
+
+    python benchmarks/search_efficiency.py                 # N = 8 (the main job's), 20 repetitions
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+TABLE = HERE / "data" / "search_table"
+SPEED_FLOOR, DROP_CEILING_PT = 0.8, 5.0  # hypervolume reference point: 0.8x O0, O0's accuracy minus 5 points
+
+
+# --- the table ---------------------------------------------------------------------------------------
+
+@dataclass
+class Row:
+    row: int
+    source: str
+    label: str
+    params: dict[str, Any]
+    speedup: list[float]  # per epoch: throughput so far / the nearby O0 runs' at that epoch
+    val_acc: list[float]
+    train_s: list[float]  # cumulative training seconds at each epoch, compile included
+
+    @property
+    def final(self) -> tuple[float, float]:
+        return self.speedup[-1], self.val_acc[-1]
+
+
+@dataclass
+class Table:
+    rows: list[Row]
+    refs: list[Row]
+    meta: dict[str, Any]
+    baseline_acc: float
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def epochs(self) -> int:
+        return int(self.meta["base"]["epochs"])
+
+
+def load_table(folder: Path = TABLE) -> Table:
+    meta = json.loads((folder / "meta.json").read_text())
+    with (folder / "recipes.csv").open() as f:
+        recipes = {int(r["row"]): r for r in csv.DictReader(f)}
+    epochs: dict[int, list[dict[str, str]]] = {}
+    with (folder / "epochs.csv").open() as f:
+        for r in csv.DictReader(f):
+            epochs.setdefault(int(r["row"]), []).append(r)
+    n_epochs = int(meta["base"]["epochs"])
+
+    def curve(row: int, name: str) -> list[float]:
+        values = sorted(epochs.get(row, []), key=lambda e: int(e["epoch"]))
+        return [float(e[name]) if e[name] not in ("", "None") else math.nan for e in values]
+
+    complete = {i: r for i, r in recipes.items() if r["status"] == "completed" and len(epochs.get(i, [])) == n_epochs}
+    skipped = [f"row {i} ({r['label']}): {r['status']} {r['reason']}".strip()
+               for i, r in sorted(recipes.items()) if i not in complete]
+    refs = sorted((i for i, r in complete.items() if r["source"] == "ref"), key=lambda i: float(complete[i]["started_unix"]))
+    if not refs:
+        raise SystemExit(f"{folder}: no finished O0 reference run yet")
+
+    def local_ref(i: int) -> list[float]:
+        """Per epoch, the mean throughput of the O0 runs just before and just after row i in time."""
+        t = float(complete[i]["started_unix"])
+        before = [j for j in refs if float(complete[j]["started_unix"]) <= t]
+        after = [j for j in refs if float(complete[j]["started_unix"]) > t]
+        near = ([before[-1]] if before else []) + ([after[0]] if after else [])
+        curves = [curve(j, "throughput_sps") for j in near]
+        return [statistics.fmean(c[e] for c in curves) for e in range(n_epochs)]
+
+    rows, ref_rows = [], []
+    for i, r in sorted(complete.items()):
+        base = local_ref(i)
+        item = Row(row=i, source=r["source"], label=r["label"], params=json.loads(r["params"]),
+                   speedup=[s / b for s, b in zip(curve(i, "throughput_sps"), base)],
+                   val_acc=curve(i, "val_acc"), train_s=curve(i, "train_s"))
+        (ref_rows if r["source"] == "ref" else rows).append(item)
+    baseline_acc = statistics.fmean(r.val_acc[-1] for r in ref_rows)
+    return Table(rows=rows, refs=ref_rows, meta=meta, baseline_acc=baseline_acc, skipped=skipped)
+
+
+# --- the front and its hypervolume ---------------------------------------------------------------------
+
+def hypervolume(points: list[tuple[float, float]], ref: tuple[float, float]) -> float:
+    """Area dominated by ``points`` (both objectives maximised) above the reference point."""
+    inside = sorted(((s, a) for s, a in points if s > ref[0] and a > ref[1]), reverse=True)
+    area, best_acc = 0.0, ref[1]
+    for speed, acc in inside:  # fastest first: each point adds the strip of accuracy it improves
+        if acc > best_acc:
+            area += (speed - ref[0]) * (acc - best_acc)
+            best_acc = acc
+    return area
+
+
+# --- snapping a proposal to the table --------------------------------------------------------------------
+
+_SWITCHES = ("boost.dim_reduce", "boost.less_bn", "boost.grad_freeze", "boost.grad_accumulation")
+
+
+def distance(p: dict[str, Any], q: dict[str, Any]) -> float:
+    """How different two recipes' params are: switches and categorical choices weigh most."""
+    d = 0.0
+    for name in _SWITCHES:
+        d += 2.0 * (bool(p.get(name)) != bool(q.get(name)))
+    d += 2.0 * (p.get("amp_level", "O0") != q.get("amp_level", "O0"))
+    d += 1.0 * (p.get("loss_scale.kind", "none") != q.get("loss_scale.kind", "none"))
+    d += 1.0 * (p.get("optimizer.lr_schedule") != q.get("optimizer.lr_schedule"))
+    lr_p, lr_q = p.get("optimizer.learning_rate"), q.get("optimizer.learning_rate")
+    if lr_p and lr_q:
+        d += abs(math.log(lr_p / lr_q)) / math.log(16.0)
+    if p.get("boost.grad_freeze") and q.get("boost.grad_freeze"):
+        d += abs(p["grad_freeze.freeze_p"] - q["grad_freeze.freeze_p"]) / 0.8
+        d += 0.5 * abs(p["grad_freeze.param_groups"] - q["grad_freeze.param_groups"]) / 8
+        d += 0.5 * (p["grad_freeze.freeze_type"] != q["grad_freeze.freeze_type"])
+    if p.get("boost.less_bn") and q.get("boost.less_bn"):
+        d += 0.5 * (p.get("less_bn.fn_flag") != q.get("less_bn.fn_flag"))
+        d += 0.5 * abs(p.get("less_bn.split_at_pct", 0) - q.get("less_bn.split_at_pct", 0)) / 90
+    if p.get("boost.grad_accumulation") and q.get("boost.grad_accumulation"):
+        d += abs(p["grad_accumulation.grad_accumulation_step"] - q["grad_accumulation.grad_accumulation_step"]) / 6
+    return d
+
+
+# --- one search, replayed --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Strategy:
+    sampler: str  # random, tpe, gp
+    informed: bool  # start from the presets and informed variations (else the presets only)
+    pruned: bool  # leave out the knobs calibrated slow on this device
+    multi_fidelity: bool  # the multi-objective successive-halving scheduler
+    reduction_factor: float = 3.0
+    keep_front: bool = True
+
+    @property
+    def name(self) -> str:
+        parts = [self.sampler, "informed" if self.informed else "presets", "pruned" if self.pruned else "full"]
+        if self.multi_fidelity:
+            parts.append(f"MF(eta={self.reduction_factor:g}{'' if self.keep_front else ',strict'})")
+        return "+".join(parts)
+
+
+class _Recording:
+    """Replays params through the space and keeps the distributions asked, for Optuna's add_trial."""
+
+    def __init__(self, params: dict[str, Any], as_search: bool) -> None:
+        from boosttune.space import ReplayTrial
+
+        self.inner = ReplayTrial(params, as_search=as_search)
+        self.fixed_params = self.inner.fixed_params
+        self.distributions: dict[str, Any] = {}
+        self.values: dict[str, Any] = {}
+
+    def suggest_categorical(self, name, choices):
+        from optuna.distributions import CategoricalDistribution
+
+        self.distributions[name] = CategoricalDistribution(list(choices))
+        self.values[name] = self.inner.suggest_categorical(name, choices)
+        return self.values[name]
+
+    def suggest_int(self, name, low, high, *, step=1, log=False):
+        from optuna.distributions import IntDistribution
+
+        self.distributions[name] = IntDistribution(low, high, step=step, log=log)
+        self.values[name] = self.inner.suggest_int(name, low, high, step=step, log=log)
+        return self.values[name]
+
+    def suggest_float(self, name, low, high, *, step=None, log=False):
+        from optuna.distributions import FloatDistribution
+
+        self.distributions[name] = FloatDistribution(low, high, step=step, log=log)
+        self.values[name] = min(max(self.inner.suggest_float(name, low, high, step=step, log=log), low), high)
+        return self.values[name]
+
+
+@dataclass
+class Replay:
+    hv: list[float]  # after each trial
+    compute_s: list[float]  # cumulative, after each trial
+    stopped: list[int]  # cumulative, after each trial
+
+
+def replay(strategy: Strategy, table: Table, ctx, base: dict[str, Any], budget: int, n_trials: int, seed: int,
+           slow: frozenset[str]) -> Replay:
+    """One search of ``budget`` trials (its start points and sampler set up for that), continued to ``n_trials``."""
+    import optuna
+
+    from boosttune.experiment import StartPoints, _start_points
+    from boosttune.scheduler import RungLadder
+    from boosttune.space import searchable, suggest_recipe
+    from boosttune.tune import make_sampler, startup_trials
+
+    space = replace(ctx, slow=slow if strategy.pruned else frozenset())
+    pool = [r for r in table.rows if not strategy.pruned or searchable(r.params, space, base)]
+    config = _Config(num_trials=budget, informed_start=strategy.informed)
+    start: StartPoints = _start_points(None, space, base, config)
+    n_start = len(start.points) + len(start.outside)
+    sampler = make_sampler(strategy.sampler, seed, startup_trials(budget, n_start))
+    study = optuna.create_study(directions=["maximize", "maximize"], sampler=sampler)
+    ladder = RungLadder(1, strategy.reduction_factor, table.epochs, strategy.keep_front)
+    ref = (SPEED_FLOOR, table.baseline_acc - DROP_CEILING_PT / 100)
+    front = [(1.0, table.baseline_acc)]  # the O0 baseline: measured by every experiment, free to the search
+    used: set[int] = set()
+    hv, compute, stopped, spent, n_stopped = [], [], [], 0.0, 0
+    queue = [(p, True) for p in start.points] + [(p, False) for p in start.outside]
+    o0, _ = queue.pop(0)  # the O0 preset comes first: a duplicate of the baseline, answered without training
+    recording = _Recording(o0, as_search=True)
+    suggest_recipe(recording, space, base)
+    study.add_trial(optuna.trial.create_trial(params=recording.values, distributions=recording.distributions,
+                                              values=[1.0, table.baseline_acc]))
+    for t in range(n_trials):
+        if t == 0:
+            hv.append(hypervolume(front, ref))
+            compute.append(spent)
+            stopped.append(n_stopped)
+            continue
+        if queue:
+            wanted, told = queue.pop(0)
+        else:
+            trial = study.ask()
+            suggest_recipe(trial, space, base)
+            wanted, told = dict(trial.params), True
+            study.tell(trial, state=optuna.trial.TrialState.FAIL)  # replaced by the snapped recipe below
+        unused = [r for r in pool if r.row not in used]
+        if not unused:
+            raise SystemExit(f"the table has only {len(pool)} recipes this strategy can draw; {n_trials} trials need more")
+        row = min(unused, key=lambda r: (distance(wanted, r.params), r.row))
+        used.add(row.row)
+        last = table.epochs
+        if strategy.multi_fidelity:
+            for epoch in range(1, table.epochs + 1):
+                if not ladder.report(row.row, epoch, (row.speedup[epoch - 1], row.val_acc[epoch - 1])):
+                    last = epoch
+                    n_stopped += 1
+                    break
+        spent += row.train_s[last - 1]
+        values = (row.speedup[last - 1], row.val_acc[last - 1])
+        if last == table.epochs:
+            front.append(values)
+        if told:
+            recording = _Recording(row.params, as_search=True)
+            suggest_recipe(recording, space, base)
+            study.add_trial(optuna.trial.create_trial(params=recording.values, distributions=recording.distributions,
+                                                      values=list(values)))
+        hv.append(hypervolume(front, ref))
+        compute.append(spent)
+        stopped.append(n_stopped)
+    return Replay(hv=hv, compute_s=compute, stopped=stopped)
+
+
+@dataclass(frozen=True)
+class _Config:
+    """The two fields of ExperimentConfig that _start_points reads."""
+
+    num_trials: int
+    informed_start: bool
+    workers_per_trial: int = 1
+
+
+def _calibrated_slow(folder: Path) -> dict[str, str]:
+    """The knobs the device calibration that goes with the table left out (``boosttune probe --speed --json``)."""
+    from boosttune.probe.calibrate import SpeedReport
+
+    path = folder / "calibration.json"
+    if not path.is_file():
+        raise SystemExit(f"{path}: missing; write it with: boosttune probe --speed --json > {path}")
+    return SpeedReport(**json.loads(path.read_text())["speed"]).slow()
+
+
+# --- the report ------------------------------------------------------------------------------------------
+
+def t_interval(values: list[float]) -> tuple[float, float, float]:
+    from scipy import stats
+
+    mean = statistics.fmean(values)
+    if len(values) < 2 or statistics.pstdev(values) == 0:
+        return mean, mean, mean
+    half = stats.t.ppf(0.975, len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+    return mean, mean - half, mean + half
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    p.add_argument("--trials", type=int, default=8, help="N, the search budget in trials (default 8, the main job's)")
+    p.add_argument("--reps", type=int, default=20, help="repetitions (sampler seeds) per strategy (default 20)")
+    p.add_argument("--table", type=Path, default=TABLE, help=f"the table folder (default {TABLE})")
+    p.add_argument("--samplers", default="random,tpe,gp", help="comma-separated samplers (default random,tpe,gp)")
+    p.add_argument("--reduction-factors", default="3", help="comma-separated MF reduction factors (default 3)")
+    p.add_argument("--quick", action="store_true", help="only the baseline and the default strategy")
+    args = p.parse_args(argv)
+
+    import optuna
+
+    from boosttune.space import SpaceContext
+
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    table = load_table(args.table)
+    meta = table.meta
+    base = meta["base"]
+    ctx = SpaceContext(total_steps=meta["space_context"]["total_steps"],
+                       param_count=meta["space_context"]["param_count"],
+                       unsupported=frozenset(meta["space_context"]["unsupported"]),
+                       base_learning_rate=base["optimizer"]["learning_rate"])
+    slow = frozenset(_calibrated_slow(args.table))
+    print(f"table: {len(table.rows)} recipes + {len(table.refs)} O0 reference runs ({args.table}); "
+          f"O0 val_acc {table.baseline_acc:.4f}; built by: {meta['command']}")
+    for line in table.skipped:
+        print(f"  left out: {line}")
+    print(f"device-aware pruning leaves out: {', '.join(sorted(slow)) or 'nothing'} "
+          f"({args.table / 'calibration.json'})")
+    print(f"hypervolume reference point: speed-up {SPEED_FLOOR}, val_acc {table.baseline_acc - DROP_CEILING_PT / 100:.4f}"
+          f" (O0 - {DROP_CEILING_PT:g} pt); the O0 baseline is on every front")
+    n, two_n = args.trials, 2 * args.trials
+    strategies = [Strategy("random", False, False, False)]
+    if not args.quick:
+        for sampler in args.samplers.split(","):
+            for informed in (False, True):
+                for pruned in (False, True):
+                    for mf in (False, True):
+                        for eta in ([float(x) for x in args.reduction_factors.split(",")] if mf else [3.0]):
+                            strategy = Strategy(sampler, informed, pruned, mf, eta)
+                            if strategy not in strategies:
+                                strategies.append(strategy)
+    else:
+        strategies.append(Strategy("tpe", True, True, True))
+    results: dict[str, list[Replay]] = {}
+    start = time.perf_counter()
+    for i, strategy in enumerate(strategies):
+        results[strategy.name] = [replay(strategy, table, ctx, base, n, two_n, seed, slow) for seed in range(args.reps)]
+        print(f"  [{i + 1}/{len(strategies)} {time.perf_counter() - start:.0f} s] {strategy.name}", file=sys.stderr)
+    random_2n = statistics.fmean(r.hv[two_n - 1] for r in results[strategies[0].name])
+    print(f"\nrandom search's mean hypervolume at 2N = {two_n} trials: {random_2n:.5f}\n")
+    header = (f"{'strategy':<42}{'HV@N [95% CI]':>30}{'HV@2N':>10}{'compute@N s [95% CI]':>28}"
+              f"{'stopped@N':>10}{'trials to random@2N':>21}")
+    print(header)
+    print("-" * len(header))
+    for name, reps in results.items():
+        hv_n = t_interval([r.hv[n - 1] for r in reps])
+        hv_2n = statistics.fmean(r.hv[two_n - 1] for r in reps)
+        cost = t_interval([r.compute_s[n - 1] for r in reps])
+        mean_curve = [statistics.fmean(r.hv[k] for r in reps) for k in range(two_n)]
+        reach = next((k + 1 for k, v in enumerate(mean_curve) if v >= random_2n - 1e-12), None)
+        stopped = statistics.fmean(r.stopped[n - 1] for r in reps)
+        print(f"{name:<42}{hv_n[0]:>10.5f} [{hv_n[1]:.5f}, {hv_n[2]:.5f}]{hv_2n:>10.5f}"
+              f"{cost[0]:>12.0f} [{cost[1]:>5.0f}, {cost[2]:>5.0f}]{stopped:>10.1f}"
+              f"{(str(reach) if reach else f'>{two_n}'):>21}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
