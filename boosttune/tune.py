@@ -276,12 +276,7 @@ def make_sampler(name: str, seed: int, n_startup: int):
     """The Optuna sampler ``name`` with ``n_startup`` trials before it models (GP needs PyTorch)."""
     import optuna
 
-    if name == "gp":
-        import importlib.util
-
-        if importlib.util.find_spec("torch") is None:
-            raise ConfigError("sampler: 'gp' needs PyTorch, which is not installed (pip install 'boosttune[gp]'); "
-                              "allowed without it: tpe, nsga2, random")
+    if name == "gp":  # PyTorch is checked when the experiment is parsed, before anything trains
         return optuna.samplers.GPSampler(seed=seed, n_startup_trials=n_startup, deterministic_objective=False,
                                          warn_independent_sampling=False)
     if name == "nsga2":

@@ -64,7 +64,11 @@ def test_search_end_to_end(tmp_path, fresh_ray):
     parse_boost_config(best, recipe["boost_level"])
     assert result.report_path.is_file() and "<html" in result.report_path.read_text()[:2000].lower()
     study = optuna.load_study(study_name="e2e", storage=f"sqlite:///{tmp_path / 'run' / 'optuna.db'}")
-    assert len(study.trials) == 4 and study.directions[0].name == "MAXIMIZE"
+    # Start points the searched space cannot draw (a preset with a knob measured slow here) train but are not
+    # told to the sampler.
+    start = next(line for line in lines if line.startswith("search: starts from"))
+    outside = start.split("(")[1].split(" outside")[0].split(", ") if "outside the searched space" in start else []
+    assert len(study.trials) == 4 - len(outside) and study.directions[0].name == "MAXIMIZE"
     _check_confirm_stage(tmp_path / "run", result, recipe, lines, seeds=[1001, 1002])
 
 

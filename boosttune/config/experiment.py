@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -77,6 +78,9 @@ def parse_experiment(document: Mapping[str, Any] | None = None, **overrides: Any
     if config.confirm_seeds == 1:
         raise ConfigError("confirm_seeds: 1 is invalid; allowed: 0 (no confirm stage) or >= 2 paired seeds "
                           "(an interval needs two; 5 or more recommended)")
+    if config.sampler == "gp" and importlib.util.find_spec("torch") is None:
+        raise ConfigError("sampler: 'gp' needs PyTorch, which is not installed (pip install 'boosttune[gp]'); "
+                          "allowed without it: tpe, nsga2, random")
     if config.num_trials < 2:
         raise ConfigError(f"num_trials: {config.num_trials} is invalid; the baseline plus at least one more trial")
     return config
