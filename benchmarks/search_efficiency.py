@@ -213,7 +213,7 @@ def replay(strategy: Strategy, table: Table, ctx, base: dict[str, Any], budget: 
     """One search of ``budget`` trials (its start points and sampler set up for that), continued to ``n_trials``."""
     import optuna
 
-    from boosttune.experiment import StartPoints, _start_points
+    from boosttune.experiment import StartPoints, start_points
     from boosttune.scheduler import RungLadder
     from boosttune.space import searchable, suggest_recipe
     from boosttune.tune import make_sampler, startup_trials
@@ -221,7 +221,7 @@ def replay(strategy: Strategy, table: Table, ctx, base: dict[str, Any], budget: 
     space = replace(ctx, slow=slow if strategy.pruned else frozenset())
     pool = [r for r in table.rows if not strategy.pruned or searchable(r.params, space, base)]
     config = _Config(num_trials=budget, informed_start=strategy.informed)
-    start: StartPoints = _start_points(None, space, base, config)
+    start: StartPoints = start_points(None, space, base, config)
     n_start = len(start.points) + len(start.outside)
     sampler = make_sampler(strategy.sampler, seed, startup_trials(budget, n_start))
     study = optuna.create_study(directions=["maximize", "maximize"], sampler=sampler)
@@ -278,7 +278,7 @@ def replay(strategy: Strategy, table: Table, ctx, base: dict[str, Any], budget: 
 
 @dataclass(frozen=True)
 class _Config:
-    """The two fields of ExperimentConfig that _start_points reads."""
+    """The two fields of ExperimentConfig that start_points reads."""
 
     num_trials: int
     informed_start: bool

@@ -20,7 +20,7 @@ from boosttune.config.experiment import ExperimentConfig
 from boosttune.errors import DataError, TrialError
 from boosttune.files import claim_folder
 
-__all__ = ["ExperimentResult", "format_summary", "run_experiment"]
+__all__ = ["ExperimentResult", "StartPoints", "format_summary", "run_experiment", "start_points"]
 
 
 @dataclass
@@ -124,7 +124,7 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
     if note:
         log(f"baseline: {note}")
 
-    start = _start_points(report, ctx, base, config)
+    start = start_points(report, ctx, base, config)
     log(f"search: starts from {', '.join(start.labels_in_order) or 'nothing fixed'}"
         + (f" ({', '.join(start.outside_labels)} outside the searched space: trained, not modelled)"
            if start.outside_labels else ""))
@@ -165,7 +165,7 @@ class StartPoints:
     outside_labels: list[str] = field(default_factory=list)
 
 
-def _start_points(report, ctx, base: dict[str, Any], config: ExperimentConfig) -> StartPoints:
+def start_points(report, ctx, base: dict[str, Any], config: ExperimentConfig) -> StartPoints:
     """O0 and each preset that trains differently here (by equivalence key), then, with ``informed_start``,
     the informed variations the searched space can draw, up to half the trial budget in all."""
     from boosttune.presets import device_presets

@@ -216,3 +216,23 @@ def test_informed_points_are_valid_distinct_and_named():
     assert freeze["freeze_p"] == 0.5 and freeze["total_steps"] == ctx.total_steps
     no_freeze = informed_points(_ctx(unsupported=frozenset(CPU_UNSUPPORTED | {"boost.grad_freeze"})), BASE)
     assert [label for label, _ in no_freeze] == ["less_bn"]
+
+
+def test_start_points_are_the_presets_then_informed_variations_up_to_half_the_budget():
+    from types import SimpleNamespace
+
+    from boosttune.experiment import start_points
+
+    def config(num_trials, informed=True):
+        return SimpleNamespace(num_trials=num_trials, informed_start=informed, workers_per_trial=1)
+
+    ctx = _ctx()
+    start = start_points(None, ctx, BASE, config(8))
+    assert start.labels_in_order == ["O0", "O1", "grad_freeze p=0.3", "grad_freeze p=0.5"]
+    assert len(start.points) == 4 and not start.outside and set(start.presets.values()) == {"O0", "O1"}
+    assert start_points(None, ctx, BASE, config(8, informed=False)).labels_in_order == ["O0", "O1"]
+    assert len(start_points(None, ctx, BASE, config(20)).labels_in_order) == 2 + 6  # every informed point
+    slow = start_points(None, _ctx(slow=frozenset({"boost.less_bn"})), BASE, config(8))
+    # The preset still trains (outside the searched space); informed points with LessBN are not offered.
+    assert slow.outside_labels == ["O1"] and len(slow.outside) == 1
+    assert "less_bn" not in slow.labels_in_order and len(slow.labels_in_order) == 4

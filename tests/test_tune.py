@@ -253,3 +253,30 @@ def test_multi_objective_scheduler_stops_a_trial_beaten_on_both_objectives(tmp_p
     table = build_results_table([r.to_dict() for r in outcome.records], ray_version=ray.__version__)
     front = set(pareto_front(table)["trial_id"])
     assert first.trial_id in front and (second.trial_id not in front if expected_stop else True)
+
+
+def test_a_start_point_outside_the_searched_space_trains_but_is_not_told_to_the_sampler(tmp_path, fresh_ray):
+    """LessBN measured slow: the search never draws it, yet the O1-equivalent preset still trains as it is."""
+    from boosttune.space import SpaceContext, equivalence_key, preset_params, recipe_from_params, searchable
+    from boosttune.tune import SearchSetup, connect_ray, run_search
+
+    base = {**BASE, "steps_per_epoch": 8}
+    config = parse_experiment({"name": "outside", "base": base, "num_trials": 2, "seed": 0, "confirm_seeds": 0})
+    ctx = SpaceContext(total_steps=8, param_count=10, base_learning_rate=0.05, slow=frozenset({"boost.less_bn"}),
+                       unsupported=frozenset({"boost.less_bn.gc_flag"}))
+    o0, o1 = preset_params("O0", ctx, base), preset_params("O1", ctx, base)
+    assert searchable(o0, ctx, base) and not searchable(o1, ctx, base)
+    keys = {equivalence_key(recipe_from_params(p, ctx, base)): name for p, name in ((o0, "O0"), (o1, "O1-equivalent"))}
+    output = tmp_path / "run"
+    output.mkdir()
+    connect_ray(lambda m: None)
+    setup = SearchSetup(base=base, ctx=ctx, env={}, workers=1, output=str(output), presets=keys,
+                        baseline_val_acc=0.5, max_accuracy_drop_pt=1.0, target_accuracy=None, max_concurrent=1,
+                        outside=[o1])
+    outcome = run_search(config, output, setup=setup, points=[o0], resume=False, log=lambda m: None)
+    records = {r.label: r for r in outcome.records}
+    assert set(records) == {"O0", "O1-equivalent"}
+    o1_run = records["O1-equivalent"]
+    assert o1_run.status == "completed" and o1_run.observed_boost["less_bn"] and o1_run.observed_boost["grad_freeze"]
+    study = optuna.load_study(study_name="outside", storage=f"sqlite:///{output / 'optuna.db'}")
+    assert [t.params.get("boost.grad_freeze") for t in study.trials] == [False]  # only the O0 point was told
