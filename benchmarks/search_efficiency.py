@@ -34,7 +34,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 TABLE = HERE / "data" / "search_table"
-SPEED_FLOOR, DROP_CEILING_PT = 0.8, 5.0  # hypervolume reference point: 0.8x O0, O0's accuracy minus 5 points
+SPEED_FLOOR, DROP_CEILING_PT = 0.8, 5.0
+DEFAULT_MF = "3:1:5"  # reduction factor : grace period (epochs) : accuracy margin (points), as the search uses  # hypervolume reference point: 0.8x O0, O0's accuracy minus 5 points
 
 
 # --- the table ---------------------------------------------------------------------------------------
@@ -159,12 +160,15 @@ class Strategy:
     multi_fidelity: bool  # the multi-objective successive-halving scheduler
     reduction_factor: float = 3.0
     keep_front: bool = True
+    grace_period: int = 1
+    margin_pt: float = 0.0
 
     @property
     def name(self) -> str:
         parts = [self.sampler, "informed" if self.informed else "presets", "pruned" if self.pruned else "full"]
         if self.multi_fidelity:
-            parts.append(f"MF(eta={self.reduction_factor:g}{'' if self.keep_front else ',strict'})")
+            parts.append(f"MF(eta={self.reduction_factor:g},grace={self.grace_period},margin={self.margin_pt:g}pt"
+                         f"{'' if self.keep_front else ',strict'})")
         return "+".join(parts)
 
 
@@ -225,7 +229,8 @@ def replay(strategy: Strategy, table: Table, ctx, base: dict[str, Any], budget: 
     n_start = len(start.points) + len(start.outside)
     sampler = make_sampler(strategy.sampler, seed, startup_trials(budget, n_start))
     study = optuna.create_study(directions=["maximize", "maximize"], sampler=sampler)
-    ladder = RungLadder(1, strategy.reduction_factor, table.epochs, strategy.keep_front)
+    ladder = RungLadder(strategy.grace_period, strategy.reduction_factor, table.epochs, strategy.keep_front,
+                        (0.0, strategy.margin_pt / 100))
     ref = (SPEED_FLOOR, table.baseline_acc - DROP_CEILING_PT / 100)
     front = [(1.0, table.baseline_acc)]  # the O0 baseline: measured by every experiment, free to the search
     used: set[int] = set()
@@ -297,6 +302,16 @@ def _calibrated_slow(folder: Path) -> dict[str, str]:
 
 # --- the report ------------------------------------------------------------------------------------------
 
+def _mf_setting(text: str) -> dict[str, Any]:
+    parts = text.split(":")
+    try:
+        setting = {"reduction_factor": float(parts[0]), "grace_period": int(parts[1]), "margin_pt": float(parts[2]),
+                   "keep_front": not (len(parts) > 3 and parts[3] == "strict")}
+    except (IndexError, ValueError):
+        raise SystemExit(f"--mf: {text!r} is invalid; expected ETA:GRACE:MARGIN_PT[:strict], e.g. 3:1:0") from None
+    return setting
+
+
 def t_interval(values: list[float]) -> tuple[float, float, float]:
     from scipy import stats
 
@@ -313,8 +328,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reps", type=int, default=20, help="repetitions (sampler seeds) per strategy (default 20)")
     p.add_argument("--table", type=Path, default=TABLE, help=f"the table folder (default {TABLE})")
     p.add_argument("--samplers", default="random,tpe,gp", help="comma-separated samplers (default random,tpe,gp)")
-    p.add_argument("--reduction-factors", default="3", help="comma-separated MF reduction factors (default 3)")
-    p.add_argument("--quick", action="store_true", help="only the baseline and the default strategy")
+    p.add_argument("--mf", default=DEFAULT_MF,
+                   help="comma-separated scheduler settings to try, each ETA:GRACE:MARGIN_PT[:strict] "
+                        f"(default {DEFAULT_MF}: the search's own)")
+    p.add_argument("--only", default="", help="comma-separated name parts: replay only the strategies that contain one")
     args = p.parse_args(argv)
 
     import optuna
@@ -339,18 +356,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"hypervolume reference point: speed-up {SPEED_FLOOR}, val_acc {table.baseline_acc - DROP_CEILING_PT / 100:.4f}"
           f" (O0 - {DROP_CEILING_PT:g} pt); the O0 baseline is on every front")
     n, two_n = args.trials, 2 * args.trials
+    mf_settings = [_mf_setting(text) for text in args.mf.split(",")]
     strategies = [Strategy("random", False, False, False)]
-    if not args.quick:
-        for sampler in args.samplers.split(","):
-            for informed in (False, True):
-                for pruned in (False, True):
-                    for mf in (False, True):
-                        for eta in ([float(x) for x in args.reduction_factors.split(",")] if mf else [3.0]):
-                            strategy = Strategy(sampler, informed, pruned, mf, eta)
-                            if strategy not in strategies:
-                                strategies.append(strategy)
-    else:
-        strategies.append(Strategy("tpe", True, True, True))
+    for sampler in args.samplers.split(","):
+        for informed in (False, True):
+            for pruned in (False, True):
+                variants = [Strategy(sampler, informed, pruned, False)]
+                variants += [Strategy(sampler, informed, pruned, True, **mf) for mf in mf_settings]
+                strategies += [v for v in variants if v not in strategies]
+    if args.only:
+        strategies = [s for s in strategies if s == strategies[0] or any(part in s.name for part in args.only.split(","))]
     results: dict[str, list[Replay]] = {}
     start = time.perf_counter()
     for i, strategy in enumerate(strategies):

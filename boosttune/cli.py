@@ -278,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run a speed-vs-accuracy search from a YAML/JSON experiment file (fields: name, base (a recipe "
                     "without boost), num_trials, workers_per_trial, objective, max_accuracy_drop_pt, sampler, seed, "
                     "time_budget_s, max_failure_rate, max_concurrent_trials, search, storage, early_stopping, "
-                    "reduction_factor, prune_slow, informed_start, confirm_seeds, confirm_candidates, "
+                    "reduction_factor, early_stop_margin_pt, prune_slow, informed_start, confirm_seeds, confirm_candidates, "
                     "confirm_screen_pt), then confirms the best recipes over paired seeds. Knobs measured clearly "
                     "slower than O0 on this device are left out unless named in search or prune_slow is false. "
                     "Joins the Ray cluster in RAY_ADDRESS or starts a local one.",

@@ -7,11 +7,15 @@ Asynchronous Successive Halving", MO-ASHA) with NSGA-II's ordering:
 
 - rungs at ``grace_period * reduction_factor**k`` epochs, below ``max_t``;
 - when a trial reaches a rung, its objectives there join those of every trial that reached it before;
-- it goes on if it is on the first non-dominated front of that rung, or among the best
-  ``ceil(n / reduction_factor)`` of the ``n`` trials there by (front, crowding distance); else it stops.
+- it goes on unless an earlier trial at that rung beats it on every objective by more than a margin,
+  or if it is among the best ``ceil(n / reduction_factor)`` of the ``n`` trials there by (front,
+  crowding distance); else it stops. The margin (accuracy points; none on speed, which is measured
+  well from the first epoch) is the noise of an early accuracy: given at the first rung, it shrinks in
+  proportion to the epoch at later ones.
 
-So a recipe both slower and less accurate than others at epoch 1 does not train to the end, while the
-fastest and the most accurate so far always go on. :func:`promote` is the pure rule (unit-tested on
+So a recipe clearly slower and less accurate than another at epoch 1 does not train to the end, while
+the fastest and the most accurate so far always go on. The defaults (reduction factor 3, grace period
+1 epoch, margin 5 points) come from benchmarks/search_efficiency.py on measured trials. :func:`promote` is the pure rule (unit-tested on
 made-up rung results; the search-efficiency benchmark replays it on measured trials);
 :class:`MultiObjectiveASHA` applies it inside Ray Tune.
 """
@@ -27,9 +31,14 @@ __all__ = ["MultiObjectiveASHA", "RungLadder", "crowding_distances", "nondominat
 Point = Sequence[float]
 
 
-def _dominates(a: Point, b: Point) -> bool:
-    """``a`` is at least as good on every objective and better on one (all maximised)."""
-    return all(x >= y for x, y in zip(a, b)) and any(x > y for x, y in zip(a, b))
+def _dominates(a: Point, b: Point, margin: Sequence[float] | None = None) -> bool:
+    """``a`` is at least as good on every objective and better on one (all maximised).
+
+    With ``margin``, ``a`` must beat ``b`` by more than it on every objective: a lead smaller than the
+    noise of an early measurement does not count.
+    """
+    m = margin or (0.0,) * len(a)
+    return all(x >= y + d for x, y, d in zip(a, b, m)) and any(x > y + d for x, y, d in zip(a, b, m))
 
 
 def nondominated_fronts(points: Sequence[Point]) -> list[list[int]]:
@@ -68,12 +77,13 @@ def nsga_order(points: Sequence[Point]) -> list[int]:
     return order
 
 
-def promote(candidate: Point, others: Sequence[Point], reduction_factor: float, *, keep_front: bool = True) -> bool:
+def promote(candidate: Point, others: Sequence[Point], reduction_factor: float, *, keep_front: bool = True,
+            margin: Sequence[float] | None = None) -> bool:
     """Whether a trial with objectives ``candidate`` at a rung goes on, given those recorded there before.
 
     It goes on if it ranks among the best ``ceil(n / reduction_factor)`` of the ``n`` trials there
-    (itself included) by NSGA-II's order, or, with ``keep_front``, if nothing at the rung dominates it.
-    Non-finite objectives (a diverged trial) count as the worst possible.
+    (itself included) by NSGA-II's order, or, with ``keep_front``, if no trial at the rung beats it by
+    more than ``margin`` on every objective. Non-finite objectives (a diverged trial) count as the worst.
     """
     if reduction_factor <= 1:
         raise ValueError(f"reduction_factor: {reduction_factor} must be > 1")
@@ -83,7 +93,7 @@ def promote(candidate: Point, others: Sequence[Point], reduction_factor: float, 
 
     points = [clean(p) for p in others] + [clean(candidate)]
     me = len(points) - 1
-    if keep_front and not any(_dominates(p, points[me]) for p in points[:me]):
+    if keep_front and not any(_dominates(p, points[me], margin) for p in points[:me]):
         return True
     keep = math.ceil(len(points) / reduction_factor)
     return me in nsga_order(points)[:keep]
@@ -113,12 +123,19 @@ class RungLadder:
     reduction_factor: float
     max_t: int
     keep_front: bool = True
+    margin: tuple[float, ...] | None = None
     recorded: dict[int, dict[Hashable, tuple[float, ...]]] = field(default_factory=dict)
     stopped_at: dict[Hashable, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.milestones = rungs(self.grace_period, self.reduction_factor, self.max_t)
         self.recorded = {m: {} for m in self.milestones}
+
+    def margin_at(self, milestone: int) -> tuple[float, ...] | None:
+        """``margin`` at the first rung, shrinking with the epoch: later measurements are less noisy."""
+        if self.margin is None:
+            return None
+        return tuple(m * self.grace_period / milestone for m in self.margin)
 
     def report(self, trial: Hashable, epoch: int, objectives: Point) -> bool:
         if trial in self.stopped_at:
@@ -129,7 +146,8 @@ class RungLadder:
                 continue
             others = list(rung.values())
             rung[trial] = tuple(objectives)
-            if not promote(objectives, others, self.reduction_factor, keep_front=self.keep_front):
+            if not promote(objectives, others, self.reduction_factor, keep_front=self.keep_front,
+                           margin=self.margin_at(milestone)):
                 self.stopped_at[trial] = milestone
                 return False
         return True
@@ -149,12 +167,13 @@ class MultiObjectiveASHA(_scheduler_base()):
     """
 
     def __init__(self, metrics: Sequence[str], *, time_attr: str = "epoch", max_t: int, grace_period: int = 1,
-                 reduction_factor: float = 3, keep_front: bool = True,
+                 reduction_factor: float = 3, keep_front: bool = True, margin: Sequence[float] | None = None,
                  on_stop: Callable[[Any, int, list[dict[str, Any]]], None] | None = None):
         super().__init__()
         self.metrics = tuple(metrics)
         self.time_attr = time_attr
-        self.ladder = RungLadder(grace_period, reduction_factor, max_t, keep_front)
+        self.ladder = RungLadder(grace_period, reduction_factor, max_t, keep_front,
+                                 tuple(margin) if margin is not None else None)
         self.on_stop = on_stop
         self.history: dict[str, list[dict[str, Any]]] = {}
 

@@ -320,7 +320,9 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
     if config.early_stopping and epochs > 1:
         scheduler = (ASHAScheduler(time_attr="epoch", max_t=epochs, grace_period=1, reduction_factor=2) if single
                      else MultiObjectiveASHA(metric, time_attr="epoch", max_t=epochs, grace_period=1,
-                                             reduction_factor=config.reduction_factor, on_stop=_RecordStopped(setup)))
+                                             reduction_factor=config.reduction_factor,
+                                             margin=(0.0, config.early_stop_margin_pt / 100.0),
+                                             on_stop=_RecordStopped(setup)))
     budget = _FailureBudget(config.max_failure_rate)
     resources = {DRIVER_RESOURCE: 1} if ray.cluster_resources().get(DRIVER_RESOURCE) else {"CPU": 0.01}
     trainable = tune.with_resources(tune.with_parameters(_trial, setup=setup), resources)
@@ -329,8 +331,9 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
         f"(seed {config.seed}, modelling after {n_startup} trials), {setup.workers} worker(s) per trial, "
         f"Optuna study {config.name!r} in {url}")
     if isinstance(scheduler, MultiObjectiveASHA):
-        log(f"search: trials beaten on both speed and accuracy at epoch {', '.join(map(str, scheduler.ladder.milestones))}"
-            f" stop there (multi-objective successive halving, reduction factor {config.reduction_factor:g})")
+        log(f"search: trials beaten on both speed and accuracy (by more than {config.early_stop_margin_pt:g} points at "
+            f"epoch 1) at epoch {', '.join(map(str, scheduler.ladder.milestones))} stop there (multi-objective "
+            f"successive halving, reduction factor {config.reduction_factor:g})")
     run_config = tune.RunConfig(
         name=config.name, storage_path=str(tune_dir.resolve()), callbacks=[budget], stop=_FailureStopper(budget),
         failure_config=tune.FailureConfig(max_failures=0, fail_fast=False), verbose=1,

@@ -50,8 +50,8 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
     p.add_argument("--keep-slow", action="store_true",
                    help="also search the knobs measured clearly slower than O0 on this device (left out by default)")
     p.add_argument("--no-early-stop", action="store_true",
-                   help="train every trial to the end (by default a trial beaten on speed and accuracy at epoch 1, "
-                        "3 or 9 stops there)")
+                   help="train every trial to the end (by default a trial clearly beaten on both speed and accuracy "
+                        "at epoch 1, 3 or 9 stops there)")
     p.add_argument("--storage", default=None, help="Optuna storage URL (default sqlite:///OUTPUT/optuna.db)")
     p.add_argument("--max-failure-rate", type=float, default=0.5, help="abort once this share of trials failed")
     p.add_argument("--concurrency", type=int, default=None,

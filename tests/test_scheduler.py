@@ -108,3 +108,16 @@ def test_without_keep_front_only_the_best_share_goes_on():
     # On the front (nothing dominates it) but, by crowding, not among the best ceil(4 / 3) = 2.
     assert promote((1.1, 0.79), seen, reduction_factor=3)
     assert not promote((1.1, 0.79), seen, reduction_factor=3, keep_front=False)
+
+
+def test_a_lead_within_the_margin_does_not_count_and_the_margin_shrinks_at_later_rungs():
+    seen = [(1.3, 0.72)]
+    # Slower and 4.7 points less accurate at epoch 1: beaten, unless leads under 5 points are noise there.
+    assert not promote((1.2, 0.673), seen, reduction_factor=3)
+    assert promote((1.2, 0.673), seen, reduction_factor=3, margin=(0.0, 0.05))
+    ladder = RungLadder(grace_period=1, reduction_factor=2, max_t=10, margin=(0.0, 0.04))
+    assert ladder.margin_at(1) == (0.0, 0.04) and ladder.margin_at(4) == (0.0, 0.01)
+    assert ladder.report("a", 1, (1.3, 0.72)) and ladder.report("b", 1, (1.2, 0.69))  # 3 pt: within 4
+    assert ladder.report("a", 4, (1.3, 0.85))  # recorded at rungs 2 and 4
+    assert not ladder.report("b", 4, (1.2, 0.82))  # 3 pt behind: more than the 4 / 2 points of rung 2
+    assert ladder.stopped_at == {"b": 2}

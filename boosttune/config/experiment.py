@@ -47,6 +47,7 @@ class ExperimentConfig(BaseModel):
     # Stop hopeless trials early: ASHA on one objective, multi-objective successive halving in Pareto mode.
     early_stopping: bool = True
     reduction_factor: float = Field(3.0, gt=1.0)
+    early_stop_margin_pt: float = Field(5.0, ge=0.0, le=100.0)  # an accuracy lead at epoch 1 smaller than this is noise
     # Leave out of the search the knobs this device measured clearly slower than O0 (boosttune.probe.calibrate).
     prune_slow: bool = True
     # Start from the presets and the variations a person would try first, then let the sampler model.
