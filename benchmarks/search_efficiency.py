@@ -35,7 +35,7 @@ sys.path.insert(0, str(HERE.parent))
 
 TABLE = HERE / "data" / "search_table"
 SPEED_FLOOR, DROP_CEILING_PT = 0.8, 5.0
-DEFAULT_MF = "3:1:5"  # reduction factor : grace period (epochs) : accuracy margin (points), as the search uses  # hypervolume reference point: 0.8x O0, O0's accuracy minus 5 points
+DEFAULT_MF = "2:1:5"  # reduction factor : grace period (epochs) : accuracy margin (points), as the search uses  # hypervolume reference point: 0.8x O0, O0's accuracy minus 5 points
 
 
 # --- the table ---------------------------------------------------------------------------------------

@@ -14,8 +14,8 @@ Asynchronous Successive Halving", MO-ASHA) with NSGA-II's ordering:
   proportion to the epoch at later ones.
 
 So a recipe clearly slower and less accurate than another at epoch 1 does not train to the end, while
-the fastest and the most accurate so far always go on. The defaults (reduction factor 3, grace period
-1 epoch, margin 5 points) come from benchmarks/search_efficiency.py on measured trials. :func:`promote` is the pure rule (unit-tested on
+the fastest and the most accurate so far always go on. The search's defaults (reduction factor 2, grace
+period 1 epoch, margin 5 points) come from benchmarks/search_efficiency.py on measured trials. :func:`promote` is the pure rule (unit-tested on
 made-up rung results; the search-efficiency benchmark replays it on measured trials);
 :class:`MultiObjectiveASHA` applies it inside Ray Tune.
 """

@@ -40,8 +40,9 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
                    help="paired seeds of the confirm stage (0 skips it; 5 or more recommended for a claim)")
     p.add_argument("--confirm-candidates", type=int, default=3,
                    help="searched recipes confirmed next to the baseline and the O1/O2-equivalent presets")
-    p.add_argument("--sampler", default="tpe", choices=["tpe", "gp", "nsga2", "random"],
-                   help="Optuna sampler, modelling after the start points (gp needs PyTorch: boosttune[gp])")
+    p.add_argument("--sampler", default="random", choices=["tpe", "gp", "nsga2", "random"],
+                   help="Optuna sampler after the informed start (default random: best at this budget in "
+                        "benchmarks/search_efficiency.py; tpe/gp model the results, gp needs PyTorch: boosttune[gp])")
     p.add_argument("--seed", type=int, default=0, help="seed of the sampler and of every trial")
     p.add_argument("--search", default=None,
                    help="comma-separated fragments to search (default all but those measured slow here): dim_reduce,"
@@ -51,7 +52,7 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
                    help="also search the knobs measured clearly slower than O0 on this device (left out by default)")
     p.add_argument("--no-early-stop", action="store_true",
                    help="train every trial to the end (by default a trial clearly beaten on both speed and accuracy "
-                        "at epoch 1, 3 or 9 stops there)")
+                        "at epoch 1, 2, 4 or 8 stops there)")
     p.add_argument("--storage", default=None, help="Optuna storage URL (default sqlite:///OUTPUT/optuna.db)")
     p.add_argument("--max-failure-rate", type=float, default=0.5, help="abort once this share of trials failed")
     p.add_argument("--concurrency", type=int, default=None,
