@@ -327,9 +327,9 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
     resources = {DRIVER_RESOURCE: 1} if ray.cluster_resources().get(DRIVER_RESOURCE) else {"CPU": 0.01}
     trainable = tune.with_resources(tune.with_parameters(_trial, setup=setup), resources)
     tune_dir = output / "tune"
+    how = "drawing at random" if config.sampler == "random" else f"modelling after {n_startup} trials"
     log(f"search: {config.num_trials} trials, objective {config.objective} ({metric}), sampler {config.sampler} "
-        f"(seed {config.seed}, modelling after {n_startup} trials), {setup.workers} worker(s) per trial, "
-        f"Optuna study {config.name!r} in {url}")
+        f"(seed {config.seed}, {how}), {setup.workers} worker(s) per trial, Optuna study {config.name!r} in {url}")
     if isinstance(scheduler, MultiObjectiveASHA):
         log(f"search: trials beaten on both speed and accuracy (by more than {config.early_stop_margin_pt:g} points at "
             f"epoch 1) at epoch {', '.join(map(str, scheduler.ladder.milestones))} stop there (multi-objective "
