@@ -1,6 +1,6 @@
 """Main job: search boost recipes for a small ResNet (with BatchNorm) on real data, speed vs accuracy.
 
-    python experiments/resnet.py                 # about 15 minutes on 2 CPU cores, local Ray, confirm stage included
+    python experiments/resnet.py                 # about 18 minutes on 2 CPU cores, local Ray, confirm stage included
     python experiments/resnet.py --smoke         # about 3 minutes
     ray submit cluster.yaml experiments/resnet.py --workers 2
 """
