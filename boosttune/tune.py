@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import ray
 from ray import tune
+from ray.tune.search import Searcher
 
 from boosttune.config.experiment import ExperimentConfig
 from boosttune.errors import BoosttuneError, ConfigError, TrialError
@@ -218,7 +219,7 @@ _KEPT = ("epoch", "steps", "train_loss", "compile_s", "steady_steps", "throughpu
          "train_s", "peak_rss_mb", "val_acc", "val_loss", "world_size")
 
 
-class _FixedFirst:
+class _FixedFirst(Searcher):
     """A Tune searcher that trains given configs first, unseen by the wrapped searcher, then defers to it.
 
     For start points the searched space cannot draw (a preset that uses a knob measured slow here):
@@ -226,42 +227,36 @@ class _FixedFirst:
     its space has no parameter for what made them slow.
     """
 
-    def __new__(cls, *args, **kwargs):
-        from ray.tune.search import Searcher
+    def __init__(self, searcher: Searcher, configs: list[dict[str, Any]]) -> None:
+        super().__init__()
+        self.searcher = searcher
+        self.pending = [dict(c) for c in configs]
+        self.own: set[str] = set()
+        self._metric, self._mode = searcher.metric, searcher.mode
 
-        class FixedFirst(Searcher):
-            def __init__(self, searcher, configs: list[dict[str, Any]]) -> None:
-                super().__init__()
-                self.searcher = searcher
-                self.pending = [dict(c) for c in configs]
-                self.own: set[str] = set()
-                self._metric, self._mode = searcher.metric, searcher.mode
+    def set_search_properties(self, metric, mode, config, **spec) -> bool:
+        return self.searcher.set_search_properties(metric, mode, config, **spec)
 
-            def set_search_properties(self, metric, mode, config, **spec) -> bool:
-                return self.searcher.set_search_properties(metric, mode, config, **spec)
+    def suggest(self, trial_id: str):
+        if self.pending:
+            self.own.add(trial_id)
+            return self.pending.pop(0)
+        return self.searcher.suggest(trial_id)
 
-            def suggest(self, trial_id: str):
-                if self.pending:
-                    self.own.add(trial_id)
-                    return self.pending.pop(0)
-                return self.searcher.suggest(trial_id)
+    def on_trial_result(self, trial_id: str, result: dict) -> None:
+        if trial_id not in self.own:
+            self.searcher.on_trial_result(trial_id, result)
 
-            def on_trial_result(self, trial_id: str, result: dict) -> None:
-                if trial_id not in self.own:
-                    self.searcher.on_trial_result(trial_id, result)
+    def on_trial_complete(self, trial_id: str, result=None, error: bool = False) -> None:
+        if trial_id not in self.own:
+            self.searcher.on_trial_complete(trial_id, result=result, error=error)
 
-            def on_trial_complete(self, trial_id: str, result=None, error: bool = False) -> None:
-                if trial_id not in self.own:
-                    self.searcher.on_trial_complete(trial_id, result=result, error=error)
+    # A wrapper (it has .searcher): Tune saves the wrapped searcher itself and this state beside it.
+    def get_state(self) -> dict:
+        return {"pending": list(self.pending), "own": set(self.own)}
 
-            # A wrapper (it has .searcher): Tune saves the wrapped searcher itself and this state beside it.
-            def get_state(self) -> dict:
-                return {"pending": list(self.pending), "own": set(self.own)}
-
-            def set_state(self, state: dict) -> None:
-                self.pending, self.own = list(state["pending"]), set(state["own"])
-
-        return FixedFirst(*args, **kwargs)
+    def set_state(self, state: dict) -> None:
+        self.pending, self.own = list(state["pending"]), set(state["own"])
 
 
 def startup_trials(num_trials: int, start_points: int) -> int:
