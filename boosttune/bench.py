@@ -163,7 +163,7 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
 
     from boosttune.confirm import run_paired
     from boosttune.files import claim_folder
-    from boosttune.probe import run_probe
+    from boosttune.cluster import probe_on_worker
     from boosttune.ray_train import train_run
     from boosttune.provenance import load_run_info, record_run_info
     from boosttune.report import ReportInputs, write_report
@@ -172,7 +172,10 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
     from boosttune.tune import connect_ray
 
     recipe = parse_recipe(config.base)
-    report = run_probe(recipe.device_target, log=log)
+    if config.recipes is not None:  # named recipes are checked before Ray starts (the probe checks them again)
+        bench_candidates(config, None, extra=extra)
+    connect_ray(log)
+    report = probe_on_worker(recipe.device_target, calibrate=False, log=log).report  # where the runs will run
     plan = bench_candidates(config, report, extra=extra)  # every recipe checked before anything starts
     document = {**config.model_dump(mode="json"), "extra": dict(extra or {})}
     output = claim_folder(output, "bench.json", document, resume=resume, what="bench", command=command)
@@ -181,7 +184,6 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
     for note in plan.skipped:
         log(f"bench: not in the matrix: {note}")
     env = dict(report.runtime_env)
-    connect_ray(log)
     log(f"bench: {len(plan.candidates)} recipes x {len(config.seeds)} paired seeds {config.seeds}, interleaved"
         + ("" if len(config.seeds) >= 5 else " (5 or more seeds recommended)"))
     records = run_paired(plan.candidates, config.seeds, store=RecordStore(output / "runs"), role="bench",

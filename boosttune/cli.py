@@ -1,4 +1,4 @@
-"""The ``boosttune`` command: validate, probe, trial, tune, bench, export, report, methods."""
+"""The ``boosttune`` command: validate, probe, trial, tune, bench, export, report, methods, dashboard."""
 
 from __future__ import annotations
 
@@ -178,6 +178,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    from boosttune.dashboard import serve
+
+    serve(args.results, host=args.host, port=args.port, log=lambda m: print(m, flush=True))
+    return 0
+
+
 def cmd_methods(args: argparse.Namespace) -> int:
     from boosttune.methods import write_method_cards
 
@@ -289,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
         "tune", help="search boost recipes with Ray Tune + Optuna from an experiment file",
         description="Run a speed-vs-accuracy search from a YAML/JSON experiment file (fields: name, base (a recipe "
                     "without boost), num_trials, workers_per_trial, objective, max_accuracy_drop_pt, sampler, seed, "
-                    "time_budget_s, max_failure_rate, max_concurrent_trials, search, storage, early_stopping, "
+                    "time_budget_s, max_failure_rate, max_concurrent_trials, search, storage, study_storage, accelerator_type, early_stopping, "
                     "reduction_factor, early_stop_margin_pt, prune_slow, informed_start, confirm_seeds, confirm_candidates, "
                     "confirm_screen_pt), then confirms the best recipes over paired seeds. Knobs measured clearly "
                     "slower than O0 on this device are left out unless named in search or prune_slow is false. "
@@ -334,6 +341,22 @@ def build_parser() -> argparse.ArgumentParser:
                         help="accuracy points below the baseline still accepted (default: the run's own "
                              "max_accuracy_drop_pt)")
     report.set_defaults(func=cmd_report)
+
+    dashboard = sub.add_parser(
+        "dashboard", help="serve optuna-dashboard on an experiment folder's Optuna study",
+        description="Serve optuna-dashboard (history, Pareto front, parameter importance, every trial's "
+                    "parameters and values) on the Optuna study of an experiment folder: the storage its "
+                    "experiment.json names, else its optuna.db. Serves until Ctrl-C. Listens on 127.0.0.1 (this "
+                    "machine only) unless --host says otherwise; from a laptop, tunnel to it with "
+                    "ssh -L 8080:127.0.0.1:8080 user@head.",
+    )
+    dashboard.add_argument("results", metavar="RESULTS_DIR",
+                           help="an experiment folder (the --output of boosttune tune or experiments/*.py)")
+    dashboard.add_argument("--host", default="127.0.0.1",
+                           help="address to listen on (default 127.0.0.1, this machine only); any other host, "
+                                "e.g. 0.0.0.0, exposes the unauthenticated dashboard to the network")
+    dashboard.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080)")
+    dashboard.set_defaults(func=cmd_dashboard)
 
     methods = sub.add_parser(
         "methods", help="write a method card per boost algorithm (and amp, loss scale, presets) from a bench",

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator
 import ray
 
 from boosttune.config.experiment import ExperimentConfig
-from boosttune.errors import DataError, TrialError
+from boosttune.errors import ConfigError, DataError, TrialError
 from boosttune.files import claim_folder
 from boosttune.provenance import record_run_info
 
@@ -73,34 +73,101 @@ def _stage(name: str, times: dict[str, float], log: Callable[[str], None]) -> It
 
 def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool = False,
                    log: Callable[[str], None] = print, command: str | None = None) -> ExperimentResult:
-    from boosttune.probe import run_probe
-    from boosttune.probe.calibrate import run_calibration, slow_knobs
-    from boosttune.ray_train import train_run
-    from boosttune.runs import RecordStore, RunSpec
-    from boosttune.space import SpaceContext, equivalence_key, preset_params, recipe_from_params
-    from boosttune.tune import SearchSetup, connect_ray, run_search
+    from boosttune.cluster import check_storage
 
+    output = _output_folder(output)
+    storage = check_storage(config.storage) if config.storage else None  # before anything is written
     output = claim_folder(output, "experiment.json", config.model_dump(mode="json"), resume=resume,
                           what="experiment", command=command)
     record_run_info(output, resumed=resume)
+    with _driver_in(output):  # the driver's own folder: its start folder may vanish (a Ray job's working_dir)
+        return _run_experiment(config, output, storage, resume=resume, log=log)
+
+
+def _output_folder(output: str | Path) -> Path:
+    """The output folder, absolute; refused where it would be lost (relative, inside a Ray job's working_dir)."""
+    import os
+
+    job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR") or "{}")
+    if not Path(output).is_absolute() and (job.get("runtime_env") or {}).get("working_dir"):
+        raise ConfigError(f"--output: {str(output)!r} is relative, so under `ray job submit --working-dir` it would "
+                          "land in Ray's temporary copy of the project, deleted when the job ends; allowed: an "
+                          "absolute folder on the head (or shared storage), e.g. --output /home/ray/runs/resnet")
+    return Path(output).resolve()
+
+
+def _check_device(report, config: ExperimentConfig, where: str) -> None:
+    """Refuse a device MindSpore cannot train on at all, before the baseline, with MindSpore's reason."""
+    from boosttune.errors import UnsupportedError
+
+    knob = f"optimizer.{config.recipe.optimizer.name}"
+    if not report.supports(knob):
+        raise UnsupportedError(f"base.device_target: MindSpore cannot train {config.recipe.optimizer.name!r} on "
+                               f"{report.device_target} on node {where}: {report.capabilities[knob].reason}")
+
+
+@contextmanager
+def _driver_in(folder: Path) -> Iterator[None]:
+    """Run the driver inside ``folder``, then go back to where it started if that still exists.
+
+    Ray Tune resolves paths against the working directory (``os.path.relpath`` calls ``os.getcwd``);
+    under ``ray job submit --working-dir`` that directory is Ray's unpacked copy of the project, which
+    the runtime-env agent may delete and re-create while the job runs.
+    """
+    import os
+
+    try:
+        before = os.getcwd()
+    except FileNotFoundError:
+        before = None
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        if before is not None and os.path.isdir(before):
+            os.chdir(before)
+
+
+def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None, *, resume: bool,
+                    log: Callable[[str], None]) -> ExperimentResult:
+    from boosttune.cluster import check_placeable, default_concurrency, probe_on_worker, task_options
+    from boosttune.probe.calibrate import slow_knobs
+    from boosttune.ray_train import train_run, worker_resources
+    from boosttune.runs import RecordStore, RunSpec
+    from boosttune.space import SpaceContext, equivalence_key, preset_params, recipe_from_params
+    from boosttune.space.fragments.adasum import adasum_applies
+    from boosttune.tune import SearchSetup, connect_ray, run_search
+
     times: dict[str, float] = {}
     base = config.recipe.to_dict()
+    device = config.recipe.device_target
+    per_rank = worker_resources(device)
     with _stage("probe", times, log):
-        report = run_probe(config.recipe.device_target, log=log)
+        where = connect_ray(log)
+        if where.startswith("a local"):  # a local instance never grows: a trial it cannot hold would wait forever
+            check_placeable(ray.nodes(), per_rank, config.workers_per_trial)
+        placed = probe_on_worker(device, calibrate=config.prune_slow, accelerator_type=config.accelerator_type,
+                                 log=log)
+        report = placed.report
+        _check_device(report, config, placed.hostname)
         env = dict(report.runtime_env)
-        slow = slow_knobs(run_calibration(report, log=log), config.search) if config.prune_slow else {}
-        connect_ray(log)
-        facts = ray.get(_trial_facts.remote(base, config.workers_per_trial, env))
-    record_run_info(output, device=f"{report.device_target}: {report.cpu}", left_out=slow)
+        slow = slow_knobs(placed.speed, config.search) if config.prune_slow else {}
+        facts = ray.get(_trial_facts.options(**task_options(per_rank, config.accelerator_type)).remote(base, config.workers_per_trial, env))
+    record_run_info(output, device=f"{report.device_target}: {report.cpu}", left_out=slow,
+                    probed_on=f"{placed.hostname} ({placed.node_ip})")
     for why in slow.values():
         log(f"search space: {why}")
-    ctx = SpaceContext(unsupported=frozenset(c.knob for c in report.unsupported()), total_steps=facts["total_steps"],
+    unsupported = {c.knob for c in report.unsupported()}
+    if adasum_applies(config.workers_per_trial):  # the probe's one rank cannot show it; the trials' ranks can
+        unsupported.discard("boost.adasum")
+    ctx = SpaceContext(unsupported=frozenset(unsupported), total_steps=facts["total_steps"],
                        param_count=facts["param_count"], world_size=config.workers_per_trial,
                        enabled=frozenset(config.search or ()), base_learning_rate=config.recipe.optimizer.learning_rate,
-                       slow=frozenset(slow))
+                       slow=frozenset(slow), device_target=device)
 
     def train(spec: RunSpec):
-        return train_run(spec, output=output, num_workers=config.workers_per_trial, env=env)
+        return train_run(spec, output=output, num_workers=config.workers_per_trial, env=env, storage=storage,
+                         accelerator_type=config.accelerator_type)
 
     # The O0 baseline runs first: every speed figure is a ratio to it, and the constrained and
     # time-to-accuracy objectives need its accuracy.
@@ -141,7 +208,9 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
         baseline_throughput_sps=baseline.metrics.get("throughput_sps"),
         target_accuracy=(max(0.01, baseline.metrics["val_acc"] - drop / 100.0)
                          if config.objective == "time_to_accuracy" else None),
-        max_concurrent=config.max_concurrent_trials or _default_concurrency(config.workers_per_trial),
+        max_concurrent=config.max_concurrent_trials or default_concurrency(ray.nodes(), per_rank,
+                                                                            config.workers_per_trial),
+        storage=storage, accelerator_type=config.accelerator_type,
     )
     with _stage("search", times, log):
         outcome = run_search(config, output, setup=setup, points=start.points, resume=resume, log=log)
@@ -238,12 +307,6 @@ def _confirm(config: ExperimentConfig, table, output: Path, train, log: Callable
         log(f"  {candidate.name}: {candidate.why}")
     return run_paired(candidates, seeds, store=RecordStore(output / "confirm"), role="confirm", train=train, log=log,
                       margin_pt=config.max_accuracy_drop_pt)
-
-
-def _default_concurrency(workers: int) -> int:
-    """One trial at a time on a single node: concurrent trials would skew each other's timings."""
-    nodes = [n for n in ray.nodes() if n["Alive"] and n["Resources"].get("CPU", 0) >= workers]
-    return max(1, len(nodes))
 
 
 def _finish(config: ExperimentConfig, output: Path, table, confirm_records, aborted: str | None) -> ExperimentResult:

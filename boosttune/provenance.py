@@ -35,7 +35,7 @@ def command_line(argv: Sequence[str] | None = None) -> str:
     elif program.suffix == ".py":
         try:
             shown = str(program.resolve().relative_to(Path.cwd()))
-        except ValueError:
+        except (ValueError, OSError):  # elsewhere, or the working directory is gone
             shown = str(program)
         head = ["python", shown]
     else:
@@ -54,13 +54,20 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
+def _cwd() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # deleted underneath the process (a Ray job's working_dir)
+        return None
+
+
 def record_run_info(folder: str | Path, **fields: Any) -> Path:
     """Merge ``fields`` into ``folder/run_info.json``; the first call also records command, versions and host."""
     path = Path(folder) / RUN_INFO_NAME
     info = load_run_info(folder)
     resumed = fields.pop("resumed", False)
     if not info:  # the command that reproduces the run from scratch: without --resume
-        info = {"command": command_line([a for a in sys.argv if a != "--resume"]), "cwd": os.getcwd(), "host": platform.node(),
+        info = {"command": command_line([a for a in sys.argv if a != "--resume"]), "cwd": _cwd(), "host": platform.node(),
                 "platform": platform.platform(), "cpu_count": os.cpu_count(),
                 "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "versions": package_versions()}
     elif resumed:

@@ -21,19 +21,50 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import ray
 from ray.train.backend import Backend, BackendConfig
 
 from boosttune.runs import CURVE_KEYS, RunRecord, RunSpec
 
-__all__ = ["SCHEDULER_MARKER", "MindSporeConfig", "build_trainer", "run_on_ray", "train_loop_per_worker", "train_run",
-           "worker_error_reason"]
+__all__ = ["ACCELERATOR_RESOURCES", "SCHEDULER_MARKER", "MindSporeConfig", "build_trainer", "device_id_for",
+           "run_on_ray", "train_loop_per_worker", "train_run", "worker_error_reason", "worker_resources"]
 
 # Appears in the scheduler's command line, so tests (and people) can find orphans.
 SCHEDULER_MARKER = "boosttune-mindspore-scheduler"
 _scheduler: subprocess.Popen | None = None  # in rank 0's worker process
+
+# device_target -> (Ray's resource for one rank's accelerator, the visibility variable Ray sets for it).
+# Ascend uses Ray's native NPU accelerator (ray/_private/accelerators/npu.py), not a home-made resource.
+ACCELERATOR_RESOURCES = {"GPU": ("GPU", "CUDA_VISIBLE_DEVICES"), "Ascend": ("NPU", "ASCEND_RT_VISIBLE_DEVICES")}
+
+
+def worker_resources(device_target: str) -> dict[str, float]:
+    """What one MindSpore rank asks Ray for: a CPU, and one accelerator of the device's kind."""
+    resources = {"CPU": 1.0}
+    if device_target in ACCELERATOR_RESOURCES:
+        resources[ACCELERATOR_RESOURCES[device_target][0]] = 1.0
+    return resources
+
+
+def device_id_for(device_target: str, environ: Mapping[str, str], accelerator_ids: Mapping[str, list[str]]) -> int:
+    """The ``device_id`` MindSpore must use in this rank: its own accelerator, as the process sees it.
+
+    Ray restricts each rank's visibility to the accelerator it assigned (``CUDA_VISIBLE_DEVICES`` /
+    ``ASCEND_RT_VISIBLE_DEVICES``), so the process sees it at an index of that list, usually 0. If
+    visibility is not restricted (``RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES``), the physical id.
+    """
+    if device_target not in ACCELERATOR_RESOURCES:
+        return 0
+    resource, variable = ACCELERATOR_RESOURCES[device_target]
+    own = list(accelerator_ids.get(resource, []))
+    visible = [v.strip() for v in environ.get(variable, "").split(",") if v.strip()]
+    if not own:
+        return 0
+    if visible:
+        return visible.index(own[0]) if own[0] in visible else 0
+    return int(own[0])
 
 
 @dataclass
@@ -41,8 +72,8 @@ class MindSporeConfig(BackendConfig):
     """Ray Train backend for MindSpore data parallelism.
 
     Args:
-        device_target: "CPU", "GPU" (workers need ``use_gpu=True`` in the ScalingConfig) or
-            "Ascend" (workers need a custom ``NPU`` resource, one per worker).
+        device_target: "CPU", "GPU" (one ``GPU`` per worker) or "Ascend" (one of Ray's native ``NPU``
+            per worker); :func:`worker_resources` is what each rank asks for.
         env: environment set on every worker before MindSpore is imported, e.g. the probe's
             ``{"ONEDNN_MAX_CPU_ISA": "AVX2"}``.
         start_timeout_s: how long a worker waits in ``communication.init()`` for the others.
@@ -135,14 +166,12 @@ class _MindSporeBackend(Backend):
                 pass
 
 
-def _init_device(device_target: str, world_size: int) -> None:
+def _init_device(device_target: str, world_size: int) -> dict[str, Any]:
+    """Set MindSpore's device (the rank's own accelerator) and join the data-parallel group; what it got."""
     import mindspore as ms
 
-    device_id = 0
-    if device_target == "Ascend":
-        ids = ray.get_runtime_context().get_accelerator_ids().get("NPU", [])
-        device_id = int(ids[0]) if ids else 0
-    # GPU: Ray sets CUDA_VISIBLE_DEVICES to this worker's GPU, which MindSpore sees as device 0.
+    ids = ray.get_runtime_context().get_accelerator_ids()
+    device_id = device_id_for(device_target, os.environ, ids)
     ms.set_context(mode=ms.GRAPH_MODE, device_target=device_target, device_id=device_id)
     if world_size > 1:
         from mindspore.communication import init
@@ -150,8 +179,11 @@ def _init_device(device_target: str, world_size: int) -> None:
         init()
         ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True,
                                      device_num=world_size)
-
-
+    placed = {"device_id": device_id}
+    if device_target in ACCELERATOR_RESOURCES:
+        resource, variable = ACCELERATOR_RESOURCES[device_target]
+        placed.update(accelerator_ids=",".join(ids.get(resource, [])), visible_devices=os.environ.get(variable, ""))
+    return placed
 
 
 def _worker_log(rank: int) -> Callable[[str], None]:
@@ -187,13 +219,14 @@ def train_loop_per_worker(config: dict[str, Any]) -> None:
     rank, world_size = context.get_world_rank(), context.get_world_size()
     recipe = parse_recipe(config["recipe"])
     start = time.perf_counter()
-    _init_device(recipe.device_target, world_size)
+    placed = _init_device(recipe.device_target, world_size)
     init_s = time.perf_counter() - start
 
     from boosttune.trial.runner import run_trial
 
     node_id = ray.get_runtime_context().get_node_id()
-    extra = {"world_rank": rank, "node_id": node_id, "comm_init_s": init_s, "pid": os.getpid()}
+    extra = {"world_rank": rank, "node_id": node_id, "node_ip": ray.util.get_node_ip_address(),
+             "comm_init_s": init_s, "pid": os.getpid(), **placed}
 
     def reporter(metrics: dict[str, Any]) -> None:
         ray.train.report({**metrics, **extra, "final": False})
@@ -254,22 +287,25 @@ def _save_checkpoint(path: Path):
     return _at_train_end(save)
 
 
-def build_trainer(recipe: dict[str, Any], *, num_workers: int = 1, use_gpu: bool = False,
-                  env: dict[str, str] | None = None, storage_path: str | None = None, name: str | None = None,
-                  placement_strategy: str = "PACK", extra_config: dict[str, Any] | None = None,
-                  callbacks: list[Any] | None = None):
-    """A Ray Train DataParallelTrainer that runs one boosttune trial on ``num_workers`` ranks."""
+def build_trainer(recipe: dict[str, Any], *, num_workers: int = 1, env: dict[str, str] | None = None,
+                  storage_path: str | None = None, name: str | None = None, placement_strategy: str = "PACK",
+                  accelerator_type: str | None = None, extra_config: dict[str, Any] | None = None,
+                  callbacks: list[Any] | None = None, train_loop: Callable[[dict[str, Any]], None] | None = None):
+    """A Ray Train DataParallelTrainer that runs one boosttune trial on ``num_workers`` ranks.
+
+    Each rank takes :func:`worker_resources` of the recipe's device: one GPU per rank on GPU, one of
+    Ray's native NPUs per rank on Ascend (``accelerator_type``, e.g. "Ascend910B", pins the model).
+    ``train_loop`` replaces :func:`train_loop_per_worker` (tests look at what each rank was given).
+    """
     from ray.train import RunConfig, ScalingConfig
     from ray.train.v2.api.data_parallel_trainer import DataParallelTrainer
 
     device_target = recipe.get("device_target", "CPU")
-    resources = {"CPU": 1}
-    if device_target == "Ascend":
-        resources["NPU"] = 1
-    scaling = ScalingConfig(num_workers=num_workers, use_gpu=use_gpu or device_target == "GPU",
-                            resources_per_worker=resources, placement_strategy=placement_strategy)
+    scaling = ScalingConfig(num_workers=num_workers, use_gpu=device_target == "GPU",
+                            resources_per_worker=worker_resources(device_target),
+                            placement_strategy=placement_strategy, accelerator_type=accelerator_type)
     return DataParallelTrainer(
-        train_loop_per_worker,
+        train_loop or train_loop_per_worker,
         train_loop_config={"recipe": recipe, **(extra_config or {})},
         backend_config=MindSporeConfig(device_target=device_target, env=dict(env or {})),
         scaling_config=scaling,
@@ -290,10 +326,12 @@ def worker_error_reason(error: BaseException) -> str:
 
 def run_on_ray(recipe: dict[str, Any], *, num_workers: int = 1, env: dict[str, str] | None = None,
                storage_path: str | None = None, name: str | None = None, placement_strategy: str = "PACK",
-               artifacts_dir: str | None = None, keep_checkpoint: bool = False, work_dir: str | None = None,
-               callbacks: list[Any] | None = None) -> dict[str, Any]:
+               accelerator_type: str | None = None, artifacts_dir: str | None = None, keep_checkpoint: bool = False,
+               work_dir: str | None = None, callbacks: list[Any] | None = None) -> dict[str, Any]:
     """Run one trial as a Ray Train job and return rank 0's summary.
 
+    The summary is rank 0's last report, which Ray returns to the driver wherever rank 0 ran (its
+    ``rank0.json`` under ``artifacts_dir`` lands on rank 0's node, not necessarily the driver's).
     A failure comes back as ``status: failed`` with the worker's one-line reason, not as an exception.
     """
     artifacts = Path(artifacts_dir or tempfile.mkdtemp(prefix="boosttune_ray_"))
@@ -301,26 +339,35 @@ def run_on_ray(recipe: dict[str, Any], *, num_workers: int = 1, env: dict[str, s
     if work_dir:
         extra["work_dir"] = work_dir
     trainer = build_trainer(recipe, num_workers=num_workers, env=env, storage_path=storage_path, name=name,
-                            placement_strategy=placement_strategy, extra_config=extra, callbacks=callbacks)
+                            placement_strategy=placement_strategy, accelerator_type=accelerator_type,
+                            extra_config=extra, callbacks=callbacks)
     try:
         result = trainer.fit()
     except Exception as e:  # Ray wraps worker failures (WorkerGroupError, TrainingFailedError)
         return {"status": "failed", "reason": worker_error_reason(e), "artifacts_dir": str(artifacts)}
-    summary = json.loads((artifacts / "rank0.json").read_text())
+    if result.metrics and result.metrics.get("final"):
+        summary = dict(result.metrics)
+    else:
+        summary = json.loads((artifacts / "rank0.json").read_text())
     summary["artifacts_dir"] = str(artifacts)
     summary["checkpoint_path"] = result.checkpoint.path if result.checkpoint else None
     return summary
 
 
 def train_run(spec: RunSpec, *, output: str | Path, num_workers: int = 1, env: dict[str, str] | None = None,
+              storage: str | None = None, accelerator_type: str | None = None,
               callbacks: list[Any] | None = None) -> RunRecord:
-    """Train one run on Ray (its Train folder, artifacts and DimReduce work under ``output``); its record.
+    """Train one run on Ray; its record.
 
+    The run's Ray Train folder goes under ``storage`` (a path or bucket URI every node reaches) when given,
+    else under ``output``; its artifacts and DimReduce work under ``output``.
     The one path every kind of run takes: the baseline, search trials, confirm and bench runs.
     """
     output = Path(output)
     started = time.time()
-    summary = run_on_ray(spec.recipe, num_workers=num_workers, env=env, storage_path=str(output / "train"),
-                         name=spec.run_id, artifacts_dir=str(output / "artifacts" / spec.run_id),
+    summary = run_on_ray(spec.recipe, num_workers=num_workers, env=env,
+                         storage_path=f"{storage.rstrip('/')}/train" if storage else str(output / "train"),
+                         name=spec.run_id, accelerator_type=accelerator_type,
+                         artifacts_dir=str(output / "artifacts" / spec.run_id),
                          work_dir=str(output / "work"), callbacks=callbacks)
     return RunRecord.from_summary(spec, summary, started)

@@ -17,7 +17,7 @@ from ray import tune
 from ray.tune.search import Searcher
 
 from boosttune.config.experiment import ExperimentConfig
-from boosttune.errors import BoosttuneError, ConfigError, TrialError
+from boosttune.errors import BoosttuneError, ConfigError, TrialError, describe_error
 from boosttune.runs import CURVE_KEYS, RecordStore, RunRecord, RunSpec
 from boosttune.space import SpaceContext
 
@@ -69,6 +69,8 @@ class SearchSetup:
     labels: dict[str, str] = field(default_factory=dict)  # equivalence key -> start point label
     baseline_throughput_sps: float | None = None  # for the speed-up in Tune's progress table
     outside: list[dict[str, Any]] = field(default_factory=list)  # start points the search cannot draw (slow knobs)
+    storage: str | None = None  # Ray's storage every node reaches (--storage); None: the output folder
+    accelerator_type: str | None = None
 
     def spec(self, trial_id: str, params: dict[str, Any]) -> RunSpec:
         """The run a trial with these params trains."""
@@ -217,8 +219,8 @@ def _trial(config: dict[str, Any], setup: SearchSetup) -> None:
         setup.records.put(first.duplicate(spec))
         return
 
-    record = train_run(spec, output=setup.output, num_workers=setup.workers, env=setup.env,
-                       callbacks=[_report_callback(setup)])
+    record = train_run(spec, output=setup.output, num_workers=setup.workers, env=setup.env, storage=setup.storage,
+                       accelerator_type=setup.accelerator_type, callbacks=[_report_callback(setup)])
     earlier = setup.records.get(trial_id)
     if earlier is not None and earlier.status == "stopped":
         return  # the scheduler stopped it and recorded where; what the interrupted run returned is not a result
@@ -363,11 +365,11 @@ def make_sampler(name: str, seed: int, n_startup: int):
 def _storage(config: ExperimentConfig, output: Path):
     import optuna
 
-    url = config.storage or f"sqlite:///{(output / 'optuna.db').resolve()}"
+    url = config.study_storage or f"sqlite:///{(output / 'optuna.db').resolve()}"
     try:
         return optuna.storages.RDBStorage(url), url
     except Exception as e:  # sqlalchemy raises many kinds for a bad URL
-        raise ConfigError(f"storage: {url!r} is not a usable database URL ({type(e).__name__})") from None
+        raise ConfigError(f"study_storage: {url!r} is not a usable database URL ({type(e).__name__})") from None
 
 
 def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, points: list[dict[str, Any]],
@@ -400,7 +402,7 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
     budget = _FailureBudget(config.max_failure_rate)
     resources = {DRIVER_RESOURCE: 1} if ray.cluster_resources().get(DRIVER_RESOURCE) else {"CPU": 0.01}
     trainable = tune.with_resources(tune.with_parameters(_trial, setup=setup), resources)
-    tune_dir = output / "tune"
+    tune_root = f"{setup.storage.rstrip('/')}/tune" if setup.storage else str((output / "tune").resolve())
     how = "drawing at random" if config.sampler == "random" else f"modelling after {n_startup} trials"
     log(f"search: {config.num_trials} trials, objective {config.objective} ({metric}), sampler {config.sampler} "
         f"(seed {config.seed}, {how}), {setup.workers} worker(s) per trial, Optuna study {config.name!r} in {url}")
@@ -409,14 +411,14 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
             f"epoch 1) at epoch {', '.join(map(str, scheduler.ladder.milestones))} stop there (multi-objective "
             f"successive halving, reduction factor {config.reduction_factor:g})")
     run_config = tune.RunConfig(
-        name=config.name, storage_path=str(tune_dir.resolve()), callbacks=[budget, _Progress(setup, config.num_trials, log)],
+        name=config.name, storage_path=tune_root, callbacks=[budget, _Progress(setup, config.num_trials, log)],
         stop=_FailureStopper(budget),
         failure_config=tune.FailureConfig(max_failures=0, fail_fast=False), verbose=1,
     )
-    experiment_path = tune_dir / config.name
-    if resume and tune.Tuner.can_restore(str(experiment_path.resolve())):
+    experiment_path = f"{tune_root}/{config.name}"
+    if resume and tune.Tuner.can_restore(experiment_path):
         log(f"search: resuming {experiment_path}")
-        tuner = tune.Tuner.restore(str(experiment_path.resolve()), trainable=trainable, resume_unfinished=True,
+        tuner = tune.Tuner.restore(experiment_path, trainable=trainable, resume_unfinished=True,
                                    resume_errored=False, restart_errored=False)
     else:
         tuner = tune.Tuner(
@@ -433,7 +435,7 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
     except BoosttuneError:
         raise
     except Exception as e:
-        raise TrialError(f"the search stopped: {e}; resume with --resume --output {output}") from e
+        raise TrialError(f"the search stopped: {describe_error(e)}; resume with --resume --output {output}") from e
     records = list(setup.records)
     # Judged from the records: Tune runs copies of the callback and stopper, not `budget` itself.
     searched = [r for r in records if r.role == "search"]

@@ -53,12 +53,21 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
     p.add_argument("--no-early-stop", action="store_true",
                    help="train every trial to the end (by default a trial clearly beaten on both speed and accuracy "
                         "at epoch 1, 2, 4 or 8 stops there)")
-    p.add_argument("--storage", default=None, help="Optuna storage URL (default sqlite:///OUTPUT/optuna.db)")
+    p.add_argument("--device", default="CPU", choices=["CPU", "GPU", "Ascend"],
+                   help="device of every trial rank: one GPU, or one of Ray's NPUs, per rank on GPU/Ascend")
+    p.add_argument("--accelerator-type", default=None,
+                   help="Ray's accelerator model for GPU/Ascend ranks, e.g. A100 or Ascend910B (default: any)")
+    p.add_argument("--storage", default=None,
+                   help="where Ray Train and Tune persist, reachable from every node: a shared folder or a bucket "
+                        "URI such as s3://bucket/runs (default: inside --output, enough on one machine)")
+    p.add_argument("--study-storage", default=None,
+                   help="Optuna study RDB URL, e.g. postgresql://... (default sqlite:///OUTPUT/optuna.db)")
     p.add_argument("--max-failure-rate", type=float, default=0.5, help="abort once this share of trials failed")
     p.add_argument("--concurrency", type=int, default=None,
                    help="trials at once (default: one per node, so trials do not skew each other's timings)")
     p.add_argument("--smoke", action="store_true",
-                   help="a quick run: 3 epochs on 1024 samples, 3 trials, 1 candidate confirmed over 2 seeds")
+                   help="a quick run: 3 epochs on 1024 samples, 3 trials, 1 candidate confirmed over 2 seeds "
+                        "(flags given explicitly win)")
     p.add_argument("--output", default=None, help="folder for results, report and JSON (default runs/<model>-<time>)")
     p.add_argument("--resume", action="store_true", help="continue the interrupted experiment in --output")
     return p
@@ -76,14 +85,18 @@ def _data(choice: str, path: str | None) -> dict:
     return {"name": choice, **({"path": path} if path else {})}
 
 
+SMOKE = {"epochs": 3, "train_limit": 1024, "val_limit": 512, "trials": 3, "confirm_seeds": 2, "confirm_candidates": 1}
+
+
 def run(model: str, description: str, argv: list[str] | None = None) -> int:
-    args = build_parser(model, description).parse_args(argv)
+    parser = build_parser(model, description)
+    args = parser.parse_args(argv)
+    if args.smoke:  # the smoke run's sizes are defaults: a flag given explicitly wins
+        parser.set_defaults(**SMOKE)
+        args = parser.parse_args(argv)
     if args.resume and not args.output:
         print("error: --resume needs --output (the folder of the run to continue)", file=sys.stderr)
         return 2
-    if args.smoke:
-        args.epochs, args.train_limit, args.val_limit, args.trials = 3, 1024, 512, 3
-        args.confirm_seeds, args.confirm_candidates = 2, 1
     try:
         return _run(args)
     except BoosttuneError as e:
@@ -102,13 +115,14 @@ def _run(args) -> int:
     config = parse_experiment({
         "name": f"{args.model}-search",
         "base": {"model": args.model, "batch_size": args.batch_size, "epochs": args.epochs, "seed": args.seed,
-                 "data": {**_data(args.data, args.data_path), "train_limit": args.train_limit,
+                 "device_target": args.device, "data": {**_data(args.data, args.data_path), "train_limit": args.train_limit,
                           "val_limit": args.val_limit, "image_size": args.image_size},
                  "optimizer": {"name": "momentum", "learning_rate": args.learning_rate, "lr_schedule": "cosine"}},
         "num_trials": args.trials, "workers_per_trial": args.workers, "objective": args.objective,
         "max_accuracy_drop_pt": args.max_drop, "sampler": args.sampler, "seed": args.seed,
         "time_budget_s": args.time_budget, "max_failure_rate": args.max_failure_rate,
-        "max_concurrent_trials": args.concurrency, "storage": args.storage,
+        "max_concurrent_trials": args.concurrency, "storage": args.storage, "study_storage": args.study_storage,
+        "accelerator_type": args.accelerator_type,
         "search": args.search.split(",") if args.search else None,
         "confirm_seeds": args.confirm_seeds, "confirm_candidates": args.confirm_candidates,
         "prune_slow": not args.keep_slow, "early_stopping": not args.no_early_stop,

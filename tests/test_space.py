@@ -238,3 +238,39 @@ def test_start_points_are_the_presets_then_informed_variations_up_to_half_the_bu
     # The preset still trains (outside the searched space); informed points with LessBN are not offered.
     assert slow.outside_labels == ["O1"] and len(slow.outside) == 1
     assert "less_bn" not in slow.labels_in_order and len(slow.labels_in_order) == 4
+
+
+def test_accelerator_only_knobs_are_drawn_where_the_device_supports_them():
+    """On a device whose probe found everything supported (a GPU or Ascend node), the space reaches every knob
+    the CPU lacks: dynamic and group loss scale with their window and factor, gc_flag, THOR, and DimReduce
+    across ranks; every drawn recipe is valid and replays."""
+    gpu = _ctx(unsupported=frozenset({"boost.adasum"}), device_target="GPU")
+    drawn = _sample(gpu, n=150, seed=11)
+    params = [p for p, _ in drawn]
+    kinds = {p.get("loss_scale.kind") for p in params}
+    assert {"dynamic", "group"} <= kinds
+    assert any("loss_scale.scale_window" in p and "loss_scale.scale_factor" in p for p in params)
+    assert any(p.get("less_bn.gc_flag") is True for p in params)
+    thor = [(p, d) for p, d in drawn if d["optimizer"].get("name") == "thor"]
+    assert thor, "THOR never offered"
+    for p, document in thor:  # MindSpore runs THOR with boost O0 and no loss scale only
+        assert document["boost_level"] == "O0" and document["loss_scale"]["kind"] == "none"
+    for p, document in drawn:
+        assert recipe_from_params(p, gpu, BASE).to_dict() == parse_recipe(document).to_dict()
+    o1 = recipe_from_params(preset_params("O1", gpu, BASE), gpu, BASE)
+    assert o1.boost.effective().settings["less_bn"]["gc_flag"] is True and o1.optimizer.name == "momentum"
+    two_gpus = [p for p, _ in _sample(_ctx(unsupported=frozenset(), world_size=2, device_target="GPU"), n=40, seed=12)]
+    assert any(p.get("boost.dim_reduce") for p in two_gpus)  # only one CPU rank runs it; GPU ranks can
+
+
+def test_the_cpu_probe_excludes_the_accelerator_only_knobs_with_mindspore_reasons(probe_report):
+    """The real CPU probe of this machine: each accelerator-only knob is unsupported with MindSpore's own reason,
+    and the space built from it never draws one."""
+    reasons = {c.knob: c.reason for c in probe_report.unsupported()}
+    for knob in ("loss_scale.dynamic", "loss_scale.group", "boost.less_bn.gc_flag", "optimizer.thor"):
+        assert knob in reasons and reasons[knob], knob
+    assert "CPU" in reasons["loss_scale.dynamic"] and "Centralization" in reasons["boost.less_bn.gc_flag"]
+    ctx = _ctx(unsupported=frozenset(reasons))
+    for params, document in _sample(ctx, n=80, seed=13):
+        assert params.get("loss_scale.kind") in (None, "none", "fixed") and not params.get("less_bn.gc_flag")
+        assert document["optimizer"].get("name", "momentum") != "thor"

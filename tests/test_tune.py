@@ -71,6 +71,36 @@ def test_search_end_to_end(tmp_path, fresh_ray):
     outside = start.split("(")[1].split(" outside")[0].split(", ") if "outside the searched space" in start else []
     assert len(study.trials) == 4 - len(outside) and study.directions[0].name == "MAXIMIZE"
     _check_confirm_stage(tmp_path / "run", result, recipe, lines, seeds=[1001, 1002])
+    _check_dashboards(tmp_path / "run", "e2e", len(study.trials), lines)
+
+
+def _check_dashboards(output: Path, study_name: str, n_trials: int, lines: list[str]) -> None:
+    """TensorBoard event files hold every trained trial's per-epoch metrics; the Optuna dashboard serves the study;
+    the probe ran in a Ray task on a worker, not in the driver."""
+    from test_dashboard import check_dashboard
+
+    assert any(line.startswith("probe: measured on node ") for line in lines)
+    events = sorted((output / "tune" / study_name).glob("*/events.out.tfevents.*"))
+    trained = [r for r in _records(output).values() if r["role"] == "search" and r["status"] == "completed"]
+    assert len(events) >= len(trained) >= 1
+    tags = _event_tags(events[0])
+    assert {"ray/tune/val_acc", "ray/tune/throughput_sps", "ray/tune/speedup_vs_baseline"} <= tags, sorted(tags)
+    check_dashboard(output, study_name, n_trials)
+
+
+def _event_tags(path: Path) -> set[str]:
+    """Scalar tags in a TensorBoard event file (TFRecord framing: length, crc, Event proto, crc)."""
+    import struct
+
+    from tensorboardX.proto import event_pb2
+
+    data, tags, at = path.read_bytes(), set(), 0
+    while at < len(data):
+        (length,) = struct.unpack("<Q", data[at:at + 8])
+        event = event_pb2.Event.FromString(data[at + 12:at + 12 + length])
+        tags.update(value.tag for value in event.summary.value)
+        at += 12 + length + 4
+    return tags
 
 
 def _check_report_and_progress(output: Path, result, lines: list[str]) -> None:

@@ -45,7 +45,12 @@ class ExperimentConfig(BaseModel):
     max_concurrent_trials: int | None = Field(None, ge=1)
     search: list[Literal["dim_reduce", "less_bn", "grad_freeze", "grad_accumulation", "adasum", "loss_scale",
                          "amp", "optimizer"]] | None = None
+    # Where Ray Train and Tune persist (a folder every node can write, or a bucket URI); default: the output folder.
     storage: str | None = None
+    # The Optuna study's RDB URL; default: sqlite in the output folder.
+    study_storage: str | None = None
+    # Ray's accelerator model for GPU/Ascend trials (e.g. "A100", "Ascend910B"); default: any of the device's kind.
+    accelerator_type: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]+$")
     # Stop hopeless trials early: ASHA on one objective, multi-objective successive halving in Pareto mode.
     early_stopping: bool = True
     reduction_factor: float = Field(2.0, gt=1.0)

@@ -144,6 +144,10 @@ def run_probe(device_target: str = "CPU", *, refresh: bool = False,
         isa_seconds=isa_seconds,
         runtime_env=runtime_env,
     )
+    plain = report.capabilities["optimizer.momentum"]
+    if not plain.supported:  # MindSpore cannot train here at all (no driver, a CPU-only wheel): not a finding to keep
+        log(f"probe: MindSpore cannot train on {device_target} here ({plain.reason}); not cached")
+        return report
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report.to_dict(), indent=2))
     log(f"probe: done in {time.perf_counter() - start:.0f} s; cached in {path}")

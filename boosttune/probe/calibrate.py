@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from boosttune.probe.report import ProbeReport, cache_dir, cpu_name
+from boosttune.probe.report import ProbeReport, cache_dir, cpu_name, node_type
 
 __all__ = ["CALIBRATED", "SLOW_BELOW", "SpeedReport", "fragment_of", "run_calibration", "slow_knobs"]
 
@@ -116,7 +116,7 @@ def slow_knobs(report: SpeedReport | None, searched: list[str] | None = None,
 
 
 def _cache_path(device_target: str, mindspore_version: str, boosttune_version: str) -> Path:
-    key = f"{device_target}|{cpu_name()}|{mindspore_version}|{boosttune_version}|speed{CALIBRATION_REVISION}"
+    key = f"{node_type(device_target)}|{mindspore_version}|{boosttune_version}|speed{CALIBRATION_REVISION}"
     digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     return cache_dir() / f"speed-{device_target.lower()}-ms{mindspore_version}-{digest}.json"
 

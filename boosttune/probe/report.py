@@ -16,7 +16,8 @@ from typing import Any
 from boosttune.config.recipe import TrialRecipe
 from boosttune.errors import UnsupportedError
 
-__all__ = ["Capability", "ProbeReport", "cache_path", "check_recipe", "knobs_of", "load_cached", "cpu_name"]
+__all__ = ["Capability", "ProbeReport", "cache_path", "check_recipe", "knobs_of", "load_cached", "cpu_name",
+           "node_type"]
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,25 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
+def accelerator_name(device_target: str) -> str:
+    """The accelerator model of this node as Ray names it (e.g. "A100", "Ascend910B"), "" on CPU or unknown."""
+    if device_target == "CPU":
+        return ""
+    try:
+        from ray._private.accelerators import get_accelerator_manager_for_resource
+
+        manager = get_accelerator_manager_for_resource("GPU" if device_target == "GPU" else "NPU")
+        return (manager.get_current_node_accelerator_type() if manager else None) or ""
+    except Exception:  # no driver library on this node: the model is unknown, the device target still keys
+        return ""
+
+
+def node_type(device_target: str) -> str:
+    """What a probe result holds for: the device, the CPU model and, on GPU/Ascend, the accelerator model."""
+    accelerator = accelerator_name(device_target)
+    return f"{device_target}|{cpu_name()}" + (f"|{accelerator}" if accelerator else "")
+
+
 def cache_dir() -> Path:
     root = os.environ.get("BOOSTTUNE_CACHE_DIR") or Path.home() / ".cache" / "boosttune"
     return Path(root) / "probe"
@@ -89,7 +109,7 @@ PROBE_REVISION = 2
 
 
 def cache_path(device_target: str, mindspore_version: str, boosttune_version: str) -> Path:
-    key = f"{device_target}|{cpu_name()}|{mindspore_version}|{boosttune_version}|{PROBE_REVISION}"
+    key = f"{node_type(device_target)}|{mindspore_version}|{boosttune_version}|{PROBE_REVISION}"
     digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     return cache_dir() / f"{device_target.lower()}-ms{mindspore_version}-{digest}.json"
 

@@ -141,6 +141,8 @@ def preset_params(preset: str, ctx: SpaceContext, base: dict[str, Any]) -> dict[
         "optimizer.learning_rate": ctx.base_learning_rate,
         "optimizer.lr_schedule": optimizer.get("lr_schedule", "constant"),
     }
+    if ctx.supported("optimizer.thor"):  # the optimizer fragment offers THOR there: presets keep the base's
+        params["optimizer.name"] = optimizer.get("name", "momentum")
     if preset.startswith(("O1", "O2")):
         params.update({
             "boost.less_bn": True, "less_bn.fn_flag": True,

@@ -15,10 +15,11 @@ class SpaceContext:
     total_steps: the trial's real number of training steps (GradientFreeze's schedule is tied to it).
     param_count: trainable parameter tensors of the model (gradient split points are drawn from it).
     unsupported: knobs the capability probe found unsupported, such as "boost.less_bn.gc_flag".
-    world_size: ranks per trial (AdaSum needs >= 16; DimReduce runs single-process only).
+    world_size: ranks per trial (AdaSum needs >= 16; DimReduce runs single-process only on CPU).
     enabled: the fragment names to search (others keep the base recipe's values).
     slow: knobs measured clearly slower than O0 on this device (:mod:`boosttune.probe.calibrate`):
         the search does not draw them; a recipe that sets them (a preset, a replayed trial) still has them.
+    device_target: the trials' device ("CPU", "GPU", "Ascend").
     """
 
     total_steps: int
@@ -28,6 +29,7 @@ class SpaceContext:
     enabled: frozenset[str] = field(default_factory=frozenset)
     base_learning_rate: float = 0.05
     slow: frozenset[str] = frozenset()
+    device_target: str = "CPU"
 
     def supported(self, knob: str) -> bool:
         return knob not in self.unsupported

@@ -9,8 +9,9 @@ class DimReduceFragment:
     requires = ("boost.dim_reduce",)
 
     def suggest(self, trial, ctx: SpaceContext, document: dict) -> None:
-        # MindSpore's DimReduce fails with several CPU workers (BroadcastCPUKernelMod): single rank only.
-        if ctx.world_size > 1 or not asks(trial, ctx, "boost.dim_reduce", "boost.dim_reduce"):
+        # MindSpore's DimReduce fails with several CPU workers (BroadcastCPUKernelMod): one CPU rank only.
+        # On GPU/Ascend its broadcast and all-reduce have kernels: it runs across ranks.
+        if (ctx.world_size > 1 and ctx.device_target == "CPU") or not asks(trial, ctx, "boost.dim_reduce", "boost.dim_reduce"):
             return
         if not trial.suggest_categorical("boost.dim_reduce", [False, True]):
             return

@@ -1,0 +1,187 @@
+"""Where things run on a Ray cluster: the probe on a worker that holds the trials' accelerator, trials
+sized from what the cluster has, and a storage location every node can reach.
+
+The capability probe and the speed calibration run as a Ray task that asks for exactly what one
+trial rank asks for (:func:`boosttune.ray_train.worker_resources`), so they land on the kind of node
+the trials will use: a cluster's head is often CPU-only, and a probe there would mark every GPU knob
+unsupported. Results are cached per node type (device, CPU model, accelerator model, MindSpore and
+boosttune versions) on the node that measured them and, through the driver, on the head, which sends
+its cache along so a new node of a known type does not probe again.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping
+
+import ray
+
+from boosttune.errors import ConfigError
+
+__all__ = ["WorkerProbe", "check_placeable", "check_storage", "default_concurrency", "placeable_ranks",
+           "probe_on_worker", "task_options"]
+
+
+@dataclass(frozen=True)
+class WorkerProbe:
+    """The probe's and the calibration's findings, and the node they were measured on."""
+
+    report: Any  # boosttune.probe.ProbeReport
+    speed: Any  # boosttune.probe.calibrate.SpeedReport | None
+    node_id: str
+    node_ip: str
+    hostname: str
+    lines: tuple[str, ...] = ()  # what the task printed there (Ray forwards it to the driver's output as it goes)
+
+
+def _cached_files(device_target: str) -> dict[str, str]:
+    from boosttune.probe.report import cache_dir
+
+    folder = cache_dir()
+    if not folder.is_dir():
+        return {}
+    prefixes = (f"{device_target.lower()}-", f"speed-{device_target.lower()}-")
+    return {p.name: p.read_text() for p in folder.glob("*.json") if p.name.startswith(prefixes)}
+
+
+def _store_cached(files: Mapping[str, str]) -> None:
+    from boosttune.probe.report import cache_dir
+
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        if not (folder / name).exists():
+            (folder / name).write_text(text)
+
+
+def _probe_here(device_target: str, calibrate: bool, known: dict[str, str], refresh: bool) -> dict[str, Any]:
+    """Runs in the Ray task: probe (and calibrate) this node, with the head's cache of known node types."""
+    from dataclasses import asdict
+
+    from boosttune.probe import run_probe
+    from boosttune.probe.calibrate import run_calibration
+
+    _store_cached(known)
+    lines: list[str] = []
+
+    def log(message: str) -> None:
+        lines.append(message)
+        print(message, flush=True)
+
+    report = run_probe(device_target, refresh=refresh, log=log)
+    speed = run_calibration(report, refresh=refresh, log=log) if calibrate else None
+    context = ray.get_runtime_context()
+    return {"report": report.to_dict(), "speed": asdict(speed) if speed is not None else None,
+            "node_id": context.get_node_id(), "node_ip": ray.util.get_node_ip_address(),
+            "hostname": socket.gethostname(), "cache": _cached_files(device_target), "lines": lines}
+
+
+def probe_on_worker(device_target: str, *, calibrate: bool, refresh: bool = False,
+                    accelerator_type: str | None = None, log: Callable[[str], None] = print,
+                    wait_note_s: float = 60.0) -> WorkerProbe:
+    """Probe (and calibrate) on a node that holds what a trial rank asks for; the findings and the node.
+
+    While no such node is free, says every ``wait_note_s`` what it waits for and what the cluster has.
+    """
+    from boosttune.probe import ProbeReport
+    from boosttune.probe.calibrate import SpeedReport
+    from boosttune.ray_train import worker_resources
+
+    options = {**task_options(worker_resources(device_target), accelerator_type), "max_retries": 0}
+    task = ray.remote(max_calls=1)(_probe_here).options(**options)  # a fresh process: MindSpore state stays there
+    ref = task.remote(device_target, calibrate, _cached_files(device_target), refresh)
+    asked = ", ".join(f"{k} {v:g}" for k, v in worker_resources(device_target).items())
+    started = time.monotonic()
+    while True:
+        ready, _ = ray.wait([ref], timeout=wait_note_s)
+        if ready:
+            break
+        log(f"probe: waiting {time.monotonic() - started:.0f} s for a node with {asked} "
+            f"(the cluster has {_resources_line(ray.available_resources())} free)")
+    found = ray.get(ref)
+    _store_cached(found["cache"])  # the head learns this node type
+    report = ProbeReport.from_dict(found["report"])
+    speed = SpeedReport(**found["speed"]) if found["speed"] is not None else None
+    log(f"probe: measured on node {found['hostname']} ({found['node_ip']}, {found['node_id'][:8]}), "
+        f"which holds {asked} like every trial rank")
+    return WorkerProbe(report=report, speed=speed, node_id=found["node_id"], node_ip=found["node_ip"],
+                       hostname=found["hostname"], lines=tuple(found["lines"]))
+
+
+def task_options(per_rank: Mapping[str, float], accelerator_type: str | None = None) -> dict[str, Any]:
+    """Ray task options that ask for what one trial rank asks for, so the task lands where trials run."""
+    options: dict[str, Any] = {"num_cpus": per_rank.get("CPU", 1.0)}
+    if per_rank.get("GPU"):
+        options["num_gpus"] = per_rank["GPU"]
+    custom = {k: v for k, v in per_rank.items() if k not in ("CPU", "GPU")}
+    if accelerator_type:
+        custom[f"accelerator_type:{accelerator_type}"] = 0.001  # Ray's label resource for the model
+    if custom:
+        options["resources"] = custom
+    return options
+
+
+def _resources_line(resources: Mapping[str, float]) -> str:
+    shown = {k: v for k, v in resources.items() if k in ("CPU", "GPU", "NPU")}
+    return ", ".join(f"{k} {v:g}" for k, v in sorted(shown.items())) or "nothing"
+
+
+def placeable_ranks(nodes: Iterable[Mapping[str, Any]], per_rank: Mapping[str, float]) -> list[int]:
+    """How many ranks of ``per_rank`` each alive node can hold (from its total resources)."""
+    counts = []
+    for node in nodes:
+        if not node.get("Alive", True):
+            continue
+        have = node.get("Resources", {})
+        counts.append(int(min(have.get(k, 0.0) // v for k, v in per_rank.items() if v > 0)))
+    return counts
+
+
+def default_concurrency(nodes: Iterable[Mapping[str, Any]], per_rank: Mapping[str, float], workers: int) -> int:
+    """Trials at once when the user does not say: as many as the cluster holds without sharing a node's CPUs.
+
+    On CPU nodes, one trial per node that can hold a whole trial (two trials on one node's cores would skew
+    each other's timings). With accelerators, as many trials as the accelerators hold, ``workers`` each.
+    """
+    counts = placeable_ranks(nodes, per_rank)
+    accelerated = any(k != "CPU" for k in per_rank)
+    if accelerated:
+        return max(1, sum(counts) // max(1, workers))
+    return max(1, sum(1 for count in counts if count >= workers))
+
+
+def check_placeable(nodes: Iterable[Mapping[str, Any]], per_rank: Mapping[str, float], workers: int,
+                    autoscaling: bool = False) -> None:
+    """Refuse, before anything trains, a trial the cluster can never place (Ray Train would wait forever)."""
+    counts = placeable_ranks(list(nodes), per_rank)
+    if sum(counts) >= workers or autoscaling:
+        return
+    asked = ", ".join(f"{k} {v:g}" for k, v in per_rank.items())
+    raise ConfigError(f"workers_per_trial: {workers} ranks of ({asked}) each cannot be placed; the cluster holds "
+                      f"{sum(counts)} such rank(s) ({len(counts)} node(s)); allowed: 1 to {max(1, sum(counts))}")
+
+
+def check_storage(storage: str) -> str:
+    """A storage location every node can reach (a shared path or a bucket URI), checked before anything trains."""
+    import os
+
+    import pyarrow.fs
+
+    if "://" not in storage:
+        storage = os.path.abspath(os.path.expanduser(storage))
+    try:
+        filesystem, path = pyarrow.fs.FileSystem.from_uri(storage) if "://" in storage else (
+            pyarrow.fs.LocalFileSystem(), storage)
+        filesystem.create_dir(path, recursive=True)
+        marker = f"{path.rstrip('/')}/.boosttune_storage_check"
+        with filesystem.open_output_stream(marker) as stream:
+            stream.write(json.dumps({"checked": time.time()}).encode())
+        filesystem.delete_file(marker)
+    except Exception as e:  # pyarrow raises many kinds for a bad URI, missing credentials or a read-only path
+        message = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ConfigError(f"storage: {storage!r} is not writable ({message}); allowed: a folder every node "
+                          "can write (e.g. an NFS mount) or a bucket URI such as s3://bucket/path") from None
+    return storage

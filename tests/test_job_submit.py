@@ -1,0 +1,118 @@
+"""The path to a cluster, on this machine: a Ray head and a second node started with ``ray start`` on loopback,
+and the experiment submitted through Ray's job submission client, ``ray job submit --working-dir .``.
+
+Both nodes share one machine (and so one session folder), as in the report that opened issue 9: the runtime-env
+agents of the two nodes unpack and release the same working_dir package under the driver.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+psutil = pytest.importorskip("psutil")
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+RAY = str(Path(sys.executable).with_name("ray"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _ours(marker: str) -> list[psutil.Process]:
+    """Every process of this test's Ray cluster (their command lines carry its temp folder) and their children."""
+    found = {}
+    for process in psutil.process_iter(["cmdline"]):
+        try:
+            if marker in " ".join(process.info["cmdline"] or ()):
+                found[process.pid] = process
+                for child in process.children(recursive=True):
+                    found[child.pid] = child
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return list(found.values())
+
+
+def _stop(marker: str) -> None:
+    """Stop this cluster only (``ray stop`` would stop every Ray on the machine, other tests' included)."""
+    processes = _ours(marker)
+    for process in processes:
+        try:
+            process.send_signal(signal.SIGTERM)
+        except psutil.NoSuchProcess:
+            pass
+    _, alive = psutil.wait_procs(processes, timeout=15)
+    for process in alive:
+        try:
+            process.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(alive, timeout=10)
+
+
+@pytest.fixture
+def two_node_cluster():
+    """``ray start --head`` (the trial drivers' TRAIN_DRIVER resource, the dashboard on 127.0.0.1) and a second
+    node joining it, one CPU each, in a short temp folder of their own (Unix socket paths are limited)."""
+    import secrets
+
+    temp = tempfile.mkdtemp(prefix="btj", dir="/tmp")
+    gcs, dashboard = _free_port(), _free_port()
+    # Ray 2.60 turns token authentication on for `ray start --head` when ~/.ray/auth_token exists (a local
+    # ray.init() writes one); a joining node then needs RAY_AUTH_MODE=token too. This cluster has a token of its own.
+    token = Path(temp) / "auth_token"
+    token.write_text(secrets.token_hex(32))
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token),
+           "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    env.pop("RAY_ADDRESS", None)
+    common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--num-gpus=0", f"--temp-dir={temp}",
+              "--disable-usage-stats"]
+    try:
+        subprocess.run([RAY, "start", "--head", f"--port={gcs}", "--include-dashboard=true",
+                        "--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard}",
+                        "--resources={\"TRAIN_DRIVER\": 1000}", *common],
+                       env=env, check=True, capture_output=True, text=True, timeout=120)
+        subprocess.run([RAY, "start", f"--address=127.0.0.1:{gcs}", *common],
+                       env=env, check=True, capture_output=True, text=True, timeout=120)
+        yield {"dashboard": f"http://127.0.0.1:{dashboard}", "env": env, "temp": temp}
+    finally:
+        _stop(temp)
+        shutil.rmtree(temp, ignore_errors=True)
+    assert not _ours(temp), "processes of the test cluster were left behind"
+
+
+def test_ray_job_submit_runs_the_experiment_on_both_nodes(two_node_cluster, tmp_path):
+    output = tmp_path / "job-run"  # absolute: a relative folder would land in Ray's copy of the project
+    command = [RAY, "job", "submit", "--address", two_node_cluster["dashboard"], "--working-dir", str(REPO), "--",
+               sys.executable, "experiments/resnet.py", "--model", "lenet5", "--data", "digits", "--image-size", "16",
+               "--epochs", "1", "--train-limit", "512", "--val-limit", "256", "--batch-size", "32", "--trials", "3",
+               "--confirm-seeds", "0", "--no-early-stop", "--output", str(output)]
+    done = subprocess.run(command, env=two_node_cluster["env"], capture_output=True, text=True, timeout=540)
+    log = done.stdout + done.stderr
+    assert done.returncode == 0 and "succeeded" in log, log[-4000:]
+
+    records = [json.loads(p.read_text()) for p in (output / "trials").glob("*.json")]
+    trained = [r for r in records if r["status"] == "completed"]
+    assert len(records) == 4 and len(trained) >= 2  # baseline + 3 trials (one may repeat the baseline's recipe)
+    nodes = {r["metrics"]["node_id"] for r in trained}
+    assert len(nodes) == 2, "the trials did not use both nodes"
+    for name in ("results.parquet", "report.html", "best_boost_config.json", "best_recipe.json", "run_info.json"):
+        assert (output / name).is_file(), name
+    info = json.loads((output / "run_info.json").read_text())
+    assert info["probed_on"]  # the probe ran in a Ray task on a worker node (there is no other kind here)
+    assert "probe: measured on node " in log and "a local Ray instance" not in log
+    assert "ray: connected to cluster at" in log
