@@ -154,7 +154,9 @@ def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None,
         slow = slow_knobs(placed.speed, config.search) if config.prune_slow else {}
         facts = ray.get(_trial_facts.options(**task_options(per_rank, config.accelerator_type)).remote(base, config.workers_per_trial, env))
     record_run_info(output, device=f"{report.device_target}: {report.cpu}", left_out=slow,
-                    probed_on=f"{placed.hostname} ({placed.node_ip})")
+                    probed_on=f"{placed.hostname} ({placed.node_ip})",
+                    unsupported={c.knob: c.reason for c in report.unsupported()
+                                 if not (c.knob == "boost.adasum" and adasum_applies(config.workers_per_trial))})
     for why in slow.values():
         log(f"search space: {why}")
     unsupported = {c.knob for c in report.unsupported()}

@@ -29,18 +29,30 @@ _TTA_PENALTY_S = 1e6
 
 
 def connect_ray(log: Callable[[str], None]) -> str:
-    """Join the cluster in RAY_ADDRESS (``ray submit`` sets it), else start a local one."""
+    """Join the cluster in RAY_ADDRESS (``ray job submit`` sets it) or the one ``ray start`` runs on this machine
+    (``ray submit`` runs the script on the head), else start a local one (the embedded default)."""
     if ray.is_initialized():
         return "already connected"
-    if os.environ.get("RAY_ADDRESS"):
-        ray.init(address=os.environ["RAY_ADDRESS"], log_to_driver=True)
-        where = f"cluster at {os.environ['RAY_ADDRESS']}"
+    address = os.environ.get("RAY_ADDRESS") or _running_cluster()
+    if address:
+        ray.init(address=address, log_to_driver=True)
+        where = f"cluster at {address}"
     else:
         ray.init(resources={DRIVER_RESOURCE: 1000}, log_to_driver=True)
         where = "a local Ray instance (the embedded default)"
     log(f"ray: connected to {where}: {ray.cluster_resources().get('CPU', 0):.0f} CPUs, "
         f"{len([n for n in ray.nodes() if n['Alive']])} node(s)")
     return where
+
+
+def _running_cluster() -> str | None:
+    """The address of the cluster ``ray start`` last started on this machine, if one runs (as ``ray.init()`` finds it)."""
+    try:
+        from ray._private.services import find_bootstrap_address
+
+        return find_bootstrap_address(None)
+    except Exception:  # a private API: without it, RAY_ADDRESS still works
+        return None
 
 
 def objective_of(config: ExperimentConfig) -> tuple[Any, Any]:

@@ -4,11 +4,9 @@
 """
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _search_cli import run  # noqa: E402
+# The command line lives in the package, so this file runs alone: `ray submit` copies only the script.
+from boosttune.search_cli import run
 
 if __name__ == "__main__":
     sys.exit(run("lenet5", __doc__.strip().splitlines()[0]))

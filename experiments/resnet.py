@@ -2,15 +2,15 @@
 
     python experiments/resnet.py                 # about 18 minutes on 2 CPU cores, local Ray, confirm stage included
     python experiments/resnet.py --smoke         # about 3 minutes
-    ray submit cluster.yaml experiments/resnet.py --workers 2
+    ray job submit --address http://127.0.0.1:8265 --working-dir . -- python experiments/resnet.py --device GPU \
+        --output /home/ubuntu/runs/resnet               # on a cluster (README: "From one machine to a cluster")
+    ray submit cluster.yaml experiments/resnet.py --device GPU --output runs/resnet
 """
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _search_cli import run  # noqa: E402
+# The command line lives in the package, so this file runs alone: `ray submit` copies only the script.
+from boosttune.search_cli import run
 
 if __name__ == "__main__":
     sys.exit(run("resnet8", __doc__.strip().splitlines()[0]))

@@ -64,7 +64,7 @@ def _stop(marker: str) -> None:
     psutil.wait_procs(alive, timeout=10)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def two_node_cluster():
     """``ray start --head`` (the trial drivers' TRAIN_DRIVER resource, the dashboard on 127.0.0.1) and a second
     node joining it, one CPU each, in a short temp folder of their own (Unix socket paths are limited)."""
@@ -88,7 +88,7 @@ def two_node_cluster():
                        env=env, check=True, capture_output=True, text=True, timeout=120)
         subprocess.run([RAY, "start", f"--address=127.0.0.1:{gcs}", *common],
                        env=env, check=True, capture_output=True, text=True, timeout=120)
-        yield {"dashboard": f"http://127.0.0.1:{dashboard}", "env": env, "temp": temp}
+        yield {"dashboard": f"http://127.0.0.1:{dashboard}", "gcs": f"127.0.0.1:{gcs}", "env": env, "temp": temp}
     finally:
         _stop(temp)
         shutil.rmtree(temp, ignore_errors=True)
@@ -116,3 +116,22 @@ def test_ray_job_submit_runs_the_experiment_on_both_nodes(two_node_cluster, tmp_
     assert info["probed_on"]  # the probe ran in a Ray task on a worker node (there is no other kind here)
     assert "probe: measured on node " in log and "a local Ray instance" not in log
     assert "ray: connected to cluster at" in log
+
+
+def test_the_script_runs_alone_as_ray_submit_runs_it(two_node_cluster, tmp_path):
+    """``ray submit cluster.yaml experiments/resnet.py ARGS`` copies only the script to the head and runs it there
+    with the installed boosttune, from the home folder, joining the running cluster."""
+    home = tmp_path / "home"
+    home.mkdir()
+    script = home / "resnet.py"
+    shutil.copy(REPO / "experiments" / "resnet.py", script)  # the script and nothing else of the project
+    env = {**two_node_cluster["env"], "RAY_ADDRESS": two_node_cluster["gcs"]}  # on a head, ray.init() finds it
+    env["PYTHONPATH"] = ""
+    done = subprocess.run([sys.executable, str(script), "--model", "lenet5", "--data", "digits", "--epochs", "1",
+                           "--train-limit", "256", "--val-limit", "128", "--batch-size", "32", "--trials", "2",
+                           "--confirm-seeds", "0", "--no-early-stop", "--output", "runs/submitted"],
+                          cwd=home, env=env, capture_output=True, text=True, timeout=400)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    output = home / "runs" / "submitted"
+    assert (output / "best_recipe.json").is_file() and (output / "report.html").is_file()
+    assert f"ray: connected to cluster at {two_node_cluster['gcs']}" in done.stdout

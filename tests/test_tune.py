@@ -114,6 +114,9 @@ def _check_report_and_progress(output: Path, result, lines: list[str]) -> None:
     text = (output / "report.md").read_text()
     assert text.startswith("# boosttune experiment: e2e") and "## Speed vs accuracy" in text
     assert "| O1 | ~20% faster at equal accuracy |" in text and "## Timeline" in text
+    # The probe's exclusions reach the report with MindSpore's reason.
+    assert "not supported on CPU" in text and "| loss_scale.dynamic | Only `loss_scale_manager=None`" in text
+    assert info["probed_on"] and info["unsupported"]["boost.less_bn.gc_flag"]
 
 
 def _check_confirm_stage(output: Path, result, recipe: dict, lines: list[str], seeds: list[int]) -> None:

@@ -51,6 +51,11 @@ class ReportInputs:
         return dict(self.run_info.get("left_out") or {})
 
     @property
+    def unsupported(self) -> dict[str, str]:
+        """Knob -> MindSpore's reason it does not run on the trials' device (the probe's finding)."""
+        return dict(self.run_info.get("unsupported") or {})
+
+    @property
     def runs(self) -> pd.DataFrame:
         """Every run with figures: the search's trials, else the bench's runs."""
         return self.search if self.search is not None else self.confirmed.runs  # type: ignore[union-attr]

@@ -134,6 +134,10 @@ def _search(inputs: ReportInputs) -> Section:
     left_out = inputs.left_out
     tables.append(Table(("left out of the search", "why"),
                         tuple(left_out.items()) or (("nothing", "every knob the device supports was searched"),)))
+    if inputs.unsupported:
+        device = str(inputs.run_info.get("device", "this device")).split(":")[0]
+        tables.append(Table((f"not supported on {device} (the probe, on a trial node)", "MindSpore's reason"),
+                            tuple(inputs.unsupported.items())))
     tables.append(_top_trials(inputs))
     return Section("search", "The search", tuple(text), tuple(tables), tuple(drawn))
 

@@ -1,4 +1,8 @@
-"""The command line shared by the experiment scripts: a speed-vs-accuracy search over boost recipes."""
+"""The command line of the experiment scripts (experiments/*.py): a speed-vs-accuracy search over boost recipes.
+
+In the package, not beside the scripts: ``ray submit cluster.yaml experiments/resnet.py`` copies only the
+script to the head, where boosttune is installed.
+"""
 
 from __future__ import annotations
 
