@@ -162,7 +162,7 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
     import ray
 
     from boosttune.confirm import run_paired
-    from boosttune.files import claim_folder
+    from boosttune.files import check_folder, claim_folder
     from boosttune.cluster import probe_on_worker
     from boosttune.ray_train import train_run
     from boosttune.provenance import load_run_info, record_run_info
@@ -174,10 +174,11 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
     recipe = parse_recipe(config.base)
     if config.recipes is not None:  # named recipes are checked before Ray starts (the probe checks them again)
         bench_candidates(config, None, extra=extra)
+    document = {**config.model_dump(mode="json"), "extra": dict(extra or {})}
+    check_folder(output, "bench.json", document, resume=resume, what="bench", command=command)  # before Ray
     connect_ray(log)
     report = probe_on_worker(recipe.device_target, calibrate=False, log=log).report  # where the runs will run
     plan = bench_candidates(config, report, extra=extra)  # every recipe checked before anything starts
-    document = {**config.model_dump(mode="json"), "extra": dict(extra or {})}
     output = claim_folder(output, "bench.json", document, resume=resume, what="bench", command=command)
     record_run_info(output, resumed=resume, device=f"{report.device_target}: {report.cpu}",
                     left_out=dict(note.split(": ", 1) for note in plan.skipped))

@@ -296,11 +296,13 @@ def build_parser() -> argparse.ArgumentParser:
         "tune", help="search boost recipes with Ray Tune + Optuna from an experiment file",
         description="Run a speed-vs-accuracy search from a YAML/JSON experiment file (fields: name, base (a recipe "
                     "without boost), num_trials, workers_per_trial, objective, max_accuracy_drop_pt, sampler, seed, "
-                    "time_budget_s, max_failure_rate, max_concurrent_trials, search, storage, study_storage, accelerator_type, early_stopping, "
-                    "reduction_factor, early_stop_margin_pt, prune_slow, informed_start, confirm_seeds, confirm_candidates, "
+                    "time_budget_s, max_failure_rate, max_concurrent_trials, search, storage, study_storage, "
+                    "accelerator_type, early_stopping, reduction_factor, early_stop_margin_pt, prune_slow, "
+                    "informed_start, confirm_seeds, confirm_candidates, "
                     "confirm_screen_pt), then confirms the best recipes over paired seeds. Knobs measured clearly "
                     "slower than O0 on this device are left out unless named in search or prune_slow is false. "
-                    "Joins the Ray cluster in RAY_ADDRESS or starts a local one.",
+                    "Joins the Ray cluster in RAY_ADDRESS (or the one `ray start` runs on this machine), else starts a "
+                    "local one.",
     )
     tune_cmd.add_argument("config", help="experiment file (YAML/JSON)")
     tune_cmd.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field, e.g. num_trials=20")

@@ -152,16 +152,15 @@ def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None,
         _check_device(report, config, placed.hostname)
         env = dict(report.runtime_env)
         slow = slow_knobs(placed.speed, config.search) if config.prune_slow else {}
-        facts = ray.get(_trial_facts.options(**task_options(per_rank, config.accelerator_type)).remote(base, config.workers_per_trial, env))
+        facts_task = _trial_facts.options(**task_options(per_rank, config.accelerator_type))
+        facts = ray.get(facts_task.remote(base, config.workers_per_trial, env))
+    unsupported = {c.knob: c.reason for c in report.unsupported()}
+    if adasum_applies(config.workers_per_trial):  # the probe's one rank cannot show it; the trials' ranks can
+        unsupported.pop("boost.adasum", None)
     record_run_info(output, device=f"{report.device_target}: {report.cpu}", left_out=slow,
-                    probed_on=f"{placed.hostname} ({placed.node_ip})",
-                    unsupported={c.knob: c.reason for c in report.unsupported()
-                                 if not (c.knob == "boost.adasum" and adasum_applies(config.workers_per_trial))})
+                    probed_on=f"{placed.hostname} ({placed.node_ip})", unsupported=unsupported)
     for why in slow.values():
         log(f"search space: {why}")
-    unsupported = {c.knob for c in report.unsupported()}
-    if adasum_applies(config.workers_per_trial):  # the probe's one rank cannot show it; the trials' ranks can
-        unsupported.discard("boost.adasum")
     ctx = SpaceContext(unsupported=frozenset(unsupported), total_steps=facts["total_steps"],
                        param_count=facts["param_count"], world_size=config.workers_per_trial,
                        enabled=frozenset(config.search or ()), base_learning_rate=config.recipe.optimizer.learning_rate,

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["claim_folder", "write_atomically", "write_json"]
+__all__ = ["check_folder", "claim_folder", "write_atomically", "write_json"]
 
 
 def write_atomically(target: str | Path, write: Callable[[Path], object]) -> Path:
@@ -61,6 +61,15 @@ def claim_folder(folder: str | Path, marker: str, document: dict[str, Any], *, r
     ``marker`` (e.g. ``experiment.json``) holds ``document``; a folder that holds another run is never
     written over, and ``--resume`` with other settings is refused rather than mixing two runs.
     """
+    folder = check_folder(folder, marker, document, resume=resume, what=what, command=command)
+    if not (folder / marker).is_file():
+        write_json(folder / marker, document)
+    return folder
+
+
+def check_folder(folder: str | Path, marker: str, document: dict[str, Any], *, resume: bool, what: str,
+                 command: str | None = None) -> Path:
+    """What :func:`claim_folder` checks, writing nothing: the absolute folder, or a one-line ConfigError."""
     from boosttune.errors import ConfigError
 
     folder = Path(folder).resolve()
@@ -75,6 +84,4 @@ def claim_folder(folder: str | Path, marker: str, document: dict[str, Any], *, r
                               "resume with the same settings or choose another folder")
     elif resume:
         raise ConfigError(f"--resume: {folder} holds no {what} to resume")
-    else:
-        write_json(saved, document)
     return folder

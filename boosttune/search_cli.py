@@ -16,9 +16,17 @@ from boosttune.errors import BoosttuneError
 DATA_CHOICES = ["auto", "fashion_mnist", "mnist5k", "digits", "mnist_idx", "cifar10", "imagefolder"]
 
 
+class _Defaults(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each flag's default, except where there is none (the help text says what happens then)."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
+
+
 def build_parser(model: str, description: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=description,
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = argparse.ArgumentParser(description=description, formatter_class=_Defaults)
     p.add_argument("--model", default=model, choices=["lenet5", "resnet8", "resnet20", "resnet18", "resnet50"],
                    help="network")
     p.add_argument("--data", default="auto", choices=DATA_CHOICES,

@@ -64,6 +64,21 @@ def _stop(marker: str) -> None:
     psutil.wait_procs(alive, timeout=10)
 
 
+def _wait_for_job_agent(address: str, env: dict[str, str], timeout_s: float = 120.0) -> None:
+    """The head answers before its job agent is up ("No available agent to submit job"): wait until a job runs."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        done = subprocess.run([RAY, "job", "submit", "--address", address, "--", "true"], env=env,
+                              capture_output=True, text=True, timeout=120)
+        if done.returncode == 0:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the head's job agent did not come up in {timeout_s:.0f} s:\n{done.stderr[-2000:]}")
+        time.sleep(2)
+
+
 @pytest.fixture(scope="module")
 def two_node_cluster():
     """``ray start --head`` (the trial drivers' TRAIN_DRIVER resource, the dashboard on 127.0.0.1) and a second
@@ -88,6 +103,7 @@ def two_node_cluster():
                        env=env, check=True, capture_output=True, text=True, timeout=120)
         subprocess.run([RAY, "start", f"--address=127.0.0.1:{gcs}", *common],
                        env=env, check=True, capture_output=True, text=True, timeout=120)
+        _wait_for_job_agent(f"http://127.0.0.1:{dashboard}", env)
         yield {"dashboard": f"http://127.0.0.1:{dashboard}", "gcs": f"127.0.0.1:{gcs}", "env": env, "temp": temp}
     finally:
         _stop(temp)
@@ -97,10 +113,11 @@ def two_node_cluster():
 
 def test_ray_job_submit_runs_the_experiment_on_both_nodes(two_node_cluster, tmp_path):
     output = tmp_path / "job-run"  # absolute: a relative folder would land in Ray's copy of the project
+    shared = tmp_path / "shared"  # --storage: where Ray Train and Tune persist, reachable from every node
     command = [RAY, "job", "submit", "--address", two_node_cluster["dashboard"], "--working-dir", str(REPO), "--",
                sys.executable, "experiments/resnet.py", "--model", "lenet5", "--data", "digits", "--image-size", "16",
                "--epochs", "1", "--train-limit", "512", "--val-limit", "256", "--batch-size", "32", "--trials", "3",
-               "--confirm-seeds", "0", "--no-early-stop", "--output", str(output)]
+               "--confirm-seeds", "0", "--no-early-stop", "--output", str(output), "--storage", str(shared)]
     done = subprocess.run(command, env=two_node_cluster["env"], capture_output=True, text=True, timeout=540)
     log = done.stdout + done.stderr
     assert done.returncode == 0 and "succeeded" in log, log[-4000:]
@@ -112,6 +129,8 @@ def test_ray_job_submit_runs_the_experiment_on_both_nodes(two_node_cluster, tmp_
     assert len(nodes) == 2, "the trials did not use both nodes"
     for name in ("results.parquet", "report.html", "best_boost_config.json", "best_recipe.json", "run_info.json"):
         assert (output / name).is_file(), name
+    assert (shared / "tune" / "lenet5-search").is_dir() and not (output / "tune").exists()
+    assert {p.name for p in (shared / "train").iterdir()} >= {"baseline"}
     info = json.loads((output / "run_info.json").read_text())
     assert info["probed_on"]  # the probe ran in a Ray task on a worker node (there is no other kind here)
     assert "probe: measured on node " in log and "a local Ray instance" not in log
