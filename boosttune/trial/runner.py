@@ -164,8 +164,11 @@ def run_trial(
     network = fresh_network()
     stage1_s = 0.0
     if effective.applied["dim_reduce"]:
+        # Stage 1 trains data-parallel like the trial (gradients all-reduced), so every rank saves the same
+        # weights; each rank writes its own folder, since ranks on one node share work_dir.
+        stage1_dir = Path(work_dir) / f"rank{shard_id}" if num_shards > 1 else work_dir
         inputs = prepare_dim_reduce(recipe, fresh_network, train_ds, boost_dict["dim_reduce"]["n_components"],
-                                    work_dir, log)
+                                    stage1_dir, log)
         stage1_s = inputs.stage1_s
         boost_dict["dim_reduce"]["weight_load_dir"] = inputs.weight_load_dir
         if inputs.pca_mat_path:
