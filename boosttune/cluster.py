@@ -93,14 +93,14 @@ def probe_on_worker(device_target: str, *, calibrate: bool, refresh: bool = Fals
     options = {**task_options(worker_resources(device_target), accelerator_type), "max_retries": 0}
     task = ray.remote(max_calls=1)(_probe_here).options(**options)  # a fresh process: MindSpore state stays there
     ref = task.remote(device_target, calibrate, _cached_files(device_target), refresh)
-    asked = ", ".join(f"{k} {v:g}" for k, v in worker_resources(device_target).items())
+    asked = _resources_line(worker_resources(device_target))
     started = time.monotonic()
     while True:
         ready, _ = ray.wait([ref], timeout=wait_note_s)
         if ready:
             break
         log(f"probe: waiting {time.monotonic() - started:.0f} s for a node with {asked} "
-            f"(the cluster has {_resources_line(ray.available_resources())} free)")
+            f"(the cluster has {_resources_line(ray.available_resources(), only=('CPU', 'GPU', 'NPU'))} free)")
     found = ray.get(ref)
     _store_cached(found["cache"])  # the head learns this node type
     report = ProbeReport.from_dict(found["report"])
@@ -124,9 +124,10 @@ def task_options(per_rank: Mapping[str, float], accelerator_type: str | None = N
     return options
 
 
-def _resources_line(resources: Mapping[str, float]) -> str:
-    shown = {k: v for k, v in resources.items() if k in ("CPU", "GPU", "NPU")}
-    return ", ".join(f"{k} {v:g}" for k, v in sorted(shown.items())) or "nothing"
+def _resources_line(resources: Mapping[str, float], only: tuple[str, ...] | None = None) -> str:
+    """``CPU 1, GPU 1``: resources as the user reads them (``only`` those kinds)."""
+    shown = [(k, v) for k, v in resources.items() if only is None or k in only]
+    return ", ".join(f"{k} {v:g}" for k, v in shown) or "nothing"
 
 
 def placeable_ranks(nodes: Iterable[Mapping[str, Any]], per_rank: Mapping[str, float]) -> list[int]:
@@ -159,7 +160,7 @@ def check_placeable(nodes: Iterable[Mapping[str, Any]], per_rank: Mapping[str, f
     counts = placeable_ranks(list(nodes), per_rank)
     if sum(counts) >= workers or autoscaling:
         return
-    asked = ", ".join(f"{k} {v:g}" for k, v in per_rank.items())
+    asked = _resources_line(per_rank)
     raise ConfigError(f"workers_per_trial: {workers} ranks of ({asked}) each cannot be placed; the cluster holds "
                       f"{sum(counts)} such rank(s) ({len(counts)} node(s)); allowed: 1 to {max(1, sum(counts))}")
 
