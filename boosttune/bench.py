@@ -162,6 +162,7 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
     import ray
 
     from boosttune.confirm import run_paired
+    from boosttune.data import check_data
     from boosttune.files import check_folder, claim_folder
     from boosttune.cluster import probe_on_worker
     from boosttune.ray_train import train_run
@@ -169,13 +170,16 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
     from boosttune.report import ReportInputs, write_report
     from boosttune.runs import RecordStore
     from boosttune.summary import save_confirmed
-    from boosttune.tune import connect_ray
+    from boosttune.ray_train import worker_resources
+    from boosttune.tune import check_local_capacity, connect_ray
 
     recipe = parse_recipe(config.base)
     if config.recipes is not None:  # named recipes are checked before Ray starts (the probe checks them again)
         bench_candidates(config, None, extra=extra)
     document = {**config.model_dump(mode="json"), "extra": dict(extra or {})}
     check_folder(output, "bench.json", document, resume=resume, what="bench", command=command)  # before Ray
+    check_local_capacity(worker_resources(recipe.device_target), config.workers_per_trial)
+    check_data(recipe, config.workers_per_trial)  # read as the runs will, before Ray starts
     connect_ray(log)
     report = probe_on_worker(recipe.device_target, calibrate=False, log=log).report  # where the runs will run
     plan = bench_candidates(config, report, extra=extra)  # every recipe checked before anything starts

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from boosttune.cli_args import ArgumentParser, quiet_mindspore
 from boosttune.errors import BoosttuneError, ConfigError
 
 __all__ = ["main"]
@@ -43,11 +44,24 @@ def _apply_overrides(document: dict[str, Any], assignments: list[str]) -> dict[s
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from boosttune.config import load_document, parse_boost_config, split_boost_document
+    from boosttune.config.boost import LEVELS
 
     document = load_document(args.file)
     boost_dict, level = split_boost_document(document, args.level)
     config = parse_boost_config(boost_dict, level)
+    bare = level == "O0" and args.level is None and isinstance(boost_dict, dict) and bool(boost_dict)
+    others = {}
+    if bare:  # MindSpore ignores the dict at O0: check what it does at the levels that apply it
+        for other in LEVELS[1:]:
+            try:
+                others[other] = parse_boost_config(boost_dict, other).effective()
+            except ConfigError as e:
+                raise ConfigError(f"{e} (at boost_level {other}; at O0, the default for a bare dict, MindSpore "
+                                  f"ignores the dict, but O1 and O2 apply it)") from None
     print(config.effective().describe())
+    for other, effective in others.items():
+        print(f"\nif used with boost_level {other}:")
+        print(effective.describe())
     if args.canonical:
         print(json.dumps({"boost_level": config.level, "boost_config_dict": config.to_boost_config_dict()}, indent=2))
     return 0
@@ -89,14 +103,18 @@ def _prepare_runtime(device: str, log) -> Any:
 def cmd_trial(args: argparse.Namespace) -> int:
     from boosttune.config import load_document
     from boosttune.config.recipe import parse_recipe
+    from boosttune.data import check_data
+    from boosttune.files import check_new_file
     from boosttune.probe import check_recipe
 
+    output = check_new_file(args.output, "--output") if args.output else None  # before training, not after
     document = load_document(args.recipe) if args.recipe else {}
     if document is None:
         document = {}
     if not isinstance(document, dict):
         raise ConfigError(f"{args.recipe}: expected a mapping of recipe fields, got {type(document).__name__}")
     recipe = parse_recipe(_apply_overrides(document, args.set or []))
+    check_data(recipe)
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
@@ -119,11 +137,11 @@ def cmd_trial(args: argparse.Namespace) -> int:
           f"val_loss: {m['val_loss']}; peak RSS: {m['peak_rss_mb']:.0f} MB")
     print(f"boost built by MindSpore: {result.observed_boost}")
     print(f"runtime: {result.environment['runtime_env']}")
-    if args.output:
+    if output is not None:
         from boosttune.files import write_json
 
-        write_json(args.output, result.to_dict())
-        print(f"result written to {args.output}")
+        write_json(output, result.to_dict())
+        print(f"result written to {output}")
     return 0
 
 
@@ -143,11 +161,13 @@ def _results_folder(results: str) -> Path:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from boosttune.export import export_best
+    from boosttune.files import claim_output_folder
     from boosttune.summary import load_confirmed
 
     table, folder = _load_any_results(args.results)
     confirmed = load_confirmed(folder, margin_pt=args.max_drop)
-    config_path, recipe_path = export_best(table, args.output or folder, tolerance_pt=args.max_drop,
+    target = claim_output_folder(args.output, "--output", "boosttune export") if args.output else folder
+    config_path, recipe_path = export_best(table, target, tolerance_pt=args.max_drop,
                                            experiment_path=folder.resolve(), confirmed=confirmed)
     selection = json.loads(recipe_path.read_text())["selection"]
     print(f"selected: {selection['reason']}")
@@ -170,10 +190,12 @@ def _load_any_results(results: str):
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from boosttune.files import claim_output_folder
     from boosttune.report import load_report_inputs, write_report
 
     inputs = load_report_inputs(_results_folder(args.results), margin_pt=args.max_drop)
-    html_path, md_path = write_report(inputs, args.output)
+    target = claim_output_folder(args.output, "--output", "boosttune report") if args.output else None
+    html_path, md_path = write_report(inputs, target)
     print(f"report written to {html_path} (tables also in {md_path.name})")
     return 0
 
@@ -246,8 +268,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _port(text: str) -> int:
+    """A TCP port, 1 to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port; allowed: 1 to 65535")
+    return port
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="boosttune",
         description="Benchmark and tune MindSpore boost recipes (LessBN, GradientFreeze, ...) for speed vs accuracy.",
     )
@@ -357,7 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
     dashboard.add_argument("--host", default="127.0.0.1",
                            help="address to listen on (default 127.0.0.1, this machine only); any other host, "
                                 "e.g. 0.0.0.0, exposes the unauthenticated dashboard to the network")
-    dashboard.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080)")
+    dashboard.add_argument("--port", type=_port, default=8080, help="port to listen on (default 8080)")
     dashboard.set_defaults(func=cmd_dashboard)
 
     methods = sub.add_parser(
@@ -397,6 +430,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    quiet_mindspore()
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

@@ -19,7 +19,8 @@ from typing import Any, Callable, Iterable, Mapping
 
 import ray
 
-from boosttune.errors import ConfigError
+from boosttune.errors import ConfigError, ray_get
+from boosttune.files import write_atomically
 
 __all__ = ["WorkerProbe", "check_placeable", "check_storage", "default_concurrency", "placeable_ranks",
            "probe_on_worker", "task_options"]
@@ -54,7 +55,7 @@ def _store_cached(files: Mapping[str, str]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         if not (folder / name).exists():
-            (folder / name).write_text(text)
+            write_atomically(folder / name, lambda temp, t=text: temp.write_text(t))
 
 
 def _probe_here(device_target: str, calibrate: bool, known: dict[str, str], refresh: bool) -> dict[str, Any]:
@@ -101,7 +102,7 @@ def probe_on_worker(device_target: str, *, calibrate: bool, refresh: bool = Fals
             break
         log(f"probe: waiting {time.monotonic() - started:.0f} s for a node with {asked} "
             f"(the cluster has {_resources_line(ray.available_resources(), only=('CPU', 'GPU', 'NPU'))} free)")
-    found = ray.get(ref)
+    found = ray_get(ref)
     _store_cached(found["cache"])  # the head learns this node type
     report = ProbeReport.from_dict(found["report"])
     speed = SpeedReport(**found["speed"]) if found["speed"] is not None else None

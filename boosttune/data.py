@@ -17,7 +17,7 @@ import numpy as np
 from boosttune.config.recipe import DataConfig
 from boosttune.errors import DataError
 
-__all__ = ["ArraySplit", "DataSplits", "FileSplit", "load_dataset"]
+__all__ = ["ArraySplit", "DataSplits", "FileSplit", "check_data", "load_dataset"]
 
 # The train/validation split must not move with the trial seed: every trial of an experiment is
 # scored on the same validation images.
@@ -65,8 +65,8 @@ class FileSplit:
             with Image.open(self.paths[index]) as image:
                 image = image.convert("RGB").resize((self.image_size, self.image_size))
                 array = np.asarray(image, dtype=np.float32) / 255.0
-        except OSError as e:
-            raise DataError(f"{self.paths[index]}: unreadable image ({e})") from None
+        except (OSError, ValueError, SyntaxError) as e:  # Pillow raises all three for damaged files
+            raise DataError(f"{self.paths[index]}: unreadable image ({' '.join(str(e).split())})") from None
         return ((array - self.mean) / self.std).transpose(2, 0, 1).copy(), self.labels[index]
 
     def take(self, indices: np.ndarray) -> FileSplit:
@@ -124,6 +124,34 @@ def load_dataset(config: DataConfig, image_size: int) -> DataSplits:
     train = splits.train.take(np.arange(min(len(splits.train), config.train_limit or len(splits.train))))
     val = splits.val.take(np.arange(min(len(splits.val), config.val_limit or len(splits.val))))
     return DataSplits(splits.name, train, val, splits.num_classes, splits.channels, splits.image_size, splits.source)
+
+
+# Image files decoded by check_data before anything starts; a damaged file past these is named by the
+# trial that reads it (its failure reason).
+CHECKED_IMAGES = 2000
+
+
+def check_data(recipe, workers: int = 1) -> DataSplits:
+    """Open and read the data ``recipe`` names, as its trials will, before anything starts.
+
+    Catches what would otherwise fail on a Ray worker, as a traceback, after the run had begun: a
+    missing, empty, garbage or truncated data folder, a damaged image, a batch larger than the data
+    a worker gets.
+
+    Raises:
+        DataError: one line naming the path or the field, the value and what is allowed.
+    """
+    data = load_dataset(recipe.data, recipe.image_size)
+    for split in (data.train, data.val):
+        if isinstance(split, FileSplit):
+            for index in range(min(len(split), CHECKED_IMAGES)):
+                split[index]  # decodes the image: a damaged file raises DataError naming it
+    per_worker = len(data.train) // workers
+    if recipe.batch_size > per_worker:
+        where = f"each of {workers} workers gets" if workers > 1 else "the data set holds"
+        raise DataError(f"batch_size: {recipe.batch_size} is larger than the {per_worker} training samples {where} "
+                        f"({data.source}, data.train_limit {recipe.data.train_limit}); allowed: 1 to {per_worker}")
+    return data
 
 
 def _from_arrays(

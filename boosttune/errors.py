@@ -13,6 +13,7 @@ __all__ = [
     "UnsupportedError",
     "TrialError",
     "describe_error",
+    "ray_get",
 ]
 
 
@@ -63,3 +64,15 @@ def _short_path(filename: str) -> str:
     if "site-packages" in parts:
         return "/".join(parts[parts.index("site-packages") + 1:])
     return parts[-1]
+
+
+def ray_get(refs, **kwargs):
+    """``ray.get``, re-raising a boosttune error a task raised as itself (one line), not as Ray's traceback."""
+    import ray
+
+    try:
+        return ray.get(refs, **kwargs)
+    except ray.exceptions.RayTaskError as e:
+        if isinstance(e.cause, BoosttuneError):
+            raise e.cause from None
+        raise

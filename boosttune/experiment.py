@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator
 import ray
 
 from boosttune.config.experiment import ExperimentConfig
-from boosttune.errors import ConfigError, DataError, TrialError
+from boosttune.errors import ConfigError, DataError, TrialError, ray_get
 from boosttune.files import claim_folder
 from boosttune.provenance import record_run_info
 
@@ -48,10 +48,10 @@ def _trial_facts(base: dict[str, Any], workers: int, env: dict[str, str]) -> dic
     apply_runtime_env(env)
     from boosttune.config.recipe import parse_recipe
     from boosttune.data import load_dataset
-    from boosttune.models import build_network, default_image_size
+    from boosttune.models import build_network
 
     recipe = parse_recipe(base)
-    size = recipe.data.image_size or default_image_size(recipe.model)
+    size = recipe.image_size
     data = load_dataset(recipe.data, size)
     steps = (len(data.train) // workers) // recipe.batch_size
     if recipe.steps_per_epoch:
@@ -74,8 +74,16 @@ def _stage(name: str, times: dict[str, float], log: Callable[[str], None]) -> It
 def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool = False,
                    log: Callable[[str], None] = print, command: str | None = None) -> ExperimentResult:
     from boosttune.cluster import check_storage
+    from boosttune.data import check_data
+    from boosttune.files import check_folder
+    from boosttune.ray_train import worker_resources
+    from boosttune.tune import check_local_capacity
 
     output = _output_folder(output)
+    check_folder(output, "experiment.json", config.model_dump(mode="json"), resume=resume, what="experiment",
+                 command=command)
+    check_local_capacity(worker_resources(config.recipe.device_target), config.workers_per_trial)
+    check_data(config.recipe, config.workers_per_trial)  # read as the trials will, before Ray starts
     storage = check_storage(config.storage) if config.storage else None  # before anything is written
     output = claim_folder(output, "experiment.json", config.model_dump(mode="json"), resume=resume,
                           what="experiment", command=command)
@@ -153,7 +161,7 @@ def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None,
         env = dict(report.runtime_env)
         slow = slow_knobs(placed.speed, config.search) if config.prune_slow else {}
         facts_task = _trial_facts.options(**task_options(per_rank, config.accelerator_type))
-        facts = ray.get(facts_task.remote(base, config.workers_per_trial, env))
+        facts = ray_get(facts_task.remote(base, config.workers_per_trial, env))
     unsupported = {c.knob: c.reason for c in report.unsupported()}
     if adasum_applies(config.workers_per_trial):  # the probe's one rank cannot show it; the trials' ranks can
         unsupported.pop("boost.adasum", None)

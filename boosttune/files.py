@@ -13,7 +13,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["check_folder", "claim_folder", "write_atomically", "write_json"]
+__all__ = ["OWN_MARKER", "check_folder", "check_new_file", "check_writable_folder", "claim_folder", "claim_output_folder",
+           "write_atomically", "write_json"]
 
 
 def write_atomically(target: str | Path, write: Callable[[Path], object]) -> Path:
@@ -54,15 +55,29 @@ def write_json(target: str | Path, document: Any) -> Path:
     return write_atomically(target, lambda temp: temp.write_text(text, encoding="utf-8"))
 
 
+# Written when a run claims its folder, before anything trains: a folder holding only these is a start
+# that failed (bad input found late, a device refused), and the corrected command may take it again.
+_START_FILES = {"run_info.json"}
+# What makes a folder boosttune's own: an experiment's or a bench's marker, or the one a report, an
+# export or method cards leave in a folder they made.
+OWN_MARKER = ".boosttune.json"
+_MARKERS = ("experiment.json", "bench.json", OWN_MARKER)
+
+
 def claim_folder(folder: str | Path, marker: str, document: dict[str, Any], *, resume: bool, what: str,
                  command: str | None = None) -> Path:
     """Make ``folder`` this run's own, or check that ``--resume`` continues the same run there.
 
-    ``marker`` (e.g. ``experiment.json``) holds ``document``; a folder that holds another run is never
-    written over, and ``--resume`` with other settings is refused rather than mixing two runs.
+    ``marker`` (e.g. ``experiment.json``) holds ``document``. boosttune writes only into a folder that
+    is new, empty, or its own run's (and then only with ``--resume``): a folder that holds another run,
+    or files boosttune did not write, is never written over, and ``--resume`` with other settings is
+    refused rather than mixing two runs.
     """
     folder = check_folder(folder, marker, document, resume=resume, what=what, command=command)
-    if not (folder / marker).is_file():
+    if not resume:  # new, empty, or a start that trained nothing: this run's settings
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in _START_FILES:
+            (folder / name).unlink(missing_ok=True)
         write_json(folder / marker, document)
     return folder
 
@@ -72,16 +87,85 @@ def check_folder(folder: str | Path, marker: str, document: dict[str, Any], *, r
     """What :func:`claim_folder` checks, writing nothing: the absolute folder, or a one-line ConfigError."""
     from boosttune.errors import ConfigError
 
-    folder = Path(folder).resolve()
+    folder = check_writable_folder(folder)
     saved = folder / marker
     if saved.is_file():
         if not resume:
+            if not _started(folder, marker):
+                return folder
             again = f" ({command} --resume --output {folder})" if command else ""
             raise ConfigError(f"--output: {folder} holds an earlier {what}; pass --resume to continue it{again} "
                               "or choose another folder")
-        if json.loads(saved.read_text()) != json.loads(json.dumps(document, default=str)):
+        try:
+            earlier = json.loads(saved.read_text())
+        except (OSError, ValueError) as e:
+            raise ConfigError(f"--resume: {saved} is unreadable ({' '.join(str(e).split())}); this folder's "
+                              f"{what} cannot be continued: choose another folder") from None
+        if earlier != json.loads(json.dumps(document, default=str)):
             raise ConfigError(f"--resume: {folder} holds a {what} with a different configuration (see {saved}); "
                               "resume with the same settings or choose another folder")
     elif resume:
         raise ConfigError(f"--resume: {folder} holds no {what} to resume")
+    elif folder.is_dir() and any(folder.iterdir()):
+        other = next((name for name in _MARKERS if (folder / name).is_file()), None)
+        if other is not None:
+            raise ConfigError(f"--output: {folder} holds boosttune's {other}, not a {what}; allowed: a new or empty "
+                              "folder")
+        _refuse_foreign(folder, "--output")
     return folder
+
+
+def check_writable_folder(folder: str | Path, flag: str = "--output") -> Path:
+    """``folder`` absolute, if it is a folder or can be made one there; else a one-line ConfigError."""
+    from boosttune.errors import ConfigError
+
+    folder = Path(folder).expanduser().absolute()
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"{flag}: {folder} is a file, not a folder; allowed: a new or empty folder")
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    if not existing.is_dir():
+        raise ConfigError(f"{flag}: {existing} is a file, so the folder {folder} cannot be made there")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"{flag}: {existing} is not writable by this user, so {folder} cannot be written")
+    return folder.resolve()
+
+
+def claim_output_folder(folder: str | Path, flag: str, written_by: str) -> Path:
+    """A folder for a report, an export or method cards: new, empty or boosttune's own; marked as boosttune's."""
+    folder = check_writable_folder(folder, flag)
+    _refuse_foreign(folder, flag)
+    if not any((folder / name).is_file() for name in _MARKERS):
+        folder.mkdir(parents=True, exist_ok=True)
+        write_json(folder / OWN_MARKER, {"written_by": written_by})
+    return folder
+
+
+def check_new_file(path: str | Path, flag: str) -> Path:
+    """A file boosttune is about to write: it must not exist (a result is never written over)."""
+    from boosttune.errors import ConfigError
+
+    path = Path(path).expanduser().absolute()
+    if path.is_dir():
+        raise ConfigError(f"{flag}: {path} is a folder; allowed: the path of a new file, e.g. {path / 'result.json'}")
+    if path.exists():
+        raise ConfigError(f"{flag}: {path} exists; boosttune never writes over a file: choose a new name")
+    check_writable_folder(path.parent, flag)
+    return path
+
+
+def _started(folder: Path, marker: str) -> bool:
+    """Whether anything beyond the start files was written (a run began, so its records matter)."""
+    return any(entry.name not in {marker, *_START_FILES} for entry in folder.iterdir())
+
+
+def _refuse_foreign(folder: Path, flag: str) -> None:
+    """Refuse a folder that holds files and is not boosttune's (no marker): they would be mixed in or lost."""
+    from boosttune.errors import ConfigError
+
+    if not folder.is_dir() or any((folder / name).is_file() for name in _MARKERS):
+        return
+    entries = sorted(entry.name for entry in folder.iterdir())
+    if entries:
+        more = f" and {len(entries) - 1} more" if len(entries) > 1 else ""
+        raise ConfigError(f"{flag}: {folder} holds files boosttune did not write ({entries[0]}{more}) and is not a "
+                          "boosttune folder; allowed: a new or empty folder (nothing there is written over)")

@@ -253,6 +253,7 @@ def write_method_cards(bench: str | Path, output: str | Path, *, searches: tuple
     Raises:
         DataError: ``bench`` is not a finished bench folder (no summary of paired runs).
     """
+    from boosttune.files import claim_output_folder
     from boosttune.probe import load_cached
     from boosttune.report.inputs import load_report_inputs
 
@@ -285,6 +286,7 @@ def write_method_cards(bench: str | Path, output: str | Path, *, searches: tuple
         context["generator"] += "".join(f" --search {folder}" for folder in searches)
     probe = load_cached(str(base["device_target"]))
     ranges = searched_ranges()
+    claim_output_folder(output, "--output", "boosttune methods")  # new, empty or boosttune's: nothing else written over
     output = Path(output)
     written, index = [], []
     for key, note in NOTES.items():

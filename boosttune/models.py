@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from mindspore import nn, ops
 
+from boosttune.config.recipe import DEFAULT_IMAGE_SIZE as _DEFAULT_SIZE
 from boosttune.errors import ConfigError
 
 __all__ = ["build_network", "default_image_size"]
-
-_DEFAULT_SIZE = {"lenet5": 32, "resnet8": 32, "resnet20": 32, "resnet18": 224, "resnet50": 224}
 
 
 def default_image_size(model: str) -> int:

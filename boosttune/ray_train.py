@@ -27,6 +27,7 @@ import ray
 from ray.train.backend import Backend, BackendConfig
 
 from boosttune.runs import CURVE_KEYS, RunRecord, RunSpec
+from boosttune.files import write_json
 
 __all__ = ["ACCELERATOR_RESOURCES", "SCHEDULER_MARKER", "MindSporeConfig", "build_trainer", "device_id_for",
            "run_on_ray", "train_loop_per_worker", "train_run", "worker_error_reason", "worker_resources"]
@@ -248,7 +249,7 @@ def train_loop_per_worker(config: dict[str, Any]) -> None:
                "observed_boost": result.observed_boost, "boost_config_dict": result.boost_config_dict,
                "environment": result.environment, "curve": curve}
     if artifacts is not None:
-        (artifacts / f"rank{rank}.json").write_text(json.dumps(summary, default=str))
+        write_json(artifacts / f"rank{rank}.json", summary)
     checkpoint = ray.train.Checkpoint.from_directory(str(checkpoint_dir)) if checkpoint_dir else None
     ray.train.report(summary, checkpoint=checkpoint)
 

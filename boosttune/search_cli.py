@@ -11,22 +11,14 @@ import sys
 import time
 from pathlib import Path
 
-from boosttune.errors import BoosttuneError
+from boosttune.cli_args import ArgumentParser, DefaultsFormatter, quiet_mindspore
+from boosttune.errors import BoosttuneError, ConfigError
 
 DATA_CHOICES = ["auto", "fashion_mnist", "mnist5k", "digits", "mnist_idx", "cifar10", "imagefolder"]
 
 
-class _Defaults(argparse.ArgumentDefaultsHelpFormatter):
-    """Shows each flag's default, except where there is none (the help text says what happens then)."""
-
-    def _get_help_string(self, action):
-        if action.default is None or action.default is False:
-            return action.help
-        return super()._get_help_string(action)
-
-
 def build_parser(model: str, description: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=description, formatter_class=_Defaults)
+    p = ArgumentParser(description=description, formatter_class=DefaultsFormatter)
     p.add_argument("--model", default=model, choices=["lenet5", "resnet8", "resnet20", "resnet18", "resnet50"],
                    help="network")
     p.add_argument("--data", default="auto", choices=DATA_CHOICES,
@@ -86,8 +78,11 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
 
 
 def _data(choice: str, path: str | None) -> dict:
-    from boosttune.config.recipe import DEFAULT_FASHION_MNIST
+    from boosttune.config.recipe import DATASETS_WITH_PATH, DEFAULT_FASHION_MNIST
 
+    if path is not None and choice not in DATASETS_WITH_PATH:
+        raise ConfigError(f"--data-path: given with --data {choice}, which reads no folder; name the data set the "
+                          f"folder holds: --data {'|'.join(DATASETS_WITH_PATH)}")
     if choice == "auto":
         if Path(DEFAULT_FASHION_MNIST).is_dir():
             return {"name": "fashion_mnist"}
@@ -100,19 +95,28 @@ def _data(choice: str, path: str | None) -> dict:
 SMOKE = {"epochs": 3, "train_limit": 1024, "val_limit": 512, "trials": 3, "confirm_seeds": 2, "confirm_candidates": 1}
 
 
+def smoke_note(args: argparse.Namespace) -> str:
+    """What --smoke set and which of its sizes a flag given explicitly replaced."""
+    flag = lambda name: "--" + name.replace("_", "-")  # noqa: E731
+    kept = [f"{flag(name)} {value}" for name, value in SMOKE.items() if getattr(args, name) == value]
+    given = [f"{flag(name)} {getattr(args, name)}" for name, value in SMOKE.items() if getattr(args, name) != value]
+    return ", ".join(kept) + (f"; as given: {', '.join(given)}" if given else "")
+
+
 def run(model: str, description: str, argv: list[str] | None = None) -> int:
+    quiet_mindspore()
     parser = build_parser(model, description)
     args = parser.parse_args(argv)
     if args.smoke:  # the smoke run's sizes are defaults: a flag given explicitly wins
         parser.set_defaults(**SMOKE)
         args = parser.parse_args(argv)
+        print(f"smoke: {smoke_note(args)}", flush=True)
     if args.resume and not args.output:
-        print("error: --resume needs --output (the folder of the run to continue)", file=sys.stderr)
-        return 2
+        parser.error("--resume needs --output (the folder of the run to continue)")
     try:
         return _run(args)
     except BoosttuneError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"{parser.prog}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"\ninterrupted; resume with: {' '.join(sys.argv)} --resume --output {args.output or '<folder>'}",

@@ -45,6 +45,19 @@ def connect_ray(log: Callable[[str], None]) -> str:
     return where
 
 
+def check_local_capacity(per_rank: dict[str, float], workers: int) -> None:
+    """Before Ray starts: refuse a trial the local instance about to start could never place.
+
+    Only where that instance is known in advance: no cluster to join, and ranks that ask for CPUs only
+    (Ray counts this machine's cores; accelerators it detects as it starts, and are checked then).
+    """
+    from boosttune.cluster import check_placeable
+
+    if ray.is_initialized() or os.environ.get("RAY_ADDRESS") or set(per_rank) != {"CPU"} or _running_cluster():
+        return
+    check_placeable([{"Alive": True, "Resources": {"CPU": float(os.cpu_count() or 1)}}], per_rank, workers)
+
+
 def _running_cluster() -> str | None:
     """The address of the cluster ``ray start`` last started on this machine, if one runs (as ``ray.init()`` finds it)."""
     try:

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from boosttune.config.boost import BoostConfig
-from boosttune.config.recipe import DATASETS, MODELS, TrialRecipe, parse_recipe
+from boosttune.config.recipe import DATASETS, DATASETS_WITH_PATH, MODELS, TrialRecipe, parse_recipe
 from boosttune.errors import ConfigError
 
 
@@ -65,9 +65,15 @@ def test_fashion_mnist_default_path():
     assert parse_recipe().data.resolved_path is None
 
 
-@pytest.mark.parametrize("name", DATASETS)
-def test_every_dataset_is_accepted_with_a_path(name):
+@pytest.mark.parametrize("name", DATASETS_WITH_PATH)
+def test_every_dataset_read_from_a_folder_is_accepted_with_a_path(name):
     assert parse_recipe({"data": {"name": name, "path": "/data/x"}}).data.name == name
+
+
+@pytest.mark.parametrize("name", sorted(set(DATASETS) - set(DATASETS_WITH_PATH)))
+def test_a_path_for_a_dataset_that_reads_none_is_refused(name):
+    with pytest.raises(ConfigError, match=f"data set '{name}' reads no folder"):
+        parse_recipe({"data": {"name": name, "path": "/data/x"}})
 
 
 @pytest.mark.parametrize("model", MODELS)

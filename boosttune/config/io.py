@@ -15,7 +15,25 @@ __all__ = ["load_document", "load_yaml_text", "split_boost_document"]
 
 
 class _SafeLoader(yaml.SafeLoader):
-    """yaml.SafeLoader that also reads YAML 1.2 floats such as ``1e-3`` (PyYAML reads a string)."""
+    """yaml.SafeLoader that also reads YAML 1.2 floats such as ``1e-3`` (PyYAML reads a string) and refuses a
+    key given twice in one mapping (PyYAML keeps the last silently; YAML 1.2 forbids it)."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            first: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *base` may override: that is its job
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    seen = first.setdefault(key, key_node.start_mark.line + 1)
+                except TypeError:  # an unhashable key: SafeConstructor reports it
+                    continue
+                if seen != key_node.start_mark.line + 1:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {key!r} (first at line {seen}; YAML allows a key once per mapping)",
+                        key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
 
 
 _SafeLoader.add_implicit_resolver(
@@ -49,11 +67,25 @@ def load_document(path: str | Path) -> Any:
     if path.suffix.lower() in _YAML_SUFFIXES:
         return _load_yaml(path, text)
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys(path))
     except json.JSONDecodeError as e:
         if path.suffix.lower() == ".json":
             raise ConfigError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
         return _load_yaml(path, text)
+
+
+def _unique_keys(path: Path):
+    """A JSON object hook that refuses a key given twice (json keeps the last silently)."""
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        document: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in document:
+                raise ConfigError(f"{path}: invalid JSON: duplicate key {key!r} in one object")
+            document[key] = value
+        return document
+
+    return hook
 
 
 def _load_yaml(path: Path, text: str) -> Any:

@@ -26,7 +26,9 @@ __all__ = [
 
 MODELS = ("lenet5", "resnet8", "resnet20", "resnet18", "resnet50")
 DATASETS = ("digits", "mnist5k", "fashion_mnist", "mnist_idx", "cifar10", "imagefolder")
+DATASETS_WITH_PATH = ("fashion_mnist", "mnist_idx", "cifar10", "imagefolder")  # the others ship with a package
 DEFAULT_FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
+DEFAULT_IMAGE_SIZE = {"lenet5": 32, "resnet8": 32, "resnet20": 32, "resnet18": 224, "resnet50": 224}
 
 
 class _Strict(BaseModel):
@@ -45,6 +47,9 @@ class DataConfig(_Strict):
     def _path_when_needed(self) -> DataConfig:
         if self.name in ("mnist_idx", "cifar10", "imagefolder") and self.path is None:
             raise ValueError(f"data set {self.name!r} needs data.path (the folder that holds it)")
+        if self.name not in DATASETS_WITH_PATH and self.path is not None:
+            raise ValueError(f"data set {self.name!r} reads no folder (it ships with a Python package), so data.path "
+                             f"would be ignored; data sets read from a folder: {', '.join(DATASETS_WITH_PATH)}")
         return self
 
     @property
@@ -98,6 +103,11 @@ class TrialRecipe(_Strict):
     @property
     def boost(self) -> BoostConfig:
         return parse_boost_config(self.boost_config_dict, self.boost_level)
+
+    @property
+    def image_size(self) -> int:
+        """The side the images are resized to: data.image_size, else the model's own."""
+        return self.data.image_size or DEFAULT_IMAGE_SIZE[self.model]
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from importlib.metadata import version
 from typing import Callable
 
+from boosttune.files import write_json
 from boosttune.probe.report import (
     Capability,
     ProbeReport,
@@ -148,7 +149,6 @@ def run_probe(device_target: str = "CPU", *, refresh: bool = False,
     if not plain.supported:  # MindSpore cannot train here at all (no driver, a CPU-only wheel): not a finding to keep
         log(f"probe: MindSpore cannot train on {device_target} here ({plain.reason}); not cached")
         return report
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report.to_dict(), indent=2))
+    write_json(path, report.to_dict())
     log(f"probe: done in {time.perf_counter() - start:.0f} s; cached in {path}")
     return report

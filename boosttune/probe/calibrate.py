@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from boosttune.probe.report import ProbeReport, cache_dir, cpu_name, node_type
+from boosttune.files import write_json
 
 __all__ = ["CALIBRATED", "SLOW_BELOW", "SpeedReport", "fragment_of", "run_calibration", "slow_knobs"]
 
@@ -187,8 +188,7 @@ def run_calibration(probe: ProbeReport, *, refresh: bool = False,
                          created=datetime.now(timezone.utc).isoformat(timespec="seconds"), measured_on=MEASURED_ON,
                          baseline_sps=reference, ratios=ratios, errors=errors,
                          seconds=round(time.perf_counter() - start, 1), baseline_spread=round(spread, 3))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report.to_dict(), indent=2))
+    write_json(path, report.to_dict())
     log(f"calibration: done in {report.seconds:.0f} s; cached in {path}")
     if not report.trustworthy:
         log("calibration: warning: the two O0 runs disagree by more than 20%, so nothing is left out of the search "

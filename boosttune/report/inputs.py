@@ -67,7 +67,7 @@ def load_report_inputs(folder: str | Path, *, margin_pt: float | None = None) ->
     Raises:
         DataError: the folder holds neither results.parquet/.csv nor confirm.parquet, or one is unreadable.
     """
-    from boosttune.results import CSV_NAME, PARQUET_NAME, load_results
+    from boosttune.results import CSV_NAME, PARQUET_NAME, baseline_row, load_results
     from boosttune.summary import CONFIRM_NAME, load_confirmed
 
     folder = Path(folder)
@@ -83,6 +83,10 @@ def load_report_inputs(folder: str | Path, *, margin_pt: float | None = None) ->
     if search is None and confirmed is None:
         raise DataError(f"{folder}: no {PARQUET_NAME} or {CONFIRM_NAME}.parquet here; run an experiment "
                         "(python experiments/resnet.py) or a bench (boosttune bench) first")
+    if search is not None and baseline_row(search) is None:  # every figure is a ratio to it: no page without it
+        what = "no trials" if search.empty else "no finished O0 baseline (preset 'O0')"
+        raise DataError(f"{folder / PARQUET_NAME}: the results table holds {what}, so there is nothing to compare "
+                        "against; rerun the experiment")
     name = config.get("name") or folder.name
     title = f"boosttune {'bench' if kind == 'bench' else 'experiment'}: {name}"
     return ReportInputs(kind=kind, title=title, margin_pt=margin_pt, search=search, confirmed=confirmed,

@@ -23,6 +23,7 @@ from mindspore import nn
 from mindspore.train.callback import CheckpointConfig, ModelCheckpoint
 
 from boosttune.config.recipe import TrialRecipe
+from boosttune.files import write_atomically, write_json
 
 __all__ = ["DimReduceInputs", "prepare_dim_reduce"]
 
@@ -101,8 +102,8 @@ def prepare_dim_reduce(recipe: TrialRecipe, build_network: Callable[[], nn.Cell]
         raise TrialError(f"dim_reduce stage 1 wrote {len(saved)} checkpoints, fewer than n_components={n_components}"
                          " (the training set is too small for that many steps)")
     init_checkpoint = folder / "init.ckpt"
-    init_checkpoint.write_bytes(saved[-1].read_bytes())
-    done.write_text(json.dumps({"init_checkpoint": str(init_checkpoint), "steps": steps, "stage1_s": stage1_s}))
+    write_atomically(init_checkpoint, lambda temp: temp.write_bytes(saved[-1].read_bytes()))
+    write_json(done, {"init_checkpoint": str(init_checkpoint), "steps": steps, "stage1_s": stage1_s})
     log(f"dim_reduce: stage 1 done in {stage1_s:.1f} s ({len(saved)} checkpoints); MindSpore computes their PCA "
         f"({n_components} components) when stage 2 builds its graph")
     return DimReduceInputs(str(ckpt_dir), None, str(init_checkpoint), stage1_s, False)

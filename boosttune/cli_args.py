@@ -1,0 +1,50 @@
+"""The argument parser of every boosttune command line: one-line errors, no abbreviated flags.
+
+argparse's own parser prints a usage block of a dozen lines before the one line that matters, and
+takes ``--epoch`` as ``--epochs`` (any unambiguous prefix). Here a mistake is one line that names the
+flag and what is allowed, with exit code 2, and a flag is read only as it is spelled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import NoReturn
+
+__all__ = ["ArgumentParser", "DefaultsFormatter", "quiet_mindspore"]
+
+
+def quiet_mindspore() -> None:
+    """MindSpore's C++ log at errors only (``GLOG_v=3``) unless the user set it: its warnings are not ours to
+    print, and they would bury boosttune's one-line errors. ``GLOG_v=2`` brings them back."""
+    os.environ.setdefault("GLOG_v", "3")
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse.ArgumentParser with ``allow_abbrev=False`` and a one-line :meth:`error`."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        """``PROG: error: MESSAGE (PROG --help lists the flags)`` on one line, exit code 2."""
+        message = " ".join(message.split())
+        if message.startswith("unrecognized arguments:"):
+            message += "; flags are read as spelled, never abbreviated"
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if message:
+            sys.stderr.write(message)
+        sys.exit(status)
+
+
+class DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each flag's default, except where there is none (the help text says what happens then)."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
