@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from boosttune.cli_args import ArgumentParser, quiet_mindspore
+from boosttune.cli_args import ArgumentParser, interrupted, quiet_mindspore
 from boosttune.errors import BoosttuneError, ConfigError
 
 __all__ = ["main"]
@@ -230,8 +230,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.resume and not args.output:
         raise ConfigError("--resume: needs --output, the folder of the run to continue")
     output = Path(args.output or f"runs/{config.name}-{time.strftime('%Y%m%d-%H%M%S')}")
-    result = run_experiment(config, output, resume=args.resume, log=lambda m: print(m, flush=True),
-                            command=f"boosttune tune {args.config}")
+    try:
+        result = run_experiment(config, output, resume=args.resume, log=lambda m: print(m, flush=True),
+                                command=f"boosttune tune {args.config}")
+    except KeyboardInterrupt:
+        return interrupted("boosttune tune", args.argv, output, "experiment.json")
     print(format_summary(result))
     return 0
 
@@ -258,8 +261,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     extra = None
     if args.recipe:
         extra = {"best_recipe": recipe_override(load_document(args.recipe), args.recipe)}
-    confirmed = run_bench(config, args.output, resume=args.resume, extra=extra,
-                          log=lambda m: print(m, flush=True), command=f"boosttune bench {args.file}")
+    try:
+        confirmed = run_bench(config, args.output, resume=args.resume, extra=extra,
+                              log=lambda m: print(m, flush=True), command=f"boosttune bench {args.file}")
+    except KeyboardInterrupt:
+        return interrupted("boosttune bench", args.argv, args.output, "bench.json")
     print()
     print(format_confirmed(confirmed.summary))
     print(f"\nanswer: {confirmed.selection.reason}")
@@ -432,6 +438,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     quiet_mindspore()
     args = build_parser().parse_args(argv)
+    args.argv = ["boosttune", *(sys.argv[1:] if argv is None else argv)]
     try:
         return args.func(args)
     except BoosttuneError as e:

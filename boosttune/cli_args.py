@@ -9,10 +9,36 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
+from pathlib import Path
 from typing import NoReturn
 
-__all__ = ["ArgumentParser", "DefaultsFormatter", "quiet_mindspore"]
+__all__ = ["ArgumentParser", "DefaultsFormatter", "interrupted", "quiet_mindspore", "resume_command"]
+
+
+def resume_command(argv: list[str], output: str | Path) -> str:
+    """The command line that continues the run: ``argv`` without its --output/--resume, plus both, filled in."""
+    kept, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--output":
+            skip = True
+        elif arg != "--resume" and not arg.startswith("--output="):
+            kept.append(arg)
+    return shlex.join([*kept, "--resume", "--output", str(Path(output).absolute())])
+
+
+def interrupted(prog: str, argv: list[str], output: str | Path | None, marker: str) -> int:
+    """After Ctrl-C: one line with the exact command that resumes (when the run had claimed its folder); 130."""
+    folder = Path(output).absolute() if output is not None else None
+    if folder is not None and (folder / marker).is_file():
+        sys.stderr.write(f"\n{prog}: interrupted; what finished is kept in {folder}; resume with: "
+                         f"{resume_command(argv, folder)}\n")
+    else:
+        sys.stderr.write(f"\n{prog}: interrupted before anything was written; run the same command again\n")
+    return 130
 
 
 def quiet_mindspore() -> None:

@@ -21,6 +21,7 @@ import ray
 
 from boosttune.errors import ConfigError, ray_get
 from boosttune.files import write_atomically
+from boosttune.provenance import redact
 
 __all__ = ["WorkerProbe", "check_placeable", "check_storage", "default_concurrency", "placeable_ranks",
            "probe_on_worker", "task_options"]
@@ -184,6 +185,6 @@ def check_storage(storage: str) -> str:
         filesystem.delete_file(marker)
     except Exception as e:  # pyarrow raises many kinds for a bad URI, missing credentials or a read-only path
         message = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise ConfigError(f"storage: {storage!r} is not writable ({message}); allowed: a folder every node "
+        raise ConfigError(f"storage: {redact(storage)!r} is not writable ({redact(message)}); allowed: a folder every node "
                           "can write (e.g. an NFS mount) or a bucket URI such as s3://bucket/path") from None
     return storage

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shlex
 import sys
 import time
@@ -43,6 +44,22 @@ def command_line(argv: Sequence[str] | None = None) -> str:
     return shlex.join(head + argv[1:])
 
 
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:/@\s]*):(?P<secret>[^@/\s]+)@")
+_SECRET_PARAMS = re.compile(r"(?i)(?P<key>[?&](?:[a-z_]*(?:secret|password|passwd|token|access_key|"
+                            r"session_token|credential)[a-z_]*)=)(?P<value>[^&\s'\"]+)")
+
+
+def redact(text: str) -> str:
+    """``text`` with the secrets a URL may carry masked (``postgresql://u:***@host``, ``?secret_key=***``) and
+    the user's home folder written ``~``: a run record, an export or a report is shared; these are not."""
+    text = _USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:***@", text)
+    text = _SECRET_PARAMS.sub(lambda m: f"{m['key']}***", text)
+    home = os.path.expanduser("~")
+    if home not in ("", "/", "~"):
+        text = re.sub(rf"{re.escape(home)}(?=/|\b|$)", "~", text)
+    return text
+
+
 def package_versions() -> dict[str, str]:
     """Installed versions of the packages a result depends on (read from metadata: nothing is imported)."""
     versions = {"python": platform.python_version()}
@@ -67,11 +84,13 @@ def record_run_info(folder: str | Path, **fields: Any) -> Path:
     info = load_run_info(folder)
     resumed = fields.pop("resumed", False)
     if not info:  # the command that reproduces the run from scratch: without --resume
-        info = {"command": command_line([a for a in sys.argv if a != "--resume"]), "cwd": _cwd(), "host": platform.node(),
+        cwd = _cwd()
+        info = {"command": redact(command_line([a for a in sys.argv if a != "--resume"])),
+                "cwd": redact(cwd) if cwd else None, "host": platform.node(),
                 "platform": platform.platform(), "cpu_count": os.cpu_count(),
                 "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "versions": package_versions()}
     elif resumed:
-        info.setdefault("resumed", []).append({"command": command_line(),
+        info.setdefault("resumed", []).append({"command": redact(command_line()),
                                                "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
     info.update(fields)
     return write_json(path, info)

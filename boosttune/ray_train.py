@@ -343,7 +343,7 @@ def run_on_ray(recipe: dict[str, Any], *, num_workers: int = 1, env: dict[str, s
                             placement_strategy=placement_strategy, accelerator_type=accelerator_type,
                             extra_config=extra, callbacks=callbacks)
     try:
-        result = trainer.fit()
+        result = _fit_interruptibly(trainer)
     except Exception as e:  # Ray wraps worker failures (WorkerGroupError, TrainingFailedError)
         return {"status": "failed", "reason": worker_error_reason(e), "artifacts_dir": str(artifacts)}
     if result.metrics and result.metrics.get("final"):
@@ -353,6 +353,33 @@ def run_on_ray(recipe: dict[str, Any], *, num_workers: int = 1, env: dict[str, s
     summary["artifacts_dir"] = str(artifacts)
     summary["checkpoint_path"] = result.checkpoint.path if result.checkpoint else None
     return summary
+
+
+def _fit_interruptibly(trainer: Any) -> Any:
+    """``trainer.fit()`` in a helper thread, so that Ctrl-C stays Python's KeyboardInterrupt.
+
+    Called from the main thread, Ray Train 2.60's ``fit`` installs a SIGINT handler that aborts the run
+    "gracefully", returns as if it had ended, and is never removed: every later Ctrl-C of the process is
+    swallowed by it. From any other thread it installs none (as under Tune), and the main thread, waiting
+    here, takes the interrupt.
+    """
+    import threading
+
+    outcome: dict[str, Any] = {}
+
+    def fit() -> None:
+        try:
+            outcome["result"] = trainer.fit()
+        except BaseException as e:  # handed to the caller's thread as it is
+            outcome["error"] = e
+
+    thread = threading.Thread(target=fit, name="boosttune-train-fit", daemon=True)
+    thread.start()
+    while thread.is_alive():
+        thread.join(0.2)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]
 
 
 def train_run(spec: RunSpec, *, output: str | Path, num_workers: int = 1, env: dict[str, str] | None = None,

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from boosttune.cli_args import ArgumentParser, DefaultsFormatter, quiet_mindspore
+from boosttune.cli_args import ArgumentParser, DefaultsFormatter, interrupted, quiet_mindspore
 from boosttune.errors import BoosttuneError, ConfigError
 
 DATA_CHOICES = ["auto", "fashion_mnist", "mnist5k", "digits", "mnist_idx", "cifar10", "imagefolder"]
@@ -113,18 +113,19 @@ def run(model: str, description: str, argv: list[str] | None = None) -> int:
         print(f"smoke: {smoke_note(args)}", flush=True)
     if args.resume and not args.output:
         parser.error("--resume needs --output (the folder of the run to continue)")
+    output = Path(args.output or f"runs/{args.model}-{time.strftime('%Y%m%d-%H%M%S')}")
     try:
-        return _run(args)
+        return _run(args, output)
     except BoosttuneError as e:
         print(f"{parser.prog}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"\ninterrupted; resume with: {' '.join(sys.argv)} --resume --output {args.output or '<folder>'}",
-              file=sys.stderr)
-        return 130
+        script = sys.argv[0] if argv is None else f"{parser.prog}"
+        return interrupted(parser.prog, ["python", script, *(sys.argv[1:] if argv is None else argv)], output,
+                           "experiment.json")
 
 
-def _run(args) -> int:
+def _run(args, output: Path) -> int:
     from boosttune.config.experiment import parse_experiment
     from boosttune.experiment import format_summary, run_experiment
 
@@ -143,7 +144,6 @@ def _run(args) -> int:
         "confirm_seeds": args.confirm_seeds, "confirm_candidates": args.confirm_candidates,
         "prune_slow": not args.keep_slow, "early_stopping": not args.no_early_stop,
     })
-    output = Path(args.output or f"runs/{args.model}-{time.strftime('%Y%m%d-%H%M%S')}")
     result = run_experiment(config, output, resume=args.resume, log=lambda m: print(m, flush=True),
                             command=" ".join(sys.argv))
     print(format_summary(result))

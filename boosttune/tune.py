@@ -20,6 +20,7 @@ from boosttune.config.experiment import ExperimentConfig
 from boosttune.errors import BoosttuneError, ConfigError, TrialError, describe_error
 from boosttune.runs import CURVE_KEYS, RecordStore, RunRecord, RunSpec
 from boosttune.space import SpaceContext
+from boosttune.provenance import redact
 
 __all__ = ["PROGRESS_COLUMNS", "SearchOutcome", "SearchSetup", "connect_ray", "make_sampler", "objective_of",
            "progress_metrics", "run_search", "startup_trials"]
@@ -31,6 +32,11 @@ _TTA_PENALTY_S = 1e6
 def connect_ray(log: Callable[[str], None]) -> str:
     """Join the cluster in RAY_ADDRESS (``ray job submit`` sets it) or the one ``ray start`` runs on this machine
     (``ray submit`` runs the script on the head), else start a local one (the embedded default)."""
+    # Ctrl-C is a KeyboardInterrupt, as in any Python program. Tune's own handler would end the search
+    # "gracefully" and return from fit() as if it were done, so the confirm stage would start on a partial
+    # search; Ray Train's fit() runs a Tune loop too. The command line turns the interrupt into the exact
+    # command that resumes; what finished is on disk already.
+    os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"
     if ray.is_initialized():
         return "already connected"
     address = os.environ.get("RAY_ADDRESS") or _running_cluster()
@@ -394,7 +400,26 @@ def _storage(config: ExperimentConfig, output: Path):
     try:
         return optuna.storages.RDBStorage(url), url
     except Exception as e:  # sqlalchemy raises many kinds for a bad URL
-        raise ConfigError(f"study_storage: {url!r} is not a usable database URL ({type(e).__name__})") from None
+        raise ConfigError(f"study_storage: {redact(url)!r} is not a usable database URL ({type(e).__name__})") from None
+
+
+def _fail_stale_trials(storage, study_name: str, log: Callable[[str], None]) -> None:
+    """Mark FAIL the study's trials still RUNNING: their driver stopped (killed, Ctrl-C) before they ended.
+
+    Tune trains them again under new Optuna trials, so the study then holds exactly what the results do.
+    """
+    import optuna
+
+    try:
+        study = optuna.load_study(study_name=study_name, storage=storage)
+    except KeyError:  # the driver stopped before the study was created
+        return
+    stale = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
+    for trial in stale:
+        study.tell(trial.number, state=optuna.trial.TrialState.FAIL)
+    if stale:
+        log(f"search: {len(stale)} Optuna trial(s) left running by the stopped driver marked failed "
+            f"({', '.join(str(t.number) for t in stale)}); Tune trains them again")
 
 
 def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, points: list[dict[str, Any]],
@@ -430,7 +455,7 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
     tune_root = f"{setup.storage.rstrip('/')}/tune" if setup.storage else str((output / "tune").resolve())
     how = "drawing at random" if config.sampler == "random" else f"modelling after {n_startup} trials"
     log(f"search: {config.num_trials} trials, objective {config.objective} ({metric}), sampler {config.sampler} "
-        f"(seed {config.seed}, {how}), {setup.workers} worker(s) per trial, Optuna study {config.name!r} in {url}")
+        f"(seed {config.seed}, {how}), {setup.workers} worker(s) per trial, Optuna study {config.name!r} in {redact(url)}")
     if isinstance(scheduler, MultiObjectiveASHA):
         log(f"search: trials beaten on both speed and accuracy (by more than {config.early_stop_margin_pt:g} points at "
             f"epoch 1) at epoch {', '.join(map(str, scheduler.ladder.milestones))} stop there (multi-objective "
@@ -443,6 +468,7 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
     experiment_path = f"{tune_root}/{config.name}"
     if resume and tune.Tuner.can_restore(experiment_path):
         log(f"search: resuming {experiment_path}")
+        _fail_stale_trials(storage, config.name, log)
         tuner = tune.Tuner.restore(experiment_path, trainable=trainable, resume_unfinished=True,
                                    resume_errored=False, restart_errored=False)
     else:

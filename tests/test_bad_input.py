@@ -106,7 +106,7 @@ def corpus(tmp_path_factory) -> dict[str, Path]:
     files["one_run"].mkdir()
     (files["one_run"] / "experiment.json").write_text(json.dumps({"name": "x"}))
     save_results(build_results_table([{"trial_id": "b", "preset": "O0", "status": "completed",
-                                       "throughput_sps": 100.0, "val_acc": 0.8}], ray_version=ray.__version__),
+                                       "metrics": {"throughput_sps": 100.0, "val_acc": 0.8}}], ray_version=ray.__version__),
                  files["one_run"])
     docs = {
         "dup.yaml": "name: x\nnum_trials: 4\nnum_trials: 8\n",

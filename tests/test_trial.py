@@ -150,20 +150,36 @@ def test_dim_reduce_swaps_optimizer_and_reuses_pca(digits, tmp_path):
 
 
 def test_alternating_trials_do_not_leak_configuration(digits):
+    """20 trials in one process, O0 / O1 / manual recipes in turn: each built what its own recipe says.
+
+    Observed from the Model MindSpore built (its optimizer, train cell, network wrapper), not from the input:
+    MindSpore's AutoBoost is a process-wide singleton whose preset table manual mode mutates in place.
+    """
     import mindspore.boost.boost as ms_boost
 
     from boosttune.config.boost import PRESETS
 
-    freeze = _recipe(boost_level="O1", boost_config_dict={
-        **_manual(grad_freeze=True), "grad_freeze": {"param_groups": 2}})
-    accumulate = _recipe(boost_level="O1", boost_config_dict={
-        **_manual(grad_accumulation=True), "grad_accumulation": {"grad_accumulation_step": 3}})
-    plain = _recipe()
-    observed = [run_trial(r, data=digits, log=lambda m: None).observed_boost
-                for r in (freeze, plain, accumulate, freeze, plain)]
-    assert [o["grad_freeze"] for o in observed] == [True, False, False, True, False]
-    assert [o["grad_accumulation_step"] for o in observed] == [1, 1, 3, 1, 1]
-    assert [o["train_cell"] for o in observed][1::3] == ["TrainOneStepCell", "TrainOneStepCell"]
+    cycle = [
+        ("O0", _recipe(), {"grad_freeze": False, "less_bn": False, "grad_accumulation_step": 1,
+                           "train_cell": "TrainOneStepCell"}),
+        ("O1", _recipe(boost_level="O1", boost_config_dict={"less_bn": {"gc_flag": False}}),
+         {"grad_freeze": True, "less_bn": True, "grad_accumulation_step": 1}),
+        ("freeze", _recipe(boost_level="O1", boost_config_dict={**_manual(grad_freeze=True),
+                                                                 "grad_freeze": {"param_groups": 2}}),
+         {"grad_freeze": True, "less_bn": False, "grad_accumulation_step": 1}),
+        ("accumulate", _recipe(boost_level="O1", boost_config_dict={
+            **_manual(grad_accumulation=True), "grad_accumulation": {"grad_accumulation_step": 3}}),
+         {"grad_freeze": False, "less_bn": False, "grad_accumulation": True, "grad_accumulation_step": 3}),
+        ("less_bn", _recipe(boost_level="O2", boost_config_dict={**_manual(less_bn=True),
+                                                                  "less_bn": {"gc_flag": False}}),
+         {"grad_freeze": False, "less_bn": True, "grad_accumulation_step": 1}),
+    ]
+    seen = []
+    for index in range(20):
+        name, recipe, expected = cycle[index % len(cycle)]
+        observed = run_trial(recipe, data=digits, log=lambda m: None).observed_boost
+        seen.append(name)
+        assert {key: observed[key] for key in expected} == expected, f"trial {index} ({name}) after {seen[:-1]}"
     assert ms_boost.AutoBoost._instance is None
     assert ms_boost._boost_config_level == PRESETS
 
