@@ -327,7 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
     trial.add_argument("recipe", nargs="?", help="recipe file (JSON/YAML); omit for defaults (LeNet5 on digits)")
     trial.add_argument("--set", action="append", metavar="KEY=VALUE",
                        help="override a recipe field, e.g. --set boost_level=O1 --set data.name=fashion_mnist")
-    trial.add_argument("--output", help="write the full result as JSON here")
+    trial.add_argument("--output", help="write the full result as JSON to this new file (an existing one is refused)")
     trial.add_argument("--work-dir", default=None, help="folder for DimReduce's stage-1 checkpoints (default: a temp folder)")
     trial.set_defaults(func=cmd_trial)
 
@@ -345,7 +345,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tune_cmd.add_argument("config", help="experiment file (YAML/JSON)")
     tune_cmd.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field, e.g. num_trials=20")
-    tune_cmd.add_argument("--output", help="folder for results, report and JSON (default runs/<name>-<time>)")
+    tune_cmd.add_argument("--output", help="folder for results, report and JSON: new or empty (never written over; "
+                                           "--resume continues the run in it) (default runs/<name>-<time>)")
     tune_cmd.add_argument("--resume", action="store_true", help="continue the interrupted experiment in --output")
     tune_cmd.set_defaults(func=cmd_tune)
 
@@ -362,7 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--max-drop", "--tolerance", dest="max_drop", type=float, default=1.0,
                         help="accuracy points below the baseline's still accepted (default 1.0); with confirm runs "
                              "in RESULTS the choice is re-judged on their paired figures")
-    export.add_argument("--output", metavar="DIR", default=None, help="folder for the two files (default: RESULTS)")
+    export.add_argument("--output", metavar="DIR", default=None, help="folder for the two files: RESULTS, or a new or empty folder (default: RESULTS)")
     export.set_defaults(func=cmd_export)
 
     report = sub.add_parser(
@@ -425,7 +426,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "and report.html into --output.",
     )
     bench.add_argument("file", help="bench file (YAML/JSON)")
-    bench.add_argument("--output", required=True, metavar="DIR", help="folder for the runs, summary and report")
+    bench.add_argument("--output", required=True, metavar="DIR",
+                       help="folder for the runs, summary and report: new or empty (--resume continues the bench in it)")
     bench.add_argument("--seeds", default=None, help="comma-separated seeds, overriding the file's (e.g. 0,1,2)")
     bench.add_argument("--recipe", default=None, metavar="BEST_RECIPE_JSON",
                        help="also bench an exported best_recipe.json (as recipe 'best_recipe')")

@@ -10,6 +10,7 @@ import json
 import math
 import os
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
@@ -28,14 +29,31 @@ def write_atomically(target: str | Path, write: Callable[[Path], object]) -> Pat
         write(temp)
         with open(temp, "rb") as written:
             os.fsync(written.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temp, 0o666 & ~umask)  # mkstemp makes 0600; results are shared like any written file
+        os.chmod(temp, 0o666 & ~_umask())  # mkstemp makes 0600; results are shared like any written file
         os.replace(temp, target)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
     return target
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it (``os.umask`` can only read it by setting it, which races
+    with a thread writing a file at the same moment)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    with _UMASK_LOCK:
+        umask = os.umask(0o022)
+        os.umask(umask)
+    return umask
+
+
+_UMASK_LOCK = threading.Lock()
 
 
 def json_safe(value: Any) -> Any:

@@ -365,6 +365,8 @@ def _fit_interruptibly(trainer: Any) -> Any:
     """
     import threading
 
+    if not ray.is_initialized():  # what fit() does first itself; Ray must start from the main thread
+        ray.init()
     outcome: dict[str, Any] = {}
 
     def fit() -> None:

@@ -72,7 +72,8 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
     p.add_argument("--smoke", action="store_true",
                    help="a quick run: 3 epochs on 1024 samples, 3 trials, 1 candidate confirmed over 2 seeds "
                         "(flags given explicitly win)")
-    p.add_argument("--output", default=None, help="folder for results, report and JSON (default runs/<model>-<time>)")
+    p.add_argument("--output", default=None, help="folder for results, report and JSON: new or empty (never written over; --resume continues "
+                        "the run in it) (default runs/<model>-<time>)")
     p.add_argument("--resume", action="store_true", help="continue the interrupted experiment in --output")
     return p
 
