@@ -404,10 +404,9 @@ def _storage(config: ExperimentConfig, output: Path):
 
 
 def _fail_stale_trials(storage, study_name: str, log: Callable[[str], None]) -> None:
-    """Mark FAIL the study's trials still RUNNING: their driver stopped (killed, Ctrl-C) before they ended.
-
-    Tune trains them again under new Optuna trials, so the study then holds exactly what the results do.
-    """
+    """Once the search has ended, mark FAIL the study's trials still RUNNING: an earlier driver stopped (killed,
+    Ctrl-C) while they trained, and Tune trained them again under other Optuna trials, so the study then holds
+    what the results do. (Done at the end, not on resume: Tune resumes its unfinished trials first.)"""
     import optuna
 
     try:
@@ -418,8 +417,8 @@ def _fail_stale_trials(storage, study_name: str, log: Callable[[str], None]) -> 
     for trial in stale:
         study.tell(trial.number, state=optuna.trial.TrialState.FAIL)
     if stale:
-        log(f"search: {len(stale)} Optuna trial(s) left running by the stopped driver marked failed "
-            f"({', '.join(str(t.number) for t in stale)}); Tune trains them again")
+        log(f"search: {len(stale)} Optuna trial(s) left running by a stopped driver marked failed "
+            f"({', '.join(str(t.number) for t in stale)}); Tune trained them again")
 
 
 def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, points: list[dict[str, Any]],
@@ -465,10 +464,13 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
         stop=_FailureStopper(budget),
         failure_config=tune.FailureConfig(max_failures=0, fail_fast=False), verbose=1,
     )
+    # Tune saves its experiment state (which trials exist, the searcher's queue) on its own period, 10 s or more;
+    # a driver killed between a trial's end and that save resumed into a search that suggested the trial again.
+    # Saving at every step costs little at these trial counts and leaves no such window.
+    os.environ.setdefault("TUNE_GLOBAL_CHECKPOINT_S", "0")
     experiment_path = f"{tune_root}/{config.name}"
     if resume and tune.Tuner.can_restore(experiment_path):
         log(f"search: resuming {experiment_path}")
-        _fail_stale_trials(storage, config.name, log)
         tuner = tune.Tuner.restore(experiment_path, trainable=trainable, resume_unfinished=True,
                                    resume_errored=False, restart_errored=False)
     else:
@@ -487,6 +489,7 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
         raise
     except Exception as e:
         raise TrialError(f"the search stopped: {describe_error(e)}; resume with --resume --output {output}") from e
+    _fail_stale_trials(storage, config.name, log)
     records = list(setup.records)
     # Judged from the records: Tune runs copies of the callback and stopper, not `budget` itself.
     searched = [r for r in records if r.role == "search"]

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -12,6 +15,7 @@ import pytest
 
 from boosttune.bench import bench_candidates, default_matrix, merge, parse_bench, recipe_override
 from boosttune.errors import ConfigError
+from leftovers import assert_nothing_left, footprint
 
 BASE = {"model": "lenet5", "epochs": 2, "batch_size": 32, "steps_per_epoch": 8, "data": {"name": "digits"},
         "optimizer": {"learning_rate": 0.05}}
@@ -88,10 +92,25 @@ def test_bench_runs_paired_seeds_on_ray_writes_the_summary_and_resumes(tmp_path)
                                       "recipes": {"O0": {}, "freeze_p 0.4": FREEZE}}))
     output = tmp_path / "out"
     cmd = [sys.executable, "-m", "boosttune.cli", "bench", str(bench_file), "--output", str(output), "--seeds", "3,4"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+
+    # The driver killed with SIGKILL once two runs are in: --resume trains the rest and nothing again.
+    before_run = footprint()
+    driver = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path,
+                              start_new_session=True)
+    deadline = time.time() + 400
+    while time.time() < deadline and len(list((output / "runs").glob("*.json"))) < 2:
+        time.sleep(0.2)
+    os.killpg(driver.pid, signal.SIGKILL)
+    driver.wait()
+    assert_nothing_left(before_run)  # no Ray, MindSpore scheduler or port outlives the killed driver
+    kept = {p.stem: json.loads(p.read_text())["started"] for p in (output / "runs").glob("*.json")}
+    assert 2 <= len(kept) < 4
+    done = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count("kept from an earlier attempt") == len(kept)
     runs = {p.stem: json.loads(p.read_text()) for p in (output / "runs").glob("*.json")}
     assert sorted(runs) == ["bench-s3-O0", "bench-s3-freeze_p_0.4", "bench-s4-O0", "bench-s4-freeze_p_0.4"]
+    assert all(runs[k]["started"] == v for k, v in kept.items())  # nothing finished was trained again
     assert all(r["status"] == "completed" and r["role"] == "bench" for r in runs.values())
     assert runs["bench-s4-freeze_p_0.4"]["observed_boost"]["grad_freeze"] is True
     assert runs["bench-s4-O0"]["observed_boost"]["grad_freeze"] is False
@@ -101,16 +120,10 @@ def test_bench_runs_paired_seeds_on_ray_writes_the_summary_and_resumes(tmp_path)
     assert isinstance(row["verdict"], str) and row["verdict"] != "no_data"
     assert "freeze_p 0.4" in done.stdout and "answer:" in done.stdout
     assert "Confirmed over paired seeds" in (output / "report.html").read_text()
+    assert_nothing_left(before_run)
 
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert again.returncode == 2 and "pass --resume" in again.stderr and again.stderr.count("\n") == 1
-    (output / "runs" / "bench-s4-O0.json").unlink()  # as if the bench had been killed before its last run
-    before = {k: r["started"] for k, r in runs.items() if k != "bench-s4-O0"}
-    resumed = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert resumed.stdout.count("kept from an earlier attempt") == 3
-    after = {p.stem: json.loads(p.read_text())["started"] for p in (output / "runs").glob("*.json")}
-    assert len(after) == 4 and all(after[k] == v for k, v in before.items())
 
     exported = subprocess.run([sys.executable, "-m", "boosttune.cli", "export", str(output)], capture_output=True,
                               text=True, timeout=120, cwd=tmp_path)

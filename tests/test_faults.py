@@ -1,10 +1,11 @@
-"""Faults provoked for real on real runs: a training worker killed mid-epoch, Ctrl-C, the driver of a bench killed.
+"""Faults provoked for real on a real search: a training worker killed mid-epoch, then Ctrl-C.
 
-Each run is a real experiment or bench (LeNet-5 on scikit-learn's digits, local Ray, MindSpore on the CPU)
+The run is a real experiment (LeNet-5 on scikit-learn's digits, local Ray, MindSpore on the CPU)
 started as a user starts it, in its own process group. What must hold: the fault is recorded with its
 reason and the run goes on or stops cleanly; the command printed after Ctrl-C resumes it; nothing that
 finished is lost or trained again; the Optuna study holds exactly what the results do; and nothing the
-run started (Ray, MindSpore's scheduler, a port) is left behind.
+run started (Ray, MindSpore's scheduler, a port) is left behind. The driver killed with SIGKILL is provoked in
+test_tune.py (search, confirm stage) and test_bench.py (a bench).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import shlex
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -109,31 +109,3 @@ def test_a_killed_worker_fails_its_trial_alone_and_ctrl_c_resumes_losing_nothing
     finished = sorted((round(r["metrics"]["throughput_sps"], 6), round(r["metrics"]["val_acc"], 6))
                       for r in modelled if r["status"] != "failed")
     assert told == finished
-
-
-def test_a_bench_whose_driver_is_killed_resumes_without_training_a_finished_run_again(tmp_path):
-    bench = tmp_path / "bench.yaml"
-    bench.write_text(json.dumps({
-        "name": "kill", "seeds": [0, 1],
-        "base": {"model": "lenet5", "epochs": 1, "batch_size": 32, "steps_per_epoch": 8, "data": {"name": "digits"}},
-        "recipes": {"O0": {}, "freeze": {"boost_level": "O1", "boost_config_dict": {
-            "boost": {"mode": "manual", "less_bn": False, "grad_freeze": True}}}}}))
-    output = tmp_path / "out"
-    cmd = [sys.executable, "-m", "boosttune.cli", "bench", str(bench), "--output", str(output)]
-    before = footprint()
-    driver = _start(cmd, tmp_path / "driver.log")
-    _wait_for(lambda: len(list((output / "runs").glob("*.json"))) >= 2, 300, "two finished runs")
-    os.killpg(driver.pid, signal.SIGKILL)  # the driver dies between two runs or in the middle of one
-    driver.wait()
-    assert_nothing_left(before)
-    kept = _records(output / "runs")
-    assert 2 <= len(kept) < 4
-
-    done = subprocess.run([*cmd, "--resume"], cwd=REPO, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
-    after = _records(output / "runs")
-    assert len(after) == 4  # 2 recipes x 2 paired seeds
-    for run_id, record in kept.items():
-        assert after[run_id]["started"] == record["started"]
-    assert (output / "summary.csv").is_file() and (output / "report.html").is_file()
-    assert_nothing_left(before)
