@@ -44,6 +44,9 @@ def connect_ray(log: Callable[[str], None]) -> str:
         ray.init(address=address, log_to_driver=True)
         where = f"cluster at {address}"
     else:
+        from boosttune.ray_train import local_train_defaults
+
+        local_train_defaults()
         ray.init(resources={DRIVER_RESOURCE: 1000}, log_to_driver=True)
         where = "a local Ray instance (the embedded default)"
     log(f"ray: connected to {where}: {ray.cluster_resources().get('CPU', 0):.0f} CPUs, "

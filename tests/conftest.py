@@ -13,10 +13,12 @@ import pytest
 os.environ.setdefault("GLOG_v", "3")  # MindSpore's C++ warnings drown pytest's output
 
 from boosttune.probe import run_probe  # noqa: E402  (must not import MindSpore)
+from boosttune.ray_train import local_train_defaults  # noqa: E402
 from boosttune.runtime import apply_runtime_env  # noqa: E402
 
 _REPORT = run_probe("CPU", log=lambda message: None)
 apply_runtime_env(_REPORT.runtime_env)
+local_train_defaults()  # the fixtures start local Ray (and ray start clusters) themselves, as connect_ray would
 
 
 @pytest.fixture(scope="session")
