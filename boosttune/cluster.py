@@ -162,9 +162,10 @@ def check_placeable(nodes: Iterable[Mapping[str, Any]], per_rank: Mapping[str, f
     counts = placeable_ranks(list(nodes), per_rank)
     if sum(counts) >= workers or autoscaling:
         return
-    asked = _resources_line(per_rank)
+    asked, held = _resources_line(per_rank), sum(counts)
+    allowed = f"allowed: 1 to {held}" if held else f"no node has {asked}: add one, or change the device"
     raise ConfigError(f"workers_per_trial: {workers} ranks of ({asked}) each cannot be placed; the cluster holds "
-                      f"{sum(counts)} such rank(s) ({len(counts)} node(s)); allowed: 1 to {max(1, sum(counts))}")
+                      f"{held} such rank(s) ({len(counts)} node(s)); {allowed}")
 
 
 def check_storage(storage: str) -> str:

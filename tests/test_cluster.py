@@ -81,7 +81,7 @@ def test_trials_size_themselves_from_the_cluster():
     with pytest.raises(ConfigError, match=r"^workers_per_trial: 9 ranks of \(CPU 1, GPU 1\) each cannot be placed; "
                                           r"the cluster holds 8 such rank\(s\) \(3 node\(s\)\); allowed: 1 to 8$"):
         check_placeable(NODES, gpu, workers=9)
-    with pytest.raises(ConfigError, match="NPU 1"):
+    with pytest.raises(ConfigError, match=r"holds 0 such rank\(s\) \(3 node\(s\)\); no node has CPU 1, NPU 1: add one"):
         check_placeable(NODES, worker_resources("Ascend"), workers=1)
 
 
