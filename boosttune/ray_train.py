@@ -30,7 +30,8 @@ from boosttune.runs import CURVE_KEYS, RunRecord, RunSpec
 from boosttune.files import write_json
 
 __all__ = ["ACCELERATOR_RESOURCES", "LOCAL_TRAIN_ENV", "SCHEDULER_MARKER", "MindSporeConfig", "build_trainer",
-           "device_id_for", "local_train_defaults", "run_on_ray", "train_loop_per_worker", "train_run", "worker_error_reason", "worker_resources"]
+           "device_id_for", "local_train_defaults", "run_on_ray", "scheduler_host", "train_loop_per_worker",
+           "train_run", "worker_error_reason", "worker_resources"]
 
 # Appears in the scheduler's command line, so tests (and people) can find orphans.
 SCHEDULER_MARKER = "boosttune-mindspore-scheduler"
@@ -165,6 +166,7 @@ class _MindSporeBackend(Backend):
         if world_size == 1:
             return  # one process needs no MindSpore cluster (and saves its start-up time)
         host, port = worker_group.execute_single(0, get_address_and_port)
+        host = scheduler_host(host, worker_group.execute(_node_id))
         worker_group.execute_single(0, _start_scheduler, host, port, world_size, backend_config.device_target,
                                     backend_config.env)
         ray.get([worker_group.execute_single_async(rank, _worker_env, host, port, world_size, rank)
@@ -176,6 +178,15 @@ class _MindSporeBackend(Backend):
                 worker_group.execute_single(0, _stop_scheduler)
             except Exception:  # rank 0 is gone: PR_SET_PDEATHSIG has killed its scheduler
                 pass
+
+
+def _node_id() -> str:
+    return ray.get_runtime_context().get_node_id()
+
+
+def scheduler_host(rank0_address: str, node_ids: list[str]) -> str:
+    """Where MindSpore's scheduler listens: loopback when every rank runs on rank 0's node, else its address."""
+    return "127.0.0.1" if len(set(node_ids)) == 1 else rank0_address
 
 
 def _init_device(device_target: str, world_size: int) -> dict[str, Any]:

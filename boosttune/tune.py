@@ -438,10 +438,6 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
     n_startup = startup_trials(config.num_trials, len(points) + len(setup.outside))
     sampler = make_sampler(config.sampler, config.seed, n_startup)
     storage, url = _storage(config, output)
-    searcher = OptunaSearch(space=define_by_run(setup.ctx, setup.base), metric=metric, mode=mode,
-                            points_to_evaluate=points, sampler=sampler, study_name=config.name, storage=storage)
-    if setup.outside:
-        searcher = _FixedFirst(searcher, setup.outside)
     single = isinstance(metric, str)
     epochs = setup.base.get("epochs", 1)
     scheduler = None
@@ -477,6 +473,12 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
         tuner = tune.Tuner.restore(experiment_path, trainable=trainable, resume_unfinished=True,
                                    resume_errored=False, restart_errored=False)
     else:
+        # Built only for a new search: OptunaSearch enqueues its start points in the study as it is made, and a
+        # restored search (its searcher restored with it) would leave those copies WAITING for ever.
+        searcher = OptunaSearch(space=define_by_run(setup.ctx, setup.base), metric=metric, mode=mode,
+                                points_to_evaluate=points, sampler=sampler, study_name=config.name, storage=storage)
+        if setup.outside:
+            searcher = _FixedFirst(searcher, setup.outside)
         tuner = tune.Tuner(
             trainable,
             tune_config=tune.TuneConfig(

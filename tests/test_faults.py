@@ -1,11 +1,12 @@
-"""Faults provoked for real on a real search: a training worker killed mid-epoch, then Ctrl-C.
+"""Faults provoked for real on one real search: a training worker killed mid-epoch, the driver killed with
+SIGKILL in the search and again in the confirm stage, and Ctrl-C.
 
 The run is a real experiment (LeNet-5 on scikit-learn's digits, local Ray, MindSpore on the CPU)
 started as a user starts it, in its own process group. What must hold: the fault is recorded with its
-reason and the run goes on or stops cleanly; the command printed after Ctrl-C resumes it; nothing that
-finished is lost or trained again; the Optuna study holds exactly what the results do; and nothing the
-run started (Ray, MindSpore's scheduler, a port) is left behind. The driver killed with SIGKILL is provoked in
-test_tune.py (search, confirm stage) and test_bench.py (a bench).
+reason and the run goes on or stops cleanly; ``--resume`` (and the command printed after Ctrl-C) continues
+it; nothing that finished is lost or trained again; the Optuna study holds exactly what the results do; and
+nothing the run started (Ray, MindSpore's scheduler, a port) is left behind. One run carries every fault, as
+each restart costs a Ray start. A bench whose driver is killed is provoked in test_bench.py.
 """
 
 from __future__ import annotations
@@ -28,8 +29,7 @@ from leftovers import assert_nothing_left, footprint
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]
-SMALL = ["--data", "digits", "--epochs", "2", "--train-limit", "512", "--val-limit", "128", "--confirm-seeds", "0",
-         "--no-early-stop"]
+SMALL = ["--data", "digits", "--epochs", "2", "--train-limit", "512", "--val-limit", "128", "--no-early-stop"]
 
 
 def _records(folder: Path) -> dict[str, dict]:
@@ -55,55 +55,94 @@ def _train_workers() -> list[psutil.Process]:
     return [p for p in psutil.process_iter(["cmdline"]) if "RayTrainWorker" in " ".join(p.info["cmdline"] or [])]
 
 
-def test_a_killed_worker_fails_its_trial_alone_and_ctrl_c_resumes_losing_nothing(tmp_path):
+def _kill(driver: subprocess.Popen) -> None:
+    os.killpg(driver.pid, signal.SIGKILL)  # the driver and whatever runs in its process group
+    driver.wait(timeout=60)
+
+
+def _unchanged(earlier: dict[str, dict], later: dict[str, dict]) -> None:
+    """Everything that had finished is still there, not trained again (its start time is the same)."""
+    for run_id, record in earlier.items():
+        assert later[run_id]["started"] == record["started"], run_id
+
+
+def test_faults_in_a_real_search_lose_nothing_and_train_nothing_twice(tmp_path):
     output = tmp_path / "run"
-    log = tmp_path / "driver.log"
-    cmd = [sys.executable, "experiments/lenet.py", *SMALL, "--trials", "5", "--output", str(output)]
+    cmd = [sys.executable, "experiments/lenet.py", *SMALL, "--trials", "5", "--confirm-seeds", "2",
+           "--confirm-candidates", "1", "--output", str(output)]
     before = footprint()
+    trials, confirm = output / "trials", output / "confirm"
+    log = tmp_path / "driver.log"
     driver = _start(cmd, log)
-    trials = output / "trials"
 
     # 1. A training worker killed with SIGKILL while it trains the first search trial (the baseline is done).
     _wait_for(lambda: (trials / "baseline.json").is_file(), 240, "the baseline")
-    text = log.read_text
-    _wait_for(lambda: text().count("training: ") >= 2 and _train_workers(), 120, "the first search trial to train")
-    victims = _train_workers()
-    for worker in victims:
+    _wait_for(lambda: log.read_text().count("training: ") >= 2 and _train_workers(), 120,
+              "the first search trial to train")
+    for worker in _train_workers():
         worker.send_signal(signal.SIGKILL)
 
-    # 2. Ctrl-C once a further trial has finished after it: the search went on.
+    # 2. The driver killed with SIGKILL once a further trial has finished after it: the search went on.
     _wait_for(lambda: any(r["status"] == "failed" for r in _records(trials).values()), 120, "the failed record")
     _wait_for(lambda: sum(r["status"] != "failed" for r in _records(trials).values()) >= 3, 240, "another trial")
+    _kill(driver)
+    killed = _records(trials)
+    failed = [r for r in killed.values() if r["status"] == "failed"]
+    assert len(failed) == 1 and failed[0]["role"] == "search"
+    assert re.search(r"died|killed|SIGKILL|exited", failed[0]["reason"], re.IGNORECASE), failed[0]["reason"]
+    assert 3 <= len(killed) < 6
+    assert_nothing_left(before)  # Ray's processes, the workers and MindSpore's scheduler die with their driver
+
+    # 3. --resume goes on; Ctrl-C once a further search trial has finished.
+    log = tmp_path / "resumed.log"
+    driver = _start([*cmd, "--resume"], log)
+    _wait_for(lambda: len(_records(trials)) > len(killed), 240, "a trial after the resume")
     os.killpg(driver.pid, signal.SIGINT)
     driver.wait(timeout=90)
     said = log.read_text()
     assert driver.returncode == 130, said[-3000:]
     assert_nothing_left(before)  # no raylet, worker, MindSpore scheduler or port outlives the interrupted driver
-    failed = [r for r in _records(trials).values() if r["status"] == "failed"]
-    assert len(failed) == 1 and failed[0]["role"] == "search"
-    assert re.search(r"died|killed|SIGKILL|exited", failed[0]["reason"], re.IGNORECASE), failed[0]["reason"]
     interrupted = _records(trials)
+    _unchanged(killed, interrupted)
 
-    # 3. The printed command resumes: the folder filled in, nothing finished trained again, the search completed.
+    # 4. The printed command resumes, the folder filled in; the driver killed again inside the confirm stage, once
+    #    its first run is in (the baseline and the candidates the search found, if any, over 2 paired seeds).
     line = next(line for line in said.splitlines() if "resume with: " in line)
     resume = shlex.split(line.split("resume with: ", 1)[1])
     assert resume[-3:] == ["--resume", "--output", str(output)]
-    done = subprocess.run([sys.executable, *resume[1:]], cwd=REPO, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
-    after = _records(trials)
-    assert len(after) == 6  # the baseline and 5 search trials, the failed one among them
-    for trial_id, record in interrupted.items():
-        assert after[trial_id]["started"] == record["started"]
+    log = tmp_path / "printed.log"
+    driver = _start([sys.executable, *resume[1:]], log)
+    _wait_for(lambda: _records(confirm), 400, "the confirm stage's first run")
+    _kill(driver)
+    searched, confirmed = _records(trials), _records(confirm)
+    recipes = int(re.search(r"^confirm: (\d+) recipes x 2 paired seeds", log.read_text(), re.MULTILINE)[1])
+    assert len(searched) == 6 and 1 <= len(confirmed) < 2 * recipes  # the baseline and 5 search trials
+    _unchanged(interrupted, searched)
     assert_nothing_left(before)
 
-    # 4. The Optuna study holds what the results hold: none left running, a COMPLETE trial per modelled record.
+    # 5. --resume finishes the confirm stage: nothing finished is trained again, in the search or the confirm stage.
+    done = subprocess.run([*cmd, "--resume"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    after = _records(trials)
+    assert {k: r["started"] for k, r in after.items()} == {k: r["started"] for k, r in searched.items()}
+    runs = _records(confirm)
+    _unchanged(confirmed, runs)
+    labels = {r["label"] for r in runs.values()}
+    assert "O0" in labels and len(labels) == recipes and len(runs) == 2 * recipes
+    assert all(r["status"] == "completed" for r in runs.values())
+    assert "kept from an earlier attempt" in done.stdout and "confirmed over paired seeds" in done.stdout
+    assert (output / "summary.csv").is_file()
+    assert_nothing_left(before)
+
+    # 6. The Optuna study holds what the results hold: none left running, a COMPLETE trial per modelled record.
     import optuna
 
     study = optuna.load_study(study_name="lenet5-search", storage=f"sqlite:///{output / 'optuna.db'}")
     states = collections.Counter(t.state.name for t in study.trials)
     assert not {"RUNNING", "WAITING"} & set(states), states
-    outside = set(re.findall(r"\(([^()]*) outside the searched space", said)[0].split(", ")) if "outside" in said \
-        else set()
+    every = "".join(f.read_text() for f in sorted(tmp_path.glob("*.log"))) + done.stdout
+    outside = set(re.findall(r"\(([^()]*) outside the searched space", every)[0].split(", ")) \
+        if "outside the searched space" in every else set()
     modelled = [r for r in after.values() if r["role"] == "search" and r["label"] not in outside]
     told = sorted((round(t.values[0], 6), round(t.values[1], 6)) for t in study.trials if t.state.name == "COMPLETE")
     finished = sorted((round(r["metrics"]["throughput_sps"], 6), round(r["metrics"]["val_acc"], 6))

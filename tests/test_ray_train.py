@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -44,10 +45,28 @@ def local_ray(probe_report):
     ray.shutdown()
 
 
+def _watch_scheduler_sockets(stop: threading.Event, listening: set[str]) -> None:
+    """The addresses the MindSpore scheduler listens on, polled while it lives."""
+    while not stop.is_set():
+        for process in _schedulers():
+            try:
+                listening.update(c.laddr.ip for c in process.net_connections(kind="tcp")
+                                 if c.status == psutil.CONN_LISTEN)
+            except psutil.Error:
+                pass
+        time.sleep(0.1)
+
+
 def test_two_workers_match_averaged_gradient_training(local_ray, tmp_path):
+    stop, listening = threading.Event(), set()
+    watcher = threading.Thread(target=_watch_scheduler_sockets, args=(stop, listening), daemon=True)
+    watcher.start()
     summary = run_on_ray(RECIPE, num_workers=2, env=local_ray, storage_path=str(tmp_path / "ray"),
                          artifacts_dir=str(tmp_path / "dp"))
+    stop.set()
+    watcher.join()
     assert summary["status"] == "completed", summary
+    assert listening == {"127.0.0.1"}  # both ranks on this node: MindSpore's scheduler is reachable from it alone
     assert summary["world_size"] == 2 and summary["samples_per_epoch"] == 8 * 16
     rank0 = np.load(tmp_path / "dp" / "rank0.npz")
     rank1 = np.load(tmp_path / "dp" / "rank1.npz")

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -37,15 +33,30 @@ def _records(output: Path) -> dict[str, dict]:
     return {p.stem: json.loads(p.read_text()) for p in (output / "trials").glob("*.json")}
 
 
-def test_search_end_to_end(tmp_path, fresh_ray):
+def test_search_end_to_end(tmp_path, fresh_ray, capsys, monkeypatch):
+    """``boosttune tune FILE --set ...`` as a user runs it: probe, baseline, search, confirm, export, report."""
+    import boosttune.experiment
+    from boosttune.cli import main
     from boosttune.config.boost import parse_boost_config
-    from boosttune.experiment import run_experiment
     from boosttune.results import load_results
 
-    config = parse_experiment({"name": "e2e", "base": BASE, "num_trials": 4, "seed": 1, "confirm_seeds": 2,
-                               "confirm_candidates": 1})
-    lines: list[str] = []
-    result = run_experiment(config, tmp_path / "run", log=lines.append)
+    results, real = [], boosttune.experiment.run_experiment
+
+    def run_experiment(*args, **kwargs):  # what the command got back, to check against what is on disk
+        results.append(real(*args, **kwargs))
+        return results[-1]
+
+    monkeypatch.setattr(boosttune.experiment, "run_experiment", run_experiment)
+    # lenet_smoke.yaml: LeNet-5 on digits, 4 trials, confirm stage of 2 paired seeds for 1 candidate.
+    command = ["tune", str(REPO / "experiments" / "configs" / "lenet_smoke.yaml"), "--set", "name=e2e",
+               "--set", "seed=1", "--set", "base.steps_per_epoch=6", "--output", str(tmp_path / "run")]
+    assert main(command) == 0
+    said = capsys.readouterr()
+    lines = said.out.splitlines()
+    (result,) = results
+    assert "best boost_config_dict:" in said.out and f"best: {result.selection}" in said.out
+    # Never overwrites a finished run: the same command again is refused before anything starts.
+    assert main(command) == 2 and "pass --resume" in capsys.readouterr().err
     records = _records(tmp_path / "run")
     assert records["baseline"]["status"] == "completed" and records["baseline"]["preset"] == "O0"
     tune_records = [r for k, r in records.items() if k != "baseline"]
@@ -160,56 +171,6 @@ def test_failures_are_recorded_and_abort_the_search_past_the_allowed_share(tmp_p
     assert result.summary_path is None and not (tmp_path / "run" / "confirm").exists()  # an aborted search: no confirm
 
 
-def test_resume_after_the_driver_dies_loses_and_reruns_nothing(tmp_path):
-    output = tmp_path / "run"
-    cmd = [sys.executable, str(REPO / "experiments" / "lenet.py"), "--data", "digits", "--epochs", "1",
-           "--train-limit", "256", "--val-limit", "128", "--trials", "5", "--confirm-seeds", "0",
-           "--output", str(output)]
-    driver = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.time() + 240
-    while time.time() < deadline and len(list((output / "trials").glob("*.json"))) < 3:
-        time.sleep(1)
-    os.killpg(driver.pid, signal.SIGKILL)  # the driver dies mid-search
-    driver.wait()
-    before = _records(output)
-    assert 3 <= len(before) < 6
-    done = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    after = _records(output)
-    assert len(after) == 6  # baseline + 5 search trials
-    for trial_id, record in before.items():
-        assert after[trial_id]["started"] == record["started"] if "started" in record else True
-    assert "best boost_config_dict:" in done.stdout
-
-
-def test_resume_inside_the_confirm_stage_loses_and_reruns_nothing(tmp_path):
-    output = tmp_path / "run"
-    # Two search trials (the O0 point, answered by the baseline, and O1-equivalent), then O0 and O1-equivalent
-    # over 2 paired seeds: the driver is killed once the first round is in.
-    cmd = [sys.executable, str(REPO / "experiments" / "lenet.py"), "--data", "digits", "--epochs", "2",
-           "--train-limit", "256", "--val-limit", "128", "--trials", "2", "--confirm-seeds", "2",
-           "--confirm-candidates", "1", "--output", str(output)]
-    driver = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.time() + 400
-    while time.time() < deadline and len(list((output / "confirm").glob("*.json"))) < 2:
-        time.sleep(0.2)
-    os.killpg(driver.pid, signal.SIGKILL)  # the driver dies inside the confirm stage
-    driver.wait()
-    searched = _records(output)
-    confirmed = {p.stem: json.loads(p.read_text()) for p in (output / "confirm").glob("*.json")}
-    assert len(searched) == 3 and 2 <= len(confirmed) < 4
-    done = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    after = {p.stem: json.loads(p.read_text()) for p in (output / "confirm").glob("*.json")}
-    names = {r["label"] for r in after.values()}
-    assert names == {"O0", "O1-equivalent"} and len(after) == 4
-    for run_id, record in confirmed.items():  # nothing finished was trained again
-        assert after[run_id]["started"] == record["started"]
-    assert {k: r["started"] for k, r in _records(output).items()} == {k: r["started"] for k, r in searched.items()}
-    assert "kept from an earlier attempt" in done.stdout and "confirmed over paired seeds" in done.stdout
-    assert (output / "summary.csv").is_file()
-
-
 def test_bad_experiment_input_is_one_line():
     with pytest.raises(ConfigError, match=r"^objective: 'fastest' is invalid"):
         parse_experiment({"objective": "fastest"})
@@ -221,21 +182,6 @@ def test_bad_experiment_input_is_one_line():
         parse_experiment({"search": ["grad_freez"]})
     with pytest.raises(ConfigError, match=r"^confirm_seeds: 1 is invalid"):
         parse_experiment({"confirm_seeds": 1})
-
-
-def test_tune_command_runs_an_experiment_file(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "boosttune.cli", "tune", str(REPO / "experiments" / "configs" / "lenet_smoke.yaml"),
-         "--set", "num_trials=3", "--set", "base.steps_per_epoch=5", "--set", "confirm_seeds=0",
-         "--output", str(tmp_path / "run")],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "best boost_config_dict:" in done.stdout
-    assert (tmp_path / "run" / "results.parquet").is_file() and (tmp_path / "run" / "report.html").is_file()
-    again = subprocess.run(
-        [sys.executable, "-m", "boosttune.cli", "tune", str(REPO / "experiments" / "configs" / "lenet_smoke.yaml"),
-         "--output", str(tmp_path / "run")], capture_output=True, text=True, timeout=120, cwd=tmp_path)
-    assert again.returncode == 2 and "pass --resume" in again.stderr  # never overwrites a finished run
 
 
 def test_time_to_accuracy_objective_with_early_stopping(tmp_path, fresh_ray):
