@@ -16,7 +16,7 @@ import pandas as pd
 from boosttune.confirm import (BASELINE_NAME, ConfirmedSelection, confirm_table, select_confirmed, summarize)
 from boosttune.errors import DataError
 from boosttune.files import write_atomically
-from boosttune.results import finite, fmt, with_later_columns
+from boosttune.results import fmt, with_later_columns
 from boosttune.runs import RunRecord
 
 __all__ = ["CONFIRM_NAME", "SUMMARY_NAME", "Confirmed", "format_confirmed", "load_confirmed", "save_confirmed"]
