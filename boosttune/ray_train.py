@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -336,9 +337,29 @@ def build_trainer(recipe: dict[str, Any], *, num_workers: int = 1, env: dict[str
     )
 
 
+# Ray's memory monitor (2.60): "1 worker(s) were killed due to the node running low on memory. Memory on the node
+# (IP: ..., ID: ...) was 2.42GB used / 23.54GB limit (0.102677)\nOOM kill reason: Memory usage 2502991872B exceeded
+# threshold of 2502330368B (9.9% of 25276063744B limit)".
+_RAY_OOM = re.compile(r"running low on memory\. Memory on the node \([^)]*\) was (\S+) used / (\S+) limit")
+_RAY_OOM_SHARE = re.compile(r"exceeded threshold of \d+B \(([\d.]+%) of")
+# What MindSpore (and Python) say when an allocation fails, on the host or a device.
+_ALLOCATION_FAILED = re.compile(r"MemoryError|std::bad_alloc|out of memory|memory not enough|malloc .*memory failed|"
+                                r"allocate memory failed", re.IGNORECASE)
+
+
 def worker_error_reason(error: BaseException) -> str:
-    """The worker's own one-line reason out of Ray's multi-rank error report."""
+    """The worker's own one-line reason out of Ray's multi-rank error report; "out of memory: ..." when it is."""
     text = str(error)
+    oom = _RAY_OOM.search(text)
+    if oom:
+        share = _RAY_OOM_SHARE.search(text)
+        return (f"out of memory: Ray's memory monitor stopped the run with the node at {oom[1]} of {oom[2]}, over its "
+                f"threshold{f' of {share[1]}' if share else ''} (RAY_memory_usage_threshold)")
+    reason = _own_reason(text, error)
+    return f"out of memory: {reason}" if _ALLOCATION_FAILED.search(reason) else reason
+
+
+def _own_reason(text: str, error: BaseException) -> str:
     for line in reversed(text.splitlines()):
         line = line.strip()
         if line.startswith("boosttune.errors."):

@@ -1,4 +1,4 @@
-"""Faults provoked for real on one real search: a training worker killed mid-epoch, the driver killed with
+"""Faults provoked for real. On one real search: a training worker killed mid-epoch, the driver killed with
 SIGKILL in the search and again in the confirm stage, and Ctrl-C.
 
 The run is a real experiment (LeNet-5 on scikit-learn's digits, local Ray, MindSpore on the CPU)
@@ -6,7 +6,8 @@ started as a user starts it, in its own process group. What must hold: the fault
 reason and the run goes on or stops cleanly; ``--resume`` (and the command printed after Ctrl-C) continues
 it; nothing that finished is lost or trained again; the Optuna study holds exactly what the results do; and
 nothing the run started (Ray, MindSpore's scheduler, a port) is left behind. One run carries every fault, as
-each restart costs a Ray start. A bench whose driver is killed is provoked in test_bench.py.
+each restart costs a Ray start. A bench whose driver is killed is provoked in test_bench.py. And a run that
+outgrows the node's memory, stopped by Ray's memory monitor as on any cluster.
 """
 
 from __future__ import annotations
@@ -148,3 +149,46 @@ def test_faults_in_a_real_search_lose_nothing_and_train_nothing_twice(tmp_path):
     finished = sorted((round(r["metrics"]["throughput_sps"], 6), round(r["metrics"]["val_acc"], 6))
                       for r in modelled if r["status"] != "failed")
     assert told == finished
+
+
+def test_a_run_out_of_memory_fails_with_that_reason_and_the_next_run_trains(tmp_path, probe_report, monkeypatch):
+    """Real memory pressure, caught as Ray catches it on any node: its memory monitor stops the run that outgrew
+    the node. The threshold (Ray's own RAY_memory_usage_threshold) is set just above what this machine uses now,
+    and the run's data, digits at 448 x 448 pixels, takes about 3 GB more."""
+    import ray
+
+    from boosttune.ray_train import run_on_ray
+
+    if ray.is_initialized():
+        ray.shutdown()
+    memory = psutil.virtual_memory()
+    threshold = (memory.total - memory.available + 1.5 * 2**30) / memory.total
+    monkeypatch.setenv("RAY_memory_usage_threshold", f"{threshold:.4f}")
+    monkeypatch.setenv("RAY_memory_monitor_refresh_ms", "100")
+    recipe = {"model": "lenet5", "epochs": 1, "batch_size": 32, "steps_per_epoch": 4, "seed": 3,
+              "optimizer": {"name": "sgd", "learning_rate": 0.1}, "data": {"name": "digits"}}
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        big = run_on_ray({**recipe, "data": {"name": "digits", "image_size": 448}}, env=probe_report.runtime_env,
+                         storage_path=str(tmp_path / "ray"))
+        assert big["status"] == "failed", big
+        assert re.fullmatch(r"out of memory: Ray's memory monitor stopped the run with the node at \S+GB of \S+GB, "
+                            r"over its threshold of [\d.]+% \(RAY_memory_usage_threshold\)", big["reason"]), big
+        fits = run_on_ray(recipe, env=probe_report.runtime_env, storage_path=str(tmp_path / "ray"))
+        assert fits["status"] == "completed", fits
+    finally:
+        ray.shutdown()
+
+
+def test_an_allocation_that_fails_is_named_out_of_memory():
+    from boosttune.ray_train import worker_error_reason
+
+    ray_oom = RuntimeError("Training failed due to worker errors:\n[Rank 0 Error Snippet]:\nA worker health check "
+                           "failed.\n1 worker(s) were killed due to the node running low on memory. Memory on the node "
+                           "(IP: 10.0.0.2, ID: 9abe) was 30.1GB used / 31.2GB limit (0.964)\nRefer to the documentation")
+    assert worker_error_reason(ray_oom) == ("out of memory: Ray's memory monitor stopped the run with the node at "
+                                            "30.1GB of 31.2GB, over its threshold (RAY_memory_usage_threshold)")
+    device = RuntimeError("Traceback ...\nRuntimeError: Malloc device memory failed, size[1073741824], free[2097152]")
+    assert worker_error_reason(device) == ("out of memory: RuntimeError: Malloc device memory failed, "
+                                           "size[1073741824], free[2097152]")
+    assert worker_error_reason(RuntimeError("x\nValueError: loss is nan")) == "ValueError: loss is nan"
