@@ -6,6 +6,7 @@ has ended (normally, by failing, by Ctrl-C or by its driver being killed).
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 
@@ -49,3 +50,45 @@ def assert_nothing_left(before: Footprint, timeout_s: float = 60.0) -> None:
         if time.time() > deadline:
             raise AssertionError(f"left behind after {timeout_s:.0f} s: processes {processes}, ports {ports}")
         time.sleep(1.0)
+
+
+class DriverGrowth:
+    """This process's resident memory and open files, sampled each time a run record lands in one of ``folders``.
+
+    ``with DriverGrowth(output / "trials") as growth: run_experiment(...)``, then ``growth.since(k)``: how much
+    both grew from the k-th record (once imports and caches have settled) to the last. benchmarks/soak.py uses it
+    over 50 trials.
+    """
+
+    def __init__(self, *folders, log=None) -> None:
+        self.folders, self.log = folders, log
+        self.samples: list[tuple[int, float, int]] = []  # (records landed, RSS in MB, open fds)
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> DriverGrowth:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        time.sleep(1.0)  # the last record's sample
+        self._done.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        me, seen = psutil.Process(), 0
+        while not self._done.is_set():
+            count = sum(len(list(folder.glob("*.json"))) for folder in self.folders if folder.is_dir())
+            if count > seen:
+                seen = count
+                self.samples.append((count, me.memory_info().rss / 2**20, me.num_fds()))
+                if self.log:
+                    self.log(f"{count} records, driver RSS {self.samples[-1][1]:.0f} MB, {self.samples[-1][2]} open fds")
+            time.sleep(0.5)
+
+    def since(self, record: int) -> tuple[float, int, int, int]:
+        """(RSS growth in MB, open-fd growth, from record, to record): from the first sample at or after
+        ``record`` to the last."""
+        start = next(s for s in self.samples if s[0] >= record)
+        end = self.samples[-1]
+        return end[1] - start[1], end[2] - start[2], start[0], end[0]

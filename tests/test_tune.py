@@ -13,16 +13,21 @@ optuna = pytest.importorskip("optuna")
 
 from boosttune.config.experiment import parse_experiment  # noqa: E402
 from boosttune.errors import ConfigError  # noqa: E402
+from leftovers import DriverGrowth  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
 BASE = {"model": "lenet5", "epochs": 1, "batch_size": 32, "steps_per_epoch": 6, "data": {"name": "digits"},
         "optimizer": {"learning_rate": 0.05}}
 REPO = Path(__file__).resolve().parents[1]
+# Bounds on the driver's growth over the runs after its third (imports and caches have settled by then).
+DRIVER_GROWTH_MB, DRIVER_GROWTH_FDS = 100, 20
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def fresh_ray():
+    """One local Ray for the module, started as the first search starts it (connect_ray): the searches after it
+    join it, as a second search in the same Python process would (a Ray start costs about 6 s here)."""
     if ray.is_initialized():
         ray.shutdown()
     yield
@@ -50,13 +55,18 @@ def test_search_end_to_end(tmp_path, fresh_ray, capsys, monkeypatch):
     # lenet_smoke.yaml: LeNet-5 on digits, 4 trials, confirm stage of 2 paired seeds for 1 candidate.
     command = ["tune", str(REPO / "experiments" / "configs" / "lenet_smoke.yaml"), "--set", "name=e2e",
                "--set", "seed=1", "--set", "base.steps_per_epoch=6", "--output", str(tmp_path / "run")]
-    assert main(command) == 0
+    output = tmp_path / "run"
+    with DriverGrowth(output / "trials", output / "confirm") as growth:
+        assert main(command) == 0
     said = capsys.readouterr()
     lines = said.out.splitlines()
     (result,) = results
     assert "best boost_config_dict:" in said.out and f"best: {result.selection}" in said.out
     # Never overwrites a finished run: the same command again is refused before anything starts.
     assert main(command) == 2 and "pass --resume" in capsys.readouterr().err
+    # The driver does not grow with the runs it drives (benchmarks/soak.py measures it over 50 trials).
+    rss_mb, fds, first, last = growth.since(3)
+    assert last - first >= 5 and rss_mb < DRIVER_GROWTH_MB and fds < DRIVER_GROWTH_FDS, growth.samples
     records = _records(tmp_path / "run")
     assert records["baseline"]["status"] == "completed" and records["baseline"]["preset"] == "O0"
     tune_records = [r for k, r in records.items() if k != "baseline"]
