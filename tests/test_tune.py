@@ -20,8 +20,9 @@ pytestmark = pytest.mark.slow
 BASE = {"model": "lenet5", "epochs": 1, "batch_size": 32, "steps_per_epoch": 6, "data": {"name": "digits"},
         "optimizer": {"learning_rate": 0.05}}
 REPO = Path(__file__).resolve().parents[1]
-# Bounds on the driver's growth over the runs after its third (imports and caches have settled by then).
-DRIVER_GROWTH_MB, DRIVER_GROWTH_FDS = 100, 20
+# Bounds on the driver's growth over the runs after its third (imports and caches have settled by then). Over 50
+# trials benchmarks/soak.py measured +20 MB and +0 open files, the files moving by up to 14 from run to run.
+DRIVER_GROWTH_MB, DRIVER_GROWTH_FDS = 100, 30
 
 
 @pytest.fixture(scope="module")
