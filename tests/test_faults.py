@@ -67,6 +67,31 @@ def _unchanged(earlier: dict[str, dict], later: dict[str, dict]) -> None:
         assert later[run_id]["started"] == record["started"], run_id
 
 
+def _check_confirm_stage(output: Path, runs: dict[str, dict], recipes: int, seeds: list[int]) -> None:
+    """The confirm stage ran paired, interleaved seeds and its figures reached summary, export and report."""
+    import pandas as pd
+
+    names = {r["label"] for r in runs.values()}
+    assert "O0" in names and len(names) == recipes and len(runs) == recipes * len(seeds) and len(seeds) == 2
+    for seed in seeds:  # paired: every recipe ran once with each seed, in the same round
+        round_records = [r for r in runs.values() if r["recipe"]["seed"] == seed]
+        assert {r["label"] for r in round_records} == names and len({r["round"] for r in round_records}) == 1
+    assert all(r["status"] == "completed" and r["curve"] for r in runs.values())
+    summary = pd.read_csv(output / "summary.csv").set_index("recipe")
+    for column in ("n_seeds", "speedup", "speedup_ci_low", "speedup_ci_high", "e2e_speedup", "val_acc_delta_pt",
+                   "val_acc_delta_pt_ci_low", "val_acc_delta_pt_ci_high", "p_value", "verdict"):
+        assert column in summary.columns
+    for name in names - {"O0"}:  # a candidate the search found, judged against the baseline
+        row = summary.loc[name]
+        assert row["n_seeds"] == len(seeds) and row["speedup_ci_low"] <= row["speedup"] <= row["speedup_ci_high"]
+    table = pd.read_parquet(output / "confirm.parquet")
+    assert len(table) == len(runs) and (output / "confirm.csv").is_file()
+    recipe = json.loads((output / "best_recipe.json").read_text())
+    assert recipe["confirmed"]["seeds"] == seeds and recipe["confirmed"]["recipe"] in names
+    page = (output / "report.html").read_text()
+    assert "Confirmed over paired seeds" in page and "Learning curves" in page
+
+
 def test_faults_in_a_real_search_lose_nothing_and_train_nothing_twice(tmp_path):
     output = tmp_path / "run"
     cmd = [sys.executable, "experiments/lenet.py", *SMALL, "--trials", "5", "--confirm-seeds", "2",
@@ -128,11 +153,9 @@ def test_faults_in_a_real_search_lose_nothing_and_train_nothing_twice(tmp_path):
     assert {k: r["started"] for k, r in after.items()} == {k: r["started"] for k, r in searched.items()}
     runs = _records(confirm)
     _unchanged(confirmed, runs)
-    labels = {r["label"] for r in runs.values()}
-    assert "O0" in labels and len(labels) == recipes and len(runs) == 2 * recipes
-    assert all(r["status"] == "completed" for r in runs.values())
     assert "kept from an earlier attempt" in done.stdout and "confirmed over paired seeds" in done.stdout
-    assert (output / "summary.csv").is_file()
+    seeds = [int(s) for s in re.search(r"paired seeds \[([\d, ]+)\]", log.read_text())[1].split(", ")]
+    _check_confirm_stage(output, runs, recipes, seeds)
     assert_nothing_left(before)
 
     # 6. The Optuna study holds what the results hold: none left running, a COMPLETE trial per modelled record.

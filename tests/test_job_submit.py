@@ -55,7 +55,7 @@ def _stop(marker: str) -> None:
             process.send_signal(signal.SIGTERM)
         except psutil.NoSuchProcess:
             pass
-    _, alive = psutil.wait_procs(processes, timeout=15)
+    _, alive = psutil.wait_procs(processes, timeout=5)  # as `ray stop` waits, then kills what is left
     for process in alive:
         try:
             process.kill()
@@ -147,7 +147,7 @@ def test_the_script_runs_alone_as_ray_submit_runs_it(two_node_cluster, tmp_path)
     env = {**two_node_cluster["env"], "RAY_ADDRESS": two_node_cluster["gcs"]}  # on a head, ray.init() finds it
     env["PYTHONPATH"] = ""
     done = subprocess.run([sys.executable, str(script), "--model", "lenet5", "--data", "digits", "--epochs", "1",
-                           "--train-limit", "256", "--val-limit", "128", "--batch-size", "32", "--trials", "1",
+                           "--train-limit", "256", "--val-limit", "128", "--batch-size", "32", "--trials", "2",
                            "--confirm-seeds", "0", "--no-early-stop", "--output", "runs/submitted"],
                           cwd=home, env=env, capture_output=True, text=True, timeout=400)
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
