@@ -409,9 +409,9 @@ def _fit_interruptibly(trainer: Any) -> Any:
     import threading
 
     if not ray.is_initialized():  # what fit() does first itself; Ray must start from the main thread
-        if not os.environ.get("RAY_ADDRESS"):
-            local_train_defaults()
-        ray.init()
+        from boosttune.tune import connect_ray  # the one place that tells a local instance from a cluster
+
+        connect_ray(lambda message: None)
     outcome: dict[str, Any] = {}
 
     def fit() -> None:
