@@ -8,6 +8,7 @@ from __future__ import annotations
 
 __all__ = [
     "BoosttuneError",
+    "BuilderError",
     "ConfigError",
     "DataError",
     "UnsupportedError",
@@ -23,6 +24,11 @@ class BoosttuneError(Exception):
 
 class ConfigError(BoosttuneError, ValueError):
     """A configuration value is invalid; the message names the field, the value and what is allowed."""
+
+
+class BuilderError(ConfigError):
+    """A user's model builder cannot be used: it does not import, or returns parts that do not fit; the message
+    names the entry (``module:function``) and what was wrong."""
 
 
 class DataError(BoosttuneError, ValueError):

@@ -41,26 +41,17 @@ class ExperimentResult:
 
 
 @ray.remote(num_cpus=1, max_calls=1)
-def _trial_facts(base: dict[str, Any], workers: int, env: dict[str, str]) -> dict[str, int]:
-    """Steps and parameter tensors of the base recipe, computed where MindSpore runs (a worker)."""
+def _trial_facts(base: dict[str, Any], workers: int, env: dict[str, str], work_dir: str) -> dict[str, Any]:
+    """The base recipe's parts built as every rank would, one step trained and one batch evaluated, where MindSpore
+    runs (a worker): a builder that does not fit is refused before the baseline; the steps, parameter tensors and
+    objective the search needs."""
     from boosttune.runtime import apply_runtime_env
 
     apply_runtime_env(env)
     from boosttune.config.recipe import parse_recipe
-    from boosttune.data import load_dataset
-    from boosttune.models import build_network
+    from boosttune.trial.parts import preflight
 
-    recipe = parse_recipe(base)
-    size = recipe.image_size
-    data = load_dataset(recipe.data, size)
-    steps = (len(data.train) // workers) // recipe.batch_size
-    if recipe.steps_per_epoch:
-        steps = min(steps, recipe.steps_per_epoch)
-    if steps < 1:
-        raise DataError(f"batch_size {recipe.batch_size} exceeds the {len(data.train) // workers} training samples "
-                        f"each of {workers} worker(s) gets")
-    network = build_network(recipe.model, data.num_classes, data.channels, size)
-    return {"total_steps": steps * recipe.epochs, "param_count": len(network.trainable_params())}
+    return preflight(parse_recipe(base), workers, work_dir)
 
 
 @contextmanager
@@ -77,19 +68,22 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
     from boosttune.data import check_data
     from boosttune.files import check_folder
     from boosttune.ray_train import worker_resources
-    from boosttune.tune import check_local_capacity
+    from boosttune.tune import check_local_capacity, code_runtime_env, describe_code
 
     output = _output_folder(output)
     check_folder(output, "experiment.json", config.model_dump(mode="json"), resume=resume, what="experiment",
                  command=command)
     check_local_capacity(worker_resources(config.recipe.device_target), config.workers_per_trial)
-    check_data(config.recipe, config.workers_per_trial)  # read as the trials will, before Ray starts
+    if config.recipe.builtin:  # a builder's own data is checked by building it on a worker (_trial_facts)
+        check_data(config.recipe, config.workers_per_trial)  # read as the trials will, before Ray starts
+    code = code_runtime_env(config, Path.cwd())  # the user's project, shipped to every node
     storage = check_storage(config.storage) if config.storage else None  # before anything is written
     output = claim_folder(output, "experiment.json", config.model_dump(mode="json"), resume=resume,
                           what="experiment", command=command)
-    record_run_info(output, resumed=resume)
+    record_run_info(output, resumed=resume, model=config.recipe.entry.entry,
+                    shipped=describe_code(code) if code else None)
     with _driver_in(output):  # the driver's own folder: its start folder may vanish (a Ray job's working_dir)
-        return _run_experiment(config, output, storage, resume=resume, log=log)
+        return _run_experiment(config, output, storage, resume=resume, log=log, code=code)
 
 
 def _output_folder(output: str | Path) -> Path:
@@ -137,7 +131,7 @@ def _driver_in(folder: Path) -> Iterator[None]:
 
 
 def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None, *, resume: bool,
-                    log: Callable[[str], None]) -> ExperimentResult:
+                    log: Callable[[str], None], code: dict[str, Any] | None = None) -> ExperimentResult:
     from boosttune.cluster import check_placeable, default_concurrency, probe_on_worker, task_options
     from boosttune.probe.calibrate import slow_knobs
     from boosttune.ray_train import train_run, worker_resources
@@ -151,7 +145,7 @@ def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None,
     device = config.recipe.device_target
     per_rank = worker_resources(device)
     with _stage("probe", times, log):
-        where = connect_ray(log)
+        where = connect_ray(log, runtime_env=code)
         if where.startswith("a local"):  # a local instance never grows: a trial it cannot hold would wait forever
             check_placeable(ray.nodes(), per_rank, config.workers_per_trial)
         placed = probe_on_worker(device, calibrate=config.prune_slow, accelerator_type=config.accelerator_type,
@@ -161,7 +155,10 @@ def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None,
         env = dict(report.runtime_env)
         slow = slow_knobs(placed.speed, config.search) if config.prune_slow else {}
         facts_task = _trial_facts.options(**task_options(per_rank, config.accelerator_type))
-        facts = ray_get(facts_task.remote(base, config.workers_per_trial, env))
+        facts = ray_get(facts_task.remote(base, config.workers_per_trial, env, str(output / "work")))
+        log(f"model: {config.recipe.entry.entry} built on a worker as {config.workers_per_trial} rank(s), one step "
+            f"trained and one batch evaluated; objective {facts['objective']} "
+            f"({'higher' if facts['higher_is_better'] else 'lower'} is better)")
     unsupported = {c.knob: c.reason for c in report.unsupported()}
     if adasum_applies(config.workers_per_trial):  # the probe's one rank cannot show it; the trials' ranks can
         unsupported.pop("boost.adasum", None)

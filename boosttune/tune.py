@@ -7,6 +7,7 @@ results table is rebuilt from those files.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,36 +23,88 @@ from boosttune.runs import CURVE_KEYS, RecordStore, RunRecord, RunSpec
 from boosttune.space import SpaceContext
 from boosttune.provenance import redact
 
-__all__ = ["PROGRESS_COLUMNS", "SearchOutcome", "SearchSetup", "connect_ray", "make_sampler", "objective_of",
+__all__ = ["PROGRESS_COLUMNS", "SearchOutcome", "SearchSetup", "code_runtime_env", "connect_ray", "describe_code", "make_sampler", "objective_of",
            "progress_metrics", "run_search", "startup_trials"]
 
 DRIVER_RESOURCE = "TRAIN_DRIVER"  # trial drivers take no CPU: the CPUs go to the Train workers
 _TTA_PENALTY_S = 1e6
 
 
-def connect_ray(log: Callable[[str], None]) -> str:
+def connect_ray(log: Callable[[str], None], runtime_env: dict[str, Any] | None = None) -> str:
     """Join the cluster in RAY_ADDRESS (``ray job submit`` sets it) or the one ``ray start`` runs on this machine
-    (``ray submit`` runs the script on the head), else start a local one (the embedded default)."""
+    (``ray submit`` runs the script on the head), else start a local one (the embedded default).
+
+    ``runtime_env`` (:func:`code_runtime_env`): the user's code, which Ray ships to every worker of this job.
+    """
     # Ctrl-C is a KeyboardInterrupt, as in any Python program. Tune's own handler would end the search
     # "gracefully" and return from fit() as if it were done, so the confirm stage would start on a partial
     # search; Ray Train's fit() runs a Tune loop too. The command line turns the interrupt into the exact
     # command that resumes; what finished is on disk already.
     os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"
     if ray.is_initialized():
+        if runtime_env:
+            log(f"ray: already initialised in this process, so {describe_code(runtime_env)} is not shipped by "
+                "boosttune; pass it to your own ray.init(runtime_env=...) if the workers cannot import it")
         return "already connected"
     address = os.environ.get("RAY_ADDRESS") or _running_cluster()
+    shipped = {"runtime_env": runtime_env} if runtime_env else {}
     if address:
-        ray.init(address=address, log_to_driver=True)
+        ray.init(address=address, log_to_driver=True, **shipped)
         where = f"cluster at {address}"
     else:
         from boosttune.ray_train import local_train_defaults
 
         local_train_defaults()
-        ray.init(resources={DRIVER_RESOURCE: 1000}, log_to_driver=True)
+        ray.init(resources={DRIVER_RESOURCE: 1000}, log_to_driver=True, **shipped)
         where = "a local Ray instance (the embedded default)"
+    if runtime_env:
+        log(f"ray: {describe_code(runtime_env)} shipped to every worker (Ray runtime environment)")
     log(f"ray: connected to {where}: {ray.cluster_resources().get('CPU', 0):.0f} CPUs, "
         f"{len([n for n in ray.nodes() if n['Alive']])} node(s)")
     return where
+
+
+def code_runtime_env(config: ExperimentConfig, start_dir: Path) -> dict[str, Any] | None:
+    """What of the user's code Ray ships to every node: ``working_dir`` and ``py_modules``, absolute.
+
+    By default, for a builder of the user's own (``base.model.entry``), the folder the command was started from,
+    as ``ray job submit --working-dir .`` would ship it (Ray leaves out what ``.gitignore``/``.rayignore`` list).
+    Nothing inside a Ray job that shipped a working_dir already (the job's workers have it), and nothing for the
+    built-in models unless asked.
+
+    Raises:
+        ConfigError: a folder or module that does not exist.
+    """
+    job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR") or "{}")
+    in_job = bool((job.get("runtime_env") or {}).get("working_dir"))
+    working_dir = config.working_dir
+    if working_dir is None and not config.recipe.builtin and not in_job:
+        working_dir = "."
+    env: dict[str, Any] = {}
+    if working_dir is not None:
+        folder = (start_dir / working_dir).resolve()
+        if not folder.is_dir():
+            raise ConfigError(f"working_dir: {str(folder)!r} is not a folder; allowed: the folder of the project "
+                              "that holds the model builder")
+        env["working_dir"] = str(folder)
+    modules = []
+    for module in config.py_modules:
+        path = (start_dir / module).resolve()
+        if not path.exists():
+            raise ConfigError(f"py_modules: {str(path)!r} does not exist; allowed: a package folder or a .py file")
+        modules.append(str(path))
+    if modules:
+        env["py_modules"] = modules
+    return env or None
+
+
+def describe_code(runtime_env: dict[str, Any]) -> str:
+    parts = []
+    if runtime_env.get("working_dir"):
+        parts.append(f"working_dir {redact(runtime_env['working_dir'])}")
+    if runtime_env.get("py_modules"):
+        parts.append("py_modules " + ", ".join(redact(m) for m in runtime_env["py_modules"]))
+    return " and ".join(parts)
 
 
 def check_local_capacity(per_rank: dict[str, float], workers: int) -> None:

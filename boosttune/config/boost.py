@@ -234,7 +234,9 @@ def parse_boost_config(boost_config_dict: Any, level: str = "O0") -> BoostConfig
 def format_validation_error(error: ValidationError, root: type[BaseModel], prefix: str) -> str:
     """One line for the first problem: dotted field path, the value, what is allowed."""
     first = error.errors()[0]
-    loc = [str(part) for part in first["loc"]]
+    loc = [str(part) for part in first["loc"] if not str(part).startswith("<")]  # "<name>": a union's tag
+    if not loc and first["type"] == "value_error":  # a rule across fields: its message names them
+        return prefix + first["msg"].removeprefix("Value error, ")
     path = prefix + ".".join(loc) if loc else prefix.rstrip(".") or "config"
     if first["type"] == "extra_forbidden":
         allowed = _field_names(root, loc[:-1])
@@ -262,9 +264,20 @@ _MESSAGES = {
 def _field_names(root: type[BaseModel], loc: list[str]) -> list[str]:
     model: Any = root
     for part in loc:
-        annotation = model.model_fields[part].annotation
-        model = next(a for a in getattr(annotation, "__args__", (annotation,)) if a is not type(None))
+        model = _model_in(model.model_fields[part].annotation)
     return list(model.model_fields)
+
+
+def _model_in(annotation: Any) -> Any:
+    """The pydantic model an annotation holds (``X | None``, a tagged union of a name and a model, ...)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) + tuple(getattr(annotation, "__metadata__", ())):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    origin = getattr(annotation, "__origin__", None)
+    return _model_in(origin) if origin is not None and origin is not annotation else None
 
 
 def _resolve(config: BoostConfig) -> EffectiveBoost:

@@ -8,7 +8,7 @@ from typing import Any, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from boosttune.config.boost import format_validation_error
-from boosttune.config.recipe import TrialRecipe, parse_recipe
+from boosttune.config.recipe import TrialRecipe, parse_recipe, with_entry_names
 from boosttune.errors import ConfigError
 
 __all__ = ["OBJECTIVES", "SAMPLERS", "ExperimentConfig", "parse_experiment"]
@@ -45,6 +45,10 @@ class ExperimentConfig(BaseModel):
     max_concurrent_trials: int | None = Field(None, ge=1)
     search: list[Literal["dim_reduce", "less_bn", "grad_freeze", "grad_accumulation", "adasum", "loss_scale",
                          "amp", "optimizer"]] | None = None
+    # The user's code, shipped to every node through Ray's runtime environment: a folder (default: the one the
+    # command starts in, when base.model names a builder of the user's own) and modules (package folders, .py files).
+    working_dir: str | None = None
+    py_modules: list[str] = Field(default_factory=list)
     # Where Ray Train and Tune persist (a folder every node can write, or a bucket URI); default: the output folder.
     storage: str | None = None
     # The Optuna study's RDB URL; default: sqlite in the output folder.
@@ -72,6 +76,8 @@ class ExperimentConfig(BaseModel):
 def parse_experiment(document: Mapping[str, Any] | None = None, **overrides: Any) -> ExperimentConfig:
     """Validate an experiment (from YAML/JSON plus overrides); bad input is one ConfigError line."""
     raw = {**dict(document or {}), **{k: v for k, v in overrides.items() if v is not None}}
+    if isinstance(raw.get("base"), Mapping):
+        raw["base"] = with_entry_names(dict(raw["base"]))
     try:
         config = ExperimentConfig.model_validate(raw)
     except ValidationError as e:

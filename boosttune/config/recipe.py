@@ -7,10 +7,13 @@ by :func:`boosttune.probe.check_recipe`.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping
+import re
+from typing import Annotated, Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator,
+                      model_validator)
 
+from boosttune.builder import BUILTIN_ENTRY, ENTRY_PATTERN
 from boosttune.config.boost import BoostConfig, format_validation_error, parse_boost_config
 from boosttune.errors import ConfigError
 
@@ -19,6 +22,7 @@ __all__ = [
     "MODELS",
     "DataConfig",
     "LossScaleConfig",
+    "ModelEntry",
     "OptimizerConfig",
     "TrialRecipe",
     "parse_recipe",
@@ -59,6 +63,22 @@ class DataConfig(_Strict):
         return self.path
 
 
+class ModelEntry(_Strict):
+    """A team's own model and data: the builder ``entry`` (``package.module:function``, see
+    :mod:`boosttune.builder`) and the ``kwargs`` it is given (``ctx.kwargs``)."""
+
+    entry: str
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("entry")
+    @classmethod
+    def _module_function(cls, entry: str) -> str:
+        if not re.match(ENTRY_PATTERN, entry):
+            raise ValueError("expected 'package.module:function', a builder importable on every node "
+                             "(see boosttune.builder)")
+        return entry
+
+
 class OptimizerConfig(_Strict):
     name: Literal["momentum", "sgd", "adam", "lamb", "thor"] = "momentum"
     learning_rate: float = Field(0.01, gt=0.0)
@@ -82,7 +102,12 @@ class LossScaleConfig(_Strict):
 class TrialRecipe(_Strict):
     """Everything one trial needs. Build it with :func:`parse_recipe`."""
 
-    model: Literal["lenet5", "resnet8", "resnet20", "resnet18", "resnet50"] = "lenet5"
+    # A built-in network by name (on the built-in data set in ``data``), or a team's own builder.
+    model: Annotated[
+        Annotated[Literal["lenet5", "resnet8", "resnet20", "resnet18", "resnet50"], Tag("<name>")]
+        | Annotated[ModelEntry, Tag("<builder>")],
+        Discriminator(lambda v: "<builder>" if isinstance(v, (Mapping, ModelEntry)) else "<name>"),
+    ] = "lenet5"
     data: DataConfig = DataConfig()
     batch_size: int = Field(32, ge=1)
     epochs: int = Field(1, ge=1)
@@ -104,9 +129,36 @@ class TrialRecipe(_Strict):
     def boost(self) -> BoostConfig:
         return parse_boost_config(self.boost_config_dict, self.boost_level)
 
+    @model_validator(mode="after")
+    def _data_belongs_to_the_builder(self) -> TrialRecipe:
+        if isinstance(self.model, ModelEntry) and "data" in self.model_fields_set:
+            raise ValueError(f"data: the builder {self.model.entry!r} reads its own data, so data would be ignored; "
+                             "leave data out and pass what the builder needs in model.kwargs")
+        return self
+
+    @property
+    def builtin(self) -> bool:
+        """Whether the model is one of boosttune's own networks on its own data sets."""
+        return isinstance(self.model, str)
+
+    @property
+    def entry(self) -> ModelEntry:
+        """The builder every trial calls: the user's, or the built-in one with the model and data as kwargs."""
+        if isinstance(self.model, ModelEntry):
+            return self.model
+        return ModelEntry(entry=BUILTIN_ENTRY, kwargs={"model": self.model, "data": self.data.model_dump(mode="json"),
+                                                       "shuffle": self.shuffle})
+
+    @property
+    def model_name(self) -> str:
+        """A short name for logs and folder names: the built-in model's, else the builder's function."""
+        return self.model if isinstance(self.model, str) else self.model.entry.rsplit(":", 1)[1]
+
     @property
     def image_size(self) -> int:
-        """The side the images are resized to: data.image_size, else the model's own."""
+        """The side the images are resized to: data.image_size, else the model's own (built-in models only)."""
+        if not isinstance(self.model, str):
+            raise ConfigError(f"image_size: the builder {self.model.entry!r} sizes its own inputs")
         return self.data.image_size or DEFAULT_IMAGE_SIZE[self.model]
 
     def to_dict(self) -> dict[str, Any]:
@@ -119,11 +171,14 @@ def parse_recipe(document: Mapping[str, Any] | None = None, **overrides: Any) ->
     Raises:
         ConfigError: one line naming the field, the value and what is allowed.
     """
-    raw = {**dict(document or {}), **overrides}
+    raw = with_entry_names({**dict(document or {}), **overrides})
     try:
         recipe = TrialRecipe.model_validate(raw)
     except ValidationError as e:
-        raise ConfigError(format_validation_error(e, TrialRecipe, prefix="")) from None
+        message = format_validation_error(e, TrialRecipe, prefix="")
+        if message.startswith("model: ") and "Input should be" in message:
+            message += " (built-in models), or a builder of your own: {entry: 'package.module:function', kwargs: {...}}"
+        raise ConfigError(message) from None
     try:
         boost = recipe.boost
     except ConfigError as e:
@@ -132,6 +187,17 @@ def parse_recipe(document: Mapping[str, Any] | None = None, **overrides: Any) ->
             message = "boost_config_dict." + message
         raise ConfigError(message) from None
     _check_combinations(recipe, boost)
+    return recipe
+
+
+def with_entry_names(recipe: dict[str, Any]) -> dict[str, Any]:
+    """``recipe`` with a builder function in ``model.entry`` written as its ``module:function`` name (the Python
+    API takes the function; a recipe travels to the workers, and into experiment.json, as data)."""
+    from boosttune.builder import entry_of
+
+    model = recipe.get("model")
+    if isinstance(model, Mapping) and callable(model.get("entry")):
+        return {**recipe, "model": {**model, "entry": entry_of(model["entry"])}}
     return recipe
 
 

@@ -16,7 +16,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import mindspore as ms
 from mindspore import nn
@@ -43,7 +43,7 @@ class DimReduceInputs:
 
 def _stage1_key(recipe: TrialRecipe, steps: int) -> str:
     shaping = {
-        "model": recipe.model, "data": recipe.data.model_dump(), "batch_size": recipe.batch_size,
+        "model": recipe.entry.model_dump(mode="json"), "batch_size": recipe.batch_size,
         "seed": recipe.seed, "optimizer": recipe.optimizer.model_dump(), "steps": steps,
     }
     return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()[:16]
@@ -57,8 +57,10 @@ def _safe_root(work_dir: Path) -> Path:
     return Path(tempfile.gettempdir()) / "boosttune-dim-reduce"
 
 
-def prepare_dim_reduce(recipe: TrialRecipe, build_network: Callable[[], nn.Cell], train_dataset, n_components: int,
+def prepare_dim_reduce(recipe: TrialRecipe, make_parts: Callable[[], Any], train_dataset, n_components: int,
                        work_dir: Path, log: Callable[[str], None]) -> DimReduceInputs:
+    """Stage 1's checkpoints (made, or found from an earlier trial); ``make_parts`` gives a fresh network and loss
+    from the recipe's builder."""
     steps = recipe.dim_reduce_stage1_steps or n_components + 2
     if steps < n_components:
         from boosttune.errors import ConfigError
@@ -81,11 +83,11 @@ def prepare_dim_reduce(recipe: TrialRecipe, build_network: Callable[[], nn.Cell]
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     for stale in ckpt_dir.iterdir():
         stale.unlink()
-    network = build_network()
+    parts = make_parts()
+    network = parts.network
     optimizer = nn.Momentum(network.trainable_params(), recipe.optimizer.learning_rate,
                             recipe.optimizer.momentum)
-    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
-    model = ms.Model(network, loss, optimizer)
+    model = ms.Model(network, parts.loss_fn, optimizer)
     checkpoints = ModelCheckpoint(
         prefix="stage1", directory=str(ckpt_dir),
         config=CheckpointConfig(save_checkpoint_steps=1, keep_checkpoint_max=steps + 1, saved_network=network),

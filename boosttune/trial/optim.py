@@ -40,11 +40,14 @@ def optimizer_loss_scale(config: LossScaleConfig) -> float:
 
 
 def build_optimizer(config: OptimizerConfig, network: nn.Cell, loss_scale: LossScaleConfig, updates: int,
-                    updates_per_epoch: int, batch_size: int) -> nn.Optimizer:
+                    updates_per_epoch: int, batch_size: int, factory=None) -> nn.Optimizer:
+    """The recipe's optimizer, or ``factory(params, learning_rate)``'s (a builder's own) with the recipe's rate."""
     rates = learning_rates(config, max(1, updates), updates_per_epoch)
     lr = rates[0] if config.lr_schedule == "constant" and config.warmup_steps == 0 else rates
     scale = optimizer_loss_scale(loss_scale)
     params = network.trainable_params()
+    if factory is not None:
+        return _from_factory(factory, params, lr, scale)
     if config.name == "momentum":
         return nn.Momentum(params, lr, config.momentum, weight_decay=config.weight_decay, loss_scale=scale)
     if config.name == "sgd":
@@ -64,6 +67,24 @@ def build_optimizer(config: OptimizerConfig, network: nn.Cell, loss_scale: LossS
         return nn.thor(network, lr_tensor, damping, config.momentum, weight_decay=config.weight_decay,
                        loss_scale=scale, batch_size=batch_size)
     raise ConfigError(f"optimizer.name: {config.name!r} is not known; allowed: momentum, sgd, adam, lamb, thor")
+
+
+def _from_factory(factory, params, lr, scale: float) -> nn.Optimizer:
+    from boosttune.errors import BuilderError
+
+    try:
+        optimizer = factory(params, lr)
+    except Exception as e:
+        raise BuilderError(f"optimizer: the builder's factory raised {type(e).__name__}: {' '.join(str(e).split())} "
+                           "(it is called as factory(params, learning_rate), learning_rate a float or a per-step "
+                           "list)") from e
+    if not isinstance(optimizer, nn.Optimizer):
+        raise BuilderError(f"optimizer: the builder's factory returned a {type(optimizer).__name__}; expected a "
+                           "mindspore.nn.Optimizer")
+    if scale != 1.0 and float(getattr(optimizer, "loss_scale", 1.0)) != scale:
+        raise ConfigError(f"loss_scale.loss_scale: {scale} needs the optimizer to divide it back out, and the "
+                          "builder's optimizer has loss_scale 1; allowed with a builder's optimizer: kind none")
+    return optimizer
 
 
 def build_loss_scale_manager(config: LossScaleConfig, network: nn.Cell, boosted: bool):

@@ -1,7 +1,9 @@
 """One training trial of MindSpore with a boost recipe: the module that owns MindSpore.
 
-``run_trial`` is written to run unchanged inside a Ray Train worker: it takes the worker's shard
-(``num_shards``, ``shard_id``) and a ``reporter`` for its per-epoch metrics.
+``run_trial`` is written to run unchanged inside a Ray Train worker: it takes the worker's rank
+(``shard_id`` of ``num_shards``), calls the recipe's builder for that rank's network and data
+(:mod:`boosttune.builder`; the built-in models are one builder among others), and sends its
+per-epoch metrics to a ``reporter``.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from boosttune.config.recipe import TrialRecipe
-from boosttune.data import ArraySplit, DataSplits, load_dataset
-from boosttune.errors import BoosttuneError, TrialError
+from boosttune.data import DataSplits
+from boosttune.errors import BoosttuneError, ConfigError, TrialError
+from boosttune.trial.parts import dataset_batches
 from boosttune.runtime import current_runtime_env
 
 __all__ = ["TrialResult", "observed_boost", "run_trial"]
@@ -38,19 +41,6 @@ class TrialResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _make_dataset(split, batch_size: int, shuffle: bool, seed: int):
-    import mindspore.dataset as ds
-
-    if isinstance(split, ArraySplit):
-        source = ds.NumpySlicesDataset((split.images, split.labels), column_names=["image", "label"],
-                                       shuffle=shuffle)
-    else:
-        source = ds.GeneratorDataset(split, column_names=["image", "label"], shuffle=shuffle)
-    if shuffle:
-        ds.config.set_seed(seed)
-    return source.batch(batch_size, drop_remainder=True)
 
 
 def observed_boost(model) -> dict[str, Any]:
@@ -114,93 +104,55 @@ def run_trial(
     extra_callbacks: Sequence[Any] = (),
     log: Callable[[str], None] = print,
 ) -> TrialResult:
-    """Train and evaluate one recipe; return its metrics.
+    """Train and evaluate one recipe on the parts its builder returns; return its metrics.
+
+    ``data``: splits already read, for a built-in model (tests read a data set once for many trials).
 
     Raises:
-        ConfigError, DataError: bad input, before any training.
+        ConfigError, DataError, BuilderError: bad input or a builder whose parts do not fit, before training.
         TrialError: MindSpore failed; the message carries its reason.
     """
     import mindspore as ms
-    from mindspore import nn
-    from mindspore.train import Accuracy, Loss
 
-    from boosttune.models import build_network, default_image_size
     from boosttune.trial.callback import MetricsCallback
-    from boosttune.trial.dim_reduce import prepare_dim_reduce
     from boosttune.trial.mindspore_state import reset_boost_state
-    from boosttune.trial.optim import build_loss_scale_manager, build_optimizer
 
     wall_start = time.perf_counter()
-    boost = recipe.boost
-    effective = boost.effective()
+    effective = recipe.boost.effective()
     work_dir = Path(work_dir) if work_dir is not None else Path(tempfile.gettempdir()) / "boosttune"
     ms.set_context(mode=ms.GRAPH_MODE, device_target=recipe.device_target)
     reset_boost_state()
     ms.set_seed(recipe.seed)
     np.random.seed(recipe.seed)  # GradientFreeze's interval schedule draws from the global generator
 
-    image_size = recipe.data.image_size or default_image_size(recipe.model)
-    if data is None:
-        loading = time.perf_counter()
-        log(f"data: loading {recipe.data.name} at {image_size}x{image_size}")
-        data = load_dataset(recipe.data, image_size)
-        log(f"data: {len(data.train)} training and {len(data.val)} validation images in "
-            f"{time.perf_counter() - loading:.1f} s")
-    data = data.shard(num_shards, shard_id)
-    train_ds = _make_dataset(data.train, recipe.batch_size, shuffle=recipe.shuffle, seed=recipe.seed)
-    val_ds = _make_dataset(data.val, recipe.batch_size, shuffle=False, seed=recipe.seed)
-    steps_per_epoch = train_ds.get_dataset_size()
-    if steps_per_epoch == 0:
-        raise TrialError(f"batch_size {recipe.batch_size} exceeds this rank's {len(data.train)} training samples")
+    make_parts = _parts_maker(recipe, work_dir, num_shards, shard_id, data)
+    building = time.perf_counter()
+    parts = make_parts()
+    train_ds = parts.train
+    steps_per_epoch = dataset_batches(train_ds, "train", recipe.entry.entry)
+    dataset_batches(parts.eval, "eval", recipe.entry.entry)
+    log(f"build: {recipe.entry.entry} gave {steps_per_epoch} training batches of {recipe.batch_size} in "
+        f"{time.perf_counter() - building:.1f} s; objective {parts.objective} "
+        f"({'higher' if parts.higher_is_better else 'lower'} is better)")
     if recipe.steps_per_epoch is not None and recipe.steps_per_epoch < steps_per_epoch:
         steps_per_epoch = recipe.steps_per_epoch
         train_ds = train_ds.take(steps_per_epoch)
-    total_steps = steps_per_epoch * recipe.epochs
-    boost_dict = _tie_boost_dict(recipe, total_steps)
+    boost_dict = _tie_boost_dict(recipe, steps_per_epoch * recipe.epochs)
 
-    def fresh_network():
-        return build_network(recipe.model, data.num_classes, data.channels, image_size)
-
-    network = fresh_network()
     stage1_s = 0.0
     if effective.applied["dim_reduce"]:
-        # Stage 1 trains data-parallel like the trial (gradients all-reduced), so every rank saves the same
-        # weights; each rank writes its own folder, since ranks on one node share work_dir.
-        stage1_dir = Path(work_dir) / f"rank{shard_id}" if num_shards > 1 else work_dir
-        inputs = prepare_dim_reduce(recipe, fresh_network, train_ds, boost_dict["dim_reduce"]["n_components"],
-                                    stage1_dir, log)
-        stage1_s = inputs.stage1_s
-        boost_dict["dim_reduce"]["weight_load_dir"] = inputs.weight_load_dir
-        if inputs.pca_mat_path:
-            boost_dict["dim_reduce"]["pca_mat_path"] = inputs.pca_mat_path
-        ms.load_param_into_net(network, ms.load_checkpoint(inputs.init_checkpoint))
-        reset_boost_state()
-
-    # Accumulation over k batches advances the optimizer (and its LR schedule) once per k steps.
-    accumulation = boost_dict.get("grad_accumulation", {}).get("grad_accumulation_step", 1)
-    updates = -(-total_steps // accumulation)
-    optimizer = build_optimizer(recipe.optimizer, network, recipe.loss_scale, updates,
-                                -(-steps_per_epoch // accumulation), recipe.batch_size)
-    loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
-    metrics = {"acc": Accuracy(), "loss": Loss()}
+        stage1_s = _dim_reduce_stage1(recipe, parts, make_parts, train_ds, boost_dict, work_dir, num_shards,
+                                      shard_id, log)
     try:
-        if recipe.optimizer.name == "thor":
-            # Not ConvertModelUtils: its ModelThor fails in MindSpore 2.10 (outdated _exec_preprocess).
-            model = ms.Model(network, loss_fn, optimizer, metrics=metrics, amp_level=recipe.amp_level)
-        else:
-            model = ms.Model(
-                network, loss_fn, optimizer, metrics=metrics, amp_level=recipe.amp_level,
-                boost_level=recipe.boost_level, boost_config_dict=copy.deepcopy(boost_dict),
-                loss_scale_manager=build_loss_scale_manager(recipe.loss_scale, network, recipe.boost_level != "O0"),
-            )
+        model = _build_model(recipe, parts, boost_dict, steps_per_epoch)
         observed = observed_boost(model)
-        callback = MetricsCallback(model, val_ds, recipe.batch_size, recipe.warmup_steps, recipe.target_accuracy,
-                                   reporter, recipe.eval_every_epoch, log)
+        callback = MetricsCallback(model, parts.eval, recipe.batch_size, recipe.warmup_steps, recipe.target_accuracy,
+                                   reporter, recipe.eval_every_epoch, log, objective=parts.objective)
         log(f"training: {recipe.epochs} epoch(s) of {steps_per_epoch} steps; the first step compiles the graph")
         model.train(recipe.epochs, train_ds, callbacks=[callback, *extra_callbacks],
                     dataset_sink_mode=False)
         if not recipe.eval_every_epoch and callback.stop_reason is None:
-            callback.records[-1] = {**callback.records[-1], **_final_eval(model, val_ds)}
+            callback.records[-1] = {**callback.records[-1], **callback.evaluate_now()}
     except BoosttuneError:
         raise
     except Exception as e:  # MindSpore raises RuntimeError/ValueError/TypeError with C++ context
@@ -219,6 +171,7 @@ def run_trial(
         total_steps=len(callback.step_durations),
         world_size=num_shards,
         first_step_at=callback.first_step_at,
+        objective=parts.objective,
     )
     if callback.stop_reason and callback.time_to_target_s is None:
         status = "stopped"
@@ -240,9 +193,76 @@ def run_trial(
     )
 
 
-def _final_eval(model, val_ds) -> dict[str, float]:
-    scores = model.eval(val_ds, dataset_sink_mode=False)
-    return {"val_acc": float(scores["acc"]), "val_loss": float(scores["loss"])}
+def _parts_maker(recipe: TrialRecipe, work_dir: Path, num_shards: int, shard_id: int,
+                 data: DataSplits | None) -> Callable[[], Any]:
+    """A function returning this rank's parts from the recipe's builder (fresh ones at every call)."""
+    from boosttune.builder import TrialContext
+    from boosttune.trial.parts import build_parts
+
+    entry = recipe.entry
+    ctx = TrialContext(rank=shard_id, world_size=num_shards, seed=recipe.seed, batch_size=recipe.batch_size,
+                       epochs=recipe.epochs, device_target=recipe.device_target, work_dir=str(work_dir),
+                       kwargs=entry.kwargs)
+    builder = None
+    if data is not None:
+        if not recipe.builtin:
+            raise ConfigError(f"data: splits given for {entry.entry!r}, which reads its own data")
+        from boosttune.builtin import parts_from_splits
+
+        builder = lambda context: parts_from_splits(context, data)  # noqa: E731
+
+    def make_parts():
+        work_dir.mkdir(parents=True, exist_ok=True)
+        return build_parts(entry.entry, entry.kwargs, ctx, builder)
+
+    return make_parts
+
+
+def _dim_reduce_stage1(recipe: TrialRecipe, parts, make_parts, train_ds, boost_dict: dict[str, Any],
+                       work_dir: Path, num_shards: int, shard_id: int, log: Callable[[str], None]) -> float:
+    """DimReduce's checkpoints (stage 1), loaded into ``parts.network``; boost_dict gets their folders."""
+    import mindspore as ms
+
+    from boosttune.trial.dim_reduce import prepare_dim_reduce
+    from boosttune.trial.mindspore_state import reset_boost_state
+
+    # Stage 1 trains data-parallel like the trial (gradients all-reduced), so every rank saves the same
+    # weights; each rank writes its own folder, since ranks on one node share work_dir.
+    stage1_dir = Path(work_dir) / f"rank{shard_id}" if num_shards > 1 else work_dir
+    inputs = prepare_dim_reduce(recipe, make_parts, train_ds, boost_dict["dim_reduce"]["n_components"], stage1_dir,
+                                log)
+    boost_dict["dim_reduce"]["weight_load_dir"] = inputs.weight_load_dir
+    if inputs.pca_mat_path:
+        boost_dict["dim_reduce"]["pca_mat_path"] = inputs.pca_mat_path
+    ms.load_param_into_net(parts.network, ms.load_checkpoint(inputs.init_checkpoint))
+    reset_boost_state()
+    return inputs.stage1_s
+
+
+def _build_model(recipe: TrialRecipe, parts, boost_dict: dict[str, Any], steps_per_epoch: int):
+    """MindSpore's Model of the parts with the recipe's optimizer, amp, loss scale and boost."""
+    import mindspore as ms
+
+    from boosttune.trial.optim import build_loss_scale_manager, build_optimizer
+
+    # Accumulation over k batches advances the optimizer (and its LR schedule) once per k steps.
+    accumulation = boost_dict.get("grad_accumulation", {}).get("grad_accumulation_step", 1)
+    updates = -(-steps_per_epoch * recipe.epochs // accumulation)
+    optimizer = build_optimizer(recipe.optimizer, parts.network, recipe.loss_scale, updates,
+                                -(-steps_per_epoch // accumulation), recipe.batch_size, factory=parts.optimizer)
+    common = {"metrics": dict(parts.metrics), "amp_level": recipe.amp_level}
+    if parts.eval_network is not None:
+        common["eval_network"] = parts.eval_network
+        if parts.eval_indexes is not None:
+            common["eval_indexes"] = list(parts.eval_indexes)
+    if recipe.optimizer.name == "thor":
+        # Not ConvertModelUtils: its ModelThor fails in MindSpore 2.10 (outdated _exec_preprocess).
+        return ms.Model(parts.network, parts.loss_fn, optimizer, **common)
+    return ms.Model(
+        parts.network, parts.loss_fn, optimizer, **common,
+        boost_level=recipe.boost_level, boost_config_dict=copy.deepcopy(boost_dict),
+        loss_scale_manager=build_loss_scale_manager(recipe.loss_scale, parts.network, recipe.boost_level != "O0"),
+    )
 
 
 def _check_observed(applied: dict[str, bool], observed: dict[str, Any], log: Callable[[str], None]) -> None:

@@ -1,0 +1,58 @@
+"""boosttune's own networks and data sets, as one builder among others (``boosttune.builtin:build``).
+
+A recipe that names a built-in model (``model: resnet8``, ``data: {name: digits}``) is trained through this
+builder, down the same path as a team's own (:mod:`boosttune.builder`): the trial calls ``build(ctx)`` and
+trains the parts it returns. Its kwargs are the recipe's ``model`` name, ``data`` section and ``shuffle``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from boosttune.builder import TrialContext, TrialParts
+from boosttune.config.recipe import DataConfig
+from boosttune.data import ArraySplit, DataSplits, load_dataset
+
+__all__ = ["build", "parts_from_splits"]
+
+
+def build(ctx: TrialContext) -> TrialParts:
+    """The built-in model on the built-in data set its kwargs name, this rank's shard of it."""
+    from boosttune.models import default_image_size
+
+    config = DataConfig.model_validate(ctx.kwargs["data"])
+    data = load_dataset(config, config.image_size or default_image_size(ctx.kwargs["model"]))
+    return parts_from_splits(ctx, data)
+
+
+def parts_from_splits(ctx: TrialContext, data: DataSplits) -> TrialParts:
+    """The parts of one rank from splits already read (tests read a data set once for many trials)."""
+    from mindspore import nn
+    from mindspore.train import Accuracy, Loss
+
+    from boosttune.models import build_network
+
+    shard = data.shard(ctx.world_size, ctx.rank)
+    shuffle = bool(ctx.kwargs.get("shuffle", True))
+    return TrialParts(
+        network=build_network(ctx.kwargs["model"], data.num_classes, data.channels, data.image_size),
+        loss_fn=nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"),
+        train=_dataset(shard.train, ctx.batch_size, shuffle, ctx.seed),
+        eval=_dataset(shard.val, ctx.batch_size, False, ctx.seed),
+        metrics={"acc": Accuracy(), "loss": Loss()},
+        objective="acc",
+        higher_is_better=True,
+    )
+
+
+def _dataset(split: Any, batch_size: int, shuffle: bool, seed: int):
+    import mindspore.dataset as ds
+
+    if isinstance(split, ArraySplit):
+        source = ds.NumpySlicesDataset((split.images, split.labels), column_names=["image", "label"],
+                                       shuffle=shuffle)
+    else:
+        source = ds.GeneratorDataset(split, column_names=["image", "label"], shuffle=shuffle)
+    if shuffle:
+        ds.config.set_seed(seed)
+    return source.batch(batch_size, drop_remainder=True)

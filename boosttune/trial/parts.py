@@ -1,0 +1,165 @@
+"""A builder's parts, checked against MindSpore's types and turned into what a trial trains (MindSpore).
+
+The builder contract (:mod:`boosttune.builder`) is pure; this module checks what a builder returned in the
+worker, where MindSpore is loaded, so a wrong part is one line naming the entry and the field, not a
+traceback from deep inside ``Model``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from boosttune.builder import TrialContext, TrialParts, load_builder
+from boosttune.errors import BoosttuneError, BuilderError
+
+__all__ = ["build_parts", "check_parts", "dataset_batches", "objective_value"]
+
+
+def build_parts(entry: str, kwargs: dict[str, Any], ctx: TrialContext,
+                builder: Callable[[TrialContext], TrialParts] | None = None) -> TrialParts:
+    """Call the builder ``entry`` names (or ``builder``) for ``ctx`` and check what it returned."""
+    builder = builder or load_builder(entry)
+    try:
+        parts = builder(ctx)
+    except BoosttuneError:
+        raise
+    except Exception as e:  # the user's code failed: one line, with where
+        raise BuilderError(f"model.entry {entry!r}: the builder raised {_where(e)}") from e
+    check_parts(parts, entry)
+    return parts
+
+
+def check_parts(parts: Any, entry: str) -> None:
+    """Raise BuilderError naming the first part that is not what ``Model`` needs."""
+    import mindspore.dataset as ds
+    from mindspore import nn
+    from mindspore.train import Metric
+
+    def fail(message: str) -> None:
+        raise BuilderError(f"model.entry {entry!r}: {message}")
+
+    if not isinstance(parts, TrialParts):
+        fail(f"the builder returned a {type(parts).__name__}; expected boosttune.TrialParts")
+    if not isinstance(parts.network, nn.Cell):
+        fail(f"network is a {type(parts.network).__name__}; expected a mindspore.nn.Cell")
+    if parts.loss_fn is not None and not isinstance(parts.loss_fn, nn.Cell):
+        fail(f"loss_fn is a {type(parts.loss_fn).__name__}; expected a mindspore.nn.Cell or None")
+    if parts.eval_network is not None and not isinstance(parts.eval_network, nn.Cell):
+        fail(f"eval_network is a {type(parts.eval_network).__name__}; expected a mindspore.nn.Cell or None")
+    if parts.loss_fn is None and parts.eval_network is None:
+        fail("loss_fn is None (the network returns its own loss), so eval_network is needed for the metrics")
+    for name in ("train", "eval"):
+        value = getattr(parts, name)
+        if not isinstance(value, ds.Dataset):
+            fail(f"{name} is a {type(value).__name__}; expected a mindspore.dataset dataset, batched")
+    if not isinstance(parts.metrics, dict) or not parts.metrics:
+        fail("metrics must be a non-empty dict of name -> mindspore.train.Metric, e.g. {'acc': nn.Accuracy()}")
+    for name, metric in parts.metrics.items():
+        if not isinstance(metric, Metric):
+            fail(f"metrics[{name!r}] is a {type(metric).__name__}; expected a mindspore.train.Metric")
+    if parts.objective not in parts.metrics:
+        fail(f"objective {parts.objective!r} is not among the metrics; allowed: {', '.join(map(str, parts.metrics))}")
+    if not isinstance(parts.higher_is_better, bool):
+        fail(f"higher_is_better is a {type(parts.higher_is_better).__name__}; expected True or False")
+    if not parts.higher_is_better:
+        # The search, the confirm stage and the report judge a higher-is-better objective today; a
+        # lower-is-better one (loss, MAE) would be read upside down, so it is refused rather than mis-tuned.
+        fail(f"objective {parts.objective!r} is lower-is-better, which this version cannot tune yet; return a "
+             "higher-is-better metric as the objective (e.g. accuracy)")
+    if parts.optimizer is not None and not callable(parts.optimizer):
+        fail(f"optimizer is a {type(parts.optimizer).__name__}; expected a factory (params, learning_rate) -> "
+             "nn.Optimizer, or None")
+
+
+def dataset_batches(dataset: Any, name: str, entry: str) -> int:
+    """The number of batches of a dataset; refuses an empty one."""
+    batches = int(dataset.get_dataset_size())
+    if batches < 1:
+        raise BuilderError(f"model.entry {entry!r}: {name} has no batches (is the batch size larger than the data "
+                           f"this rank gets?)")
+    return batches
+
+
+def objective_value(scores: dict[str, Any], objective: str) -> float:
+    """The objective's value from ``Model.eval``'s scores."""
+    return float(scores[objective])
+
+
+def _where(error: BaseException) -> str:
+    """``ValueError: bad shape (in my_model.py:42, build)``: the user's last frame, not ours."""
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if "/boosttune/" not in f.filename]
+    message = " ".join(str(error).split())
+    text = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    if frames:
+        text += f" (at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}, in {frames[-1].name})"
+    return text
+
+
+def preflight(recipe: Any, workers: int, work_dir: str) -> dict[str, Any]:
+    """Build the recipe's parts as each of ``workers`` ranks would, train one step and evaluate one batch on rank
+    0's, before anything is searched: a builder that fails, parts that do not fit each other, or ranks with
+    different numbers of batches are refused here, in one line, not in the baseline.
+
+    Returns the facts the search space needs: ``total_steps`` (per rank), ``param_count``, the ``objective`` and
+    its direction.
+    """
+    import mindspore as ms
+
+    from boosttune.builder import TrialContext
+    from boosttune.trial.optim import build_optimizer
+
+    entry = recipe.entry
+    ms.set_context(mode=ms.GRAPH_MODE, device_target=recipe.device_target)
+    batches, first = [], None
+    for rank in range(workers):
+        ms.set_seed(recipe.seed)
+        ctx = TrialContext(rank=rank, world_size=workers, seed=recipe.seed, batch_size=recipe.batch_size,
+                           epochs=recipe.epochs, device_target=recipe.device_target, work_dir=work_dir,
+                           kwargs=entry.kwargs)
+        parts = build_parts(entry.entry, entry.kwargs, ctx)
+        batches.append(dataset_batches(parts.train, "train", entry.entry))
+        first = first or parts
+    if len(set(batches)) > 1:
+        counts = ", ".join(f"rank {rank} {count}" for rank, count in enumerate(batches))
+        raise BuilderError(f"model.entry {entry.entry!r}: the ranks' training shards differ in batches ({counts}); "
+                           "data-parallel ranks step together: shard with num_shards=ctx.world_size, "
+                           "shard_id=ctx.rank and batch with drop_remainder=True")
+    dataset_batches(first.eval, "eval", entry.entry)
+    optimizer = build_optimizer(recipe.optimizer, first.network, recipe.loss_scale, 1, 1, recipe.batch_size,
+                                factory=first.optimizer)
+    extra = {"eval_network": first.eval_network} if first.eval_network is not None else {}
+    if first.eval_indexes is not None:
+        extra["eval_indexes"] = list(first.eval_indexes)
+    model = ms.Model(first.network, first.loss_fn, optimizer, metrics=dict(first.metrics), **extra)
+    try:
+        model.train(1, first.train.take(1), dataset_sink_mode=False)
+    except Exception as e:
+        raise BuilderError(f"model.entry {entry.entry!r}: one training step on its first batch failed: "
+                           f"{_mindspore_reason(e)}") from e
+    try:
+        scores = model.eval(first.eval.take(1), dataset_sink_mode=False)
+    except Exception as e:
+        raise BuilderError(f"model.entry {entry.entry!r}: evaluating its first eval batch failed: "
+                           f"{_mindspore_reason(e)}") from e
+    value = scores.get(first.objective)
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        raise BuilderError(f"model.entry {entry.entry!r}: objective {first.objective!r} is not a number "
+                           f"({type(value).__name__}); choose a metric that returns one value") from None
+    steps = batches[0] if recipe.steps_per_epoch is None else min(batches[0], recipe.steps_per_epoch)
+    return {"total_steps": steps * recipe.epochs, "param_count": len(first.network.trainable_params()),
+            "objective": first.objective, "higher_is_better": first.higher_is_better,
+            "metrics": sorted(first.metrics)}
+
+
+def _mindspore_reason(error: BaseException) -> str:
+    """MindSpore's first meaningful line (its messages carry pages of C++ context)."""
+    text = str(error).strip()
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("-"):
+            return f"{type(error).__name__}: {line}"
+    return type(error).__name__
