@@ -1,18 +1,22 @@
 """boosttune: benchmark and autotune MindSpore's boost algorithms for speed vs accuracy."""
 
+from boosttune.builder import TrialContext, TrialParts
 from boosttune.config import BoostConfig, EffectiveBoost, load_document, parse_boost_config
 from boosttune.config.recipe import TrialRecipe, parse_recipe
-from boosttune.errors import BoosttuneError, ConfigError, DataError, TrialError, UnsupportedError
+from boosttune.errors import BoosttuneError, BuilderError, ConfigError, DataError, TrialError, UnsupportedError
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BoostConfig",
     "BoosttuneError",
+    "BuilderError",
     "ConfigError",
     "DataError",
     "EffectiveBoost",
+    "TrialContext",
     "TrialError",
+    "TrialParts",
     "TrialRecipe",
     "UnsupportedError",
     "__version__",

@@ -31,6 +31,10 @@ def _manual(**switches: bool) -> dict[str, Any]:
 class BenchConfig(BaseModel):
     """A bench file: a base recipe (the O0 baseline), paired seeds, and named recipes as overrides of it."""
 
+    @property
+    def recipe(self):
+        return parse_recipe(self.base)
+
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True, allow_inf_nan=False)
 
     name: str = Field("bench", pattern=r"^[A-Za-z0-9_.-]+$")
@@ -171,7 +175,7 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
     from boosttune.runs import RecordStore
     from boosttune.summary import save_confirmed
     from boosttune.ray_train import worker_resources
-    from boosttune.tune import check_local_capacity, connect_ray
+    from boosttune.tune import check_local_capacity, code_runtime_env, connect_ray
 
     recipe = parse_recipe(config.base)
     if config.recipes is not None:  # named recipes are checked before Ray starts (the probe checks them again)
@@ -179,8 +183,9 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
     document = {**config.model_dump(mode="json"), "extra": dict(extra or {})}
     check_folder(output, "bench.json", document, resume=resume, what="bench", command=command)  # before Ray
     check_local_capacity(worker_resources(recipe.device_target), config.workers_per_trial)
-    check_data(recipe, config.workers_per_trial)  # read as the runs will, before Ray starts
-    connect_ray(log)
+    if recipe.builtin:  # a builder reads its own data on the workers
+        check_data(recipe, config.workers_per_trial)  # read as the runs will, before Ray starts
+    connect_ray(log, runtime_env=code_runtime_env(config, Path.cwd(), Path(output).resolve()))
     report = probe_on_worker(recipe.device_target, calibrate=False, log=log).report  # where the runs will run
     plan = bench_candidates(config, report, extra=extra)  # every recipe checked before anything starts
     output = claim_folder(output, "bench.json", document, resume=resume, what="bench", command=command)

@@ -76,7 +76,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     if args.speed:
         from boosttune.probe.calibrate import run_calibration
 
-        speed = run_calibration(report, refresh=args.refresh, log=log)
+        speed = run_calibration(report, refresh=args.refresh, log=log)  # on the built-in stand-in network
     if args.json:
         print(json.dumps({**report.to_dict(), **({"speed": speed.to_dict()} if speed else {})}, indent=2))
     else:
@@ -109,13 +109,15 @@ def cmd_trial(args: argparse.Namespace) -> int:
 
     output = check_new_file(args.output, "--output") if args.output else None  # before training, not after
     document = load_document(args.recipe) if args.recipe else {}
-    if document is None:
-        document = {}
     if not isinstance(document, dict):
         raise ConfigError(f"{args.recipe}: expected a mapping of recipe fields, got {type(document).__name__}")
     recipe = parse_recipe(_apply_overrides(document, args.set or []))
     if recipe.builtin:  # a builder reads its own data, in the trial
         check_data(recipe)
+    else:  # the builder's module is found from the folder the command runs in, as `python -m` would find it
+        import os
+
+        sys.path.insert(0, os.getcwd())
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
@@ -134,7 +136,7 @@ def cmd_trial(args: argparse.Namespace) -> int:
     print(f"status: {result.status}" + (f" ({result.reason})" if result.reason else ""))
     print(f"throughput: {m['throughput_sps']:.1f} samples/s over {m['steady_steps']} steady steps"
           if m["throughput_sps"] else "throughput: n/a (too few steps)")
-    print(f"compile: {m['compile_s']:.2f} s ({m['compile_steps']} graph(s)); val_acc: {m['val_acc']}; "
+    print(f"compile: {m['compile_s']:.2f} s ({m['compile_steps']} graph(s)); val {m['objective']}: {m['val_acc']}; "
           f"val_loss: {m['val_loss']}; peak RSS: {m['peak_rss_mb']:.0f} MB")
     print(f"boost built by MindSpore: {result.observed_boost}")
     print(f"runtime: {result.environment['runtime_env']}")
@@ -314,8 +316,9 @@ def build_parser() -> argparse.ArgumentParser:
     probe.add_argument("--device", choices=["CPU", "GPU", "Ascend"], default="CPU", help="device target (default CPU)")
     probe.add_argument("--refresh", action="store_true", help="probe again even if a cached result exists")
     probe.add_argument("--speed", action="store_true",
-                       help="also time each amp level and boost algorithm against O0 on a small ResNet (about 2 min, "
-                            "cached): the knobs clearly slower here are left out of the default search")
+                       help="also time each amp level and boost algorithm against O0 on a small ResNet (about a "
+                            "minute, cached; an experiment times them on its own network): the knobs clearly slower "
+                            "here are left out of the default search")
     probe.add_argument("--json", action="store_true", help="print the report as JSON")
     probe.set_defaults(func=cmd_probe)
 
@@ -335,7 +338,9 @@ def build_parser() -> argparse.ArgumentParser:
     tune_cmd = sub.add_parser(
         "tune", help="search boost recipes with Ray Tune + Optuna from an experiment file",
         description="Run a speed-vs-accuracy search from a YAML/JSON experiment file (fields: name, base (a recipe "
-                    "without boost), num_trials, workers_per_trial, objective, max_accuracy_drop_pt, sampler, seed, "
+                    "without boost; base.model names a built-in network or your own builder, {entry: "
+                    "'module:function', kwargs: {...}}), working_dir and py_modules (your code, shipped to every "
+                    "node; default: the folder you run this from, when base.model is your builder), num_trials, workers_per_trial, objective, max_accuracy_drop_pt, sampler, seed, "
                     "time_budget_s, max_failure_rate, max_concurrent_trials, search, storage, study_storage, "
                     "accelerator_type, early_stopping, reduction_factor, early_stop_margin_pt, prune_slow, "
                     "informed_start, confirm_seeds, confirm_candidates, "

@@ -59,8 +59,10 @@ def _store_cached(files: Mapping[str, str]) -> None:
             write_atomically(folder / name, lambda temp, t=text: temp.write_text(t))
 
 
-def _probe_here(device_target: str, calibrate: bool, known: dict[str, str], refresh: bool) -> dict[str, Any]:
-    """Runs in the Ray task: probe (and calibrate) this node, with the head's cache of known node types."""
+def _probe_here(device_target: str, calibrate: bool, known: dict[str, str], refresh: bool,
+                base: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Runs in the Ray task: probe (and calibrate on ``base``'s network) this node, with the head's cache of known
+    node types."""
     from dataclasses import asdict
 
     from boosttune.probe import run_probe
@@ -74,7 +76,7 @@ def _probe_here(device_target: str, calibrate: bool, known: dict[str, str], refr
         print(message, flush=True)
 
     report = run_probe(device_target, refresh=refresh, log=log)
-    speed = run_calibration(report, refresh=refresh, log=log) if calibrate else None
+    speed = run_calibration(report, base=base, refresh=refresh, log=log) if calibrate else None
     context = ray.get_runtime_context()
     return {"report": report.to_dict(), "speed": asdict(speed) if speed is not None else None,
             "node_id": context.get_node_id(), "node_ip": ray.util.get_node_ip_address(),
@@ -83,10 +85,12 @@ def _probe_here(device_target: str, calibrate: bool, known: dict[str, str], refr
 
 def probe_on_worker(device_target: str, *, calibrate: bool, refresh: bool = False,
                     accelerator_type: str | None = None, log: Callable[[str], None] = print,
-                    wait_note_s: float = 60.0) -> WorkerProbe:
-    """Probe (and calibrate) on a node that holds what a trial rank asks for; the findings and the node.
+                    wait_note_s: float = 60.0, base: dict[str, Any] | None = None) -> WorkerProbe:
+    """Probe (and calibrate on ``base``'s network, the experiment's base recipe) on a node that holds what a trial
+    rank asks for; the findings and the node.
 
-    While no such node is free, says every ``wait_note_s`` what it waits for and what the cluster has.
+    Until it ends, says every ``wait_note_s`` how long it has taken, and, while it still waits for a node, what it
+    waits for and what the cluster has.
     """
     from boosttune.probe import ProbeReport
     from boosttune.probe.calibrate import SpeedReport
@@ -94,15 +98,20 @@ def probe_on_worker(device_target: str, *, calibrate: bool, refresh: bool = Fals
 
     options = {**task_options(worker_resources(device_target), accelerator_type), "max_retries": 0}
     task = ray.remote(max_calls=1)(_probe_here).options(**options)  # a fresh process: MindSpore state stays there
-    ref = task.remote(device_target, calibrate, _cached_files(device_target), refresh)
+    ref = task.remote(device_target, calibrate, _cached_files(device_target), refresh, base)
     asked = _resources_line(worker_resources(device_target))
     started = time.monotonic()
     while True:
         ready, _ = ray.wait([ref], timeout=wait_note_s)
         if ready:
             break
-        log(f"probe: waiting {time.monotonic() - started:.0f} s for a node with {asked} "
-            f"(the cluster has {_resources_line(ray.available_resources(), only=('CPU', 'GPU', 'NPU'))} free)")
+        elapsed = time.monotonic() - started
+        if _task_running(ref):
+            log(f"probe: running for {elapsed:.0f} s" + (" (the calibration times each knob between O0 runs)"
+                                                         if calibrate else ""))
+        else:
+            log(f"probe: waiting {elapsed:.0f} s for a node with {asked} "
+                f"(the cluster has {_resources_line(ray.available_resources(), only=('CPU', 'GPU', 'NPU'))} free)")
     found = ray_get(ref)
     _store_cached(found["cache"])  # the head learns this node type
     report = ProbeReport.from_dict(found["report"])
@@ -111,6 +120,18 @@ def probe_on_worker(device_target: str, *, calibrate: bool, refresh: bool = Fals
         f"which holds {asked} like every trial rank")
     return WorkerProbe(report=report, speed=speed, node_id=found["node_id"], node_ip=found["node_ip"],
                        hostname=found["hostname"], lines=tuple(found["lines"]))
+
+
+def _task_running(ref) -> bool:
+    """Whether the task has started on a node (Ray's state API); True when that cannot be told."""
+    try:
+        from ray.util.state import list_tasks
+
+        tasks = list_tasks(filters=[("task_id", "=", ref.task_id().hex())], raise_on_missing_output=False)
+    except Exception:  # the state API needs the dashboard (ray[default]); without it, say nothing wrong
+        return True
+    return not tasks or tasks[0].state not in ("PENDING_ARGS_AVAIL", "PENDING_NODE_ASSIGNMENT",
+                                               "PENDING_OBJ_STORE_MEM_AVAIL", "PENDING_ARGS_FETCH")
 
 
 def task_options(per_rank: Mapping[str, float], accelerator_type: str | None = None) -> dict[str, Any]:

@@ -76,7 +76,7 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
     check_local_capacity(worker_resources(config.recipe.device_target), config.workers_per_trial)
     if config.recipe.builtin:  # a builder's own data is checked by building it on a worker (_trial_facts)
         check_data(config.recipe, config.workers_per_trial)  # read as the trials will, before Ray starts
-    code = code_runtime_env(config, Path.cwd())  # the user's project, shipped to every node
+    code = code_runtime_env(config, Path.cwd(), output)  # the user's project, shipped to every node
     storage = check_storage(config.storage) if config.storage else None  # before anything is written
     output = claim_folder(output, "experiment.json", config.model_dump(mode="json"), resume=resume,
                           what="experiment", command=command)
@@ -149,7 +149,7 @@ def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None,
         if where.startswith("a local"):  # a local instance never grows: a trial it cannot hold would wait forever
             check_placeable(ray.nodes(), per_rank, config.workers_per_trial)
         placed = probe_on_worker(device, calibrate=config.prune_slow, accelerator_type=config.accelerator_type,
-                                 log=log)
+                                 log=log, base=base)
         report = placed.report
         _check_device(report, config, placed.hostname)
         env = dict(report.runtime_env)

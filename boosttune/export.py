@@ -123,9 +123,9 @@ def _recipe_document(row: pd.Series, selection: Selection, boost_config: dict[st
 
 
 def _model_kwargs_line(level: str, amp_level: str, loss_scale: dict[str, Any]) -> str:
-    """A line of Python that builds the Model the trial trained (network, loss, optimizer are yours)."""
+    """A line of Python that builds the Model the trial trained (network, loss, optimizer, metrics are yours)."""
     manager = _loss_scale_manager(loss_scale, boosted=level != "O0")
-    return (f'model = mindspore.Model(network, loss_fn, optimizer, metrics={{"acc": Accuracy()}}, '
+    return (f'model = mindspore.Model(network, loss_fn, optimizer, metrics=metrics, '
             f'amp_level="{amp_level}", boost_level="{level}", '
             f'boost_config_dict=json.load(open("{BEST_BOOST_CONFIG_NAME}"))'
             + (f", loss_scale_manager={manager}" if manager else "") + ")")

@@ -38,6 +38,9 @@ __all__ = [
 ]
 
 BASELINE_PRESET = "O0"
+# The results schema's version, written in every row: 1 is a table written before it had one (no label,
+# started_at, curve_json, rung or schema_version); 2 adds them. Reading fills a later column as missing.
+SCHEMA_VERSION = 2
 PARAM_PREFIX = "param."
 PARQUET_NAME, CSV_NAME = "results.parquet", "results.csv"
 
@@ -87,6 +90,7 @@ SCHEMA: tuple[Column, ...] = (
     Column("ray_version", "string", "Ray version that ran the experiment"),
     Column("boosttune_version", "string", "boosttune version that ran the experiment"),
     Column("onednn_isa", "string", "ONEDNN_MAX_CPU_ISA in force ('default': oneDNN's choice)"),
+    Column("schema_version", "Int64", "the version of this schema the table was written with"),
     Column("boost_config_dict_json", "string", "canonical boost_config_dict given to mindspore.Model, JSON"),
     Column("recipe_json", "string", "the full trial recipe, JSON"),
     Column("observed_boost_json", "string", "what MindSpore actually built, read back from the Model, JSON"),
@@ -94,7 +98,7 @@ SCHEMA: tuple[Column, ...] = (
 
 _DTYPES = {column.name: column.dtype for column in SCHEMA}
 # Added after tables were first written: a table without them still loads (they read as missing).
-_LATER_COLUMNS = ("label", "started_at", "curve_json")
+_LATER_COLUMNS = ("label", "started_at", "curve_json", "rung", "schema_version")
 
 
 def schema_columns() -> list[str]:
@@ -141,7 +145,8 @@ def _row(record: Mapping[str, Any], ray_version: str) -> dict[str, Any]:
     metrics = record.get("metrics") or {}
     environment = record.get("environment") or {}
     row: dict[str, Any] = {
-        "trial_id": record["trial_id"], "label": record.get("label") or record.get("preset") or record["trial_id"],
+        "trial_id": record["trial_id"], "schema_version": SCHEMA_VERSION,
+        "label": record.get("label") or record.get("preset") or record["trial_id"],
         "status": record["status"], "reason": record.get("reason"), "started_at": record.get("started"),
         "curve_json": canonical_json(record.get("curve") or []),
         "rung": record.get("rung"),
@@ -248,8 +253,8 @@ def load_results(folder_or_file: str | Path) -> pd.DataFrame:
             table = pd.read_csv(path, dtype=strings, float_precision="round_trip")
     except (OSError, ValueError) as e:
         raise DataError(f"{path}: cannot read the results table: {str(e).splitlines()[0]}") from e
+    _check_schema(table, str(path), later_may_miss=True)  # before filling: a foreign table is named, not filled
     table = with_later_columns(table)
-    _check_schema(table, str(path))
     return _coerce(table)
 
 
@@ -261,6 +266,8 @@ def with_later_columns(table: pd.DataFrame) -> pd.DataFrame:
     table = table.copy()
     for name in missing:
         table[name] = pd.Series([None] * len(table), index=table.index, dtype=object).astype(_DTYPES[name])
+    if "schema_version" in missing:
+        table["schema_version"] = pd.array([1] * len(table), dtype="Int64")  # written before the schema had one
     if "label" in missing:
         table["label"] = table["preset"].fillna(table["trial_id"]).astype("string")
     return table
@@ -279,11 +286,28 @@ def _results_file(path: Path) -> Path:
     return path
 
 
-def _check_schema(table: pd.DataFrame, source: str) -> None:
-    missing = [name for name in schema_columns() if name not in table.columns]
+def _check_schema(table: pd.DataFrame, source: str, later_may_miss: bool = False) -> None:
+    missing = [name for name in schema_columns() if name not in table.columns
+               and not (later_may_miss and name in _LATER_COLUMNS)]
     if missing:
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-        raise DataError(f"{source}: missing column {missing[0]!r}{more}; not a boosttune results table")
+        version = _version_of(table)
+        raise DataError(f"{source}: missing column {missing[0]!r}{more}; not a boosttune results table "
+                        f"(it says schema version {version}; this boosttune reads versions 1 to {SCHEMA_VERSION})"
+                        if version else
+                        f"{source}: missing column {missing[0]!r}{more}; not a boosttune results table of any "
+                        f"schema version (this boosttune reads versions 1 to {SCHEMA_VERSION})")
+    version = _version_of(table)
+    if version and version > SCHEMA_VERSION:
+        raise DataError(f"{source}: written with results schema version {version}, newer than this boosttune reads "
+                        f"(1 to {SCHEMA_VERSION}); upgrade boosttune")
+
+
+def _version_of(table: pd.DataFrame) -> int | None:
+    if "schema_version" not in table.columns:
+        return None
+    versions = pd.to_numeric(table["schema_version"], errors="coerce").dropna()
+    return int(versions.max()) if len(versions) else None
 
 
 def fmt(value: Any, spec: str, missing: str = "n/a") -> str:

@@ -7,6 +7,7 @@ results table is rebuilt from those files.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from dataclasses import dataclass, field
@@ -47,7 +48,7 @@ def connect_ray(log: Callable[[str], None], runtime_env: dict[str, Any] | None =
                 "boosttune; pass it to your own ray.init(runtime_env=...) if the workers cannot import it")
         return "already connected"
     address = os.environ.get("RAY_ADDRESS") or _running_cluster()
-    shipped = {"runtime_env": runtime_env} if runtime_env else {}
+    shipped = {"runtime_env": copy.deepcopy(runtime_env)} if runtime_env else {}  # ray.init rewrites it
     if address:
         ray.init(address=address, log_to_driver=True, **shipped)
         where = f"cluster at {address}"
@@ -64,20 +65,23 @@ def connect_ray(log: Callable[[str], None], runtime_env: dict[str, Any] | None =
     return where
 
 
-def code_runtime_env(config: ExperimentConfig, start_dir: Path) -> dict[str, Any] | None:
+def code_runtime_env(config: ExperimentConfig | Any, start_dir: Path, output: Path | None = None) -> dict[str, Any] | None:
     """What of the user's code Ray ships to every node: ``working_dir`` and ``py_modules``, absolute.
+
+    ``config``: an experiment, or anything with a ``recipe`` (a bench: its folder only, no fields to name others).
 
     By default, for a builder of the user's own (``base.model.entry``), the folder the command was started from,
     as ``ray job submit --working-dir .`` would ship it (Ray leaves out what ``.gitignore``/``.rayignore`` list).
     Nothing inside a Ray job that shipped a working_dir already (the job's workers have it), and nothing for the
-    built-in models unless asked.
+    built-in models unless asked. The run's ``output`` folder, when it lies inside the working_dir, is left out
+    (a project's runs/ would otherwise travel with every later run).
 
     Raises:
         ConfigError: a folder or module that does not exist.
     """
     job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR") or "{}")
     in_job = bool((job.get("runtime_env") or {}).get("working_dir"))
-    working_dir = config.working_dir
+    working_dir = getattr(config, "working_dir", None)
     if working_dir is None and not config.recipe.builtin and not in_job:
         working_dir = "."
     env: dict[str, Any] = {}
@@ -87,8 +91,13 @@ def code_runtime_env(config: ExperimentConfig, start_dir: Path) -> dict[str, Any
             raise ConfigError(f"working_dir: {str(folder)!r} is not a folder; allowed: the folder of the project "
                               "that holds the model builder")
         env["working_dir"] = str(folder)
+        excludes = ["__pycache__/"]
+        for inside in (output, (start_dir / "runs").resolve()):  # runs/: where boosttune writes by default
+            if inside is not None and inside.is_relative_to(folder) and inside != folder:
+                excludes.append("/" + inside.relative_to(folder).as_posix() + "/")
+        env["excludes"] = sorted(set(excludes))
     modules = []
-    for module in config.py_modules:
+    for module in getattr(config, "py_modules", ()):
         path = (start_dir / module).resolve()
         if not path.exists():
             raise ConfigError(f"py_modules: {str(path)!r} does not exist; allowed: a package folder or a .py file")

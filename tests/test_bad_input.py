@@ -101,6 +101,13 @@ def corpus(tmp_path_factory) -> dict[str, Path]:
     (files["empty_results"] / "experiment.json").write_text(json.dumps({"name": "x"}))
     from boosttune.results import build_results_table, save_results
 
+    files["other_schema"] = root / "other-schema"  # a real parquet table, of somebody else's columns
+    files["other_schema"].mkdir()
+    (files["other_schema"] / "experiment.json").write_text(json.dumps({"name": "x"}))
+    import pandas as pd
+
+    pd.DataFrame({"run": ["a"], "accuracy": [0.9]}).to_parquet(files["other_schema"] / "results.parquet")
+
     save_results(build_results_table([], ray_version=ray.__version__), files["empty_results"])
     files["one_run"] = root / "one-run"  # a results table with its baseline: report and export work on it
     files["one_run"].mkdir()
@@ -127,6 +134,10 @@ def corpus(tmp_path_factory) -> dict[str, Path]:
         "not_best.json": json.dumps({"model": "lenet5"}),
         "bad_storage.yaml": "name: x\nstorage: nosuchscheme://bucket/runs\n",
         "huge_workers.yaml": "name: x\nworkers_per_trial: 4096\n",
+        "empty.yaml": "# nothing but a comment\n",
+        "entry_bad.yaml": "name: x\nbase: {model: {entry: 'my model.py'}}\n",
+        "entry_data.yaml": "name: x\nbase: {model: {entry: 'team.model:build'}, data: {name: digits}}\n",
+        "entry.yaml": "name: x\nbase: {model: {entry: 'team.model:build', kwargs: {hidden: 8}}}\n",
     }
     for name, text in docs.items():
         path = files[name.replace(".", "_")] = root / name
@@ -210,6 +221,13 @@ CASES = [
     ("trial-cifar-no-path", "bt trial --set data.name=cifar10", "needs data.path"),
     ("trial-digits-path", "bt trial --set data.path={empty_dir}", "reads no folder"),
     ("trial-data-garbage", "bt trial --set data.name=mnist_idx --set data.path={garbage_idx}", "bad magic number"),
+    ("trial-empty-file", "bt trial {empty_yaml}", "the file is empty (or holds only comments)"),
+    ("tune-empty-file", "bt tune {empty_yaml}", "the file is empty (or holds only comments)"),
+    # a team's own builder (base.model: {entry, kwargs})
+    ("tune-entry-not-module-function", "bt tune {entry_bad_yaml}", "base.model.entry: 'my model.py' is invalid"),
+    ("tune-entry-with-data", "bt tune {entry_data_yaml}", "reads its own data"),
+    ("tune-entry-working-dir-missing", "bt tune {entry_yaml} --set working_dir={new}", "working_dir: "),
+    ("tune-entry-module-missing", "bt tune {entry_yaml} --set py_modules=[{new}]", "py_modules: "),
     # benches
     ("bench-seeds-garbage", "bt bench {bench_yaml} --output {new} --seeds 1,a", "--seeds: '1,a' is invalid"),
     ("bench-seeds-repeated", "bt bench {bench_yaml} --output {new} --seeds 1,1", "seeds"),
@@ -221,6 +239,8 @@ CASES = [
     ("export-nothing", "bt export {empty_dir}", "no results.parquet"),
     ("export-corrupt", "bt export {corrupt_results}", "cannot read the results table"),
     ("export-empty", "bt export {empty_results}", "no finished O0 baseline"),
+    ("export-other-schema", "bt export {other_schema}", "not a boosttune results table of any schema version"),
+    ("report-other-schema", "bt report {other_schema}", "not a boosttune results table of any schema version"),
     ("report-corrupt", "bt report {corrupt_results}", "cannot read the results table"),
     ("report-empty", "bt report {empty_results}", "holds no trials"),
     ("report-output-foreign", "bt report {one_run} --output {foreign}", "holds files boosttune did not write"),

@@ -6,19 +6,45 @@ import math
 
 import pytest
 
-from boosttune.probe.calibrate import CALIBRATED, SLOW_BELOW, SpeedReport, fragment_of, slow_knobs
+from boosttune.probe.calibrate import (AMBIGUOUS_BAND, CALIBRATED, SLOW_BELOW, SpeedReport, calibration_base,
+                                       fragment_of, judge, slow_knobs)
 
 
-def _report(ratios, spread=0.05):
+def _report(ratios, unclear=()):
     return SpeedReport(device_target="CPU", cpu="test", created="now", measured_on="test", baseline_sps=1000.0,
-                       ratios=ratios, baseline_spread=spread)
+                       ratios=ratios, unclear=list(unclear))
 
 
 def test_knobs_clearly_slower_than_o0_are_slow_with_the_reason_and_the_way_out():
     report = _report({"amp.O2": 0.52, "boost.less_bn": 0.85, "boost.grad_freeze": 1.2, "boost.dim_reduce": None})
-    assert report.slow() == {"amp.O2": "amp O2: 0.52x O0's throughput on this CPU, not searched; "
+    assert report.slow() == {"amp.O2": "amp O2: 0.52x O0's throughput on this CPU (test), not searched; "
                                        "--search amp to force it"}
     assert "slow: not searched by default" in report.table()
+
+
+def test_a_knob_is_judged_against_its_two_o0_neighbours():
+    assert judge(500.0, 1000.0, 1000.0) == (0.5, True)
+    ratio, clear = judge(500.0, 800.0, 1200.0)  # the machine sped up by 40% across the knob's run: no verdict
+    assert ratio == 0.5 and not clear
+    ratio, clear = judge(820.0, 1000.0, 1000.0)  # at the threshold: within the noise
+    assert abs(ratio - 0.82) < 1e-12 and not clear and abs(ratio - SLOW_BELOW) <= AMBIGUOUS_BAND
+    assert judge(1200.0, 1000.0, 1050.0)[1]
+
+
+def test_the_calibration_runs_on_the_experiments_own_builder_and_is_keyed_by_its_source(tmp_path, monkeypatch):
+    module = tmp_path / "team_model.py"
+    module.write_text("def build(ctx):\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    base = {"model": {"entry": "team_model:build", "kwargs": {"hidden": 8}}, "batch_size": 16,
+            "optimizer": {"learning_rate": 0.1}}
+    recipe, measured_on, fingerprint = calibration_base(base)
+    assert recipe["model"] == base["model"] and recipe["batch_size"] == 16 and recipe["steps_per_epoch"] > 3
+    assert measured_on.startswith("team_model:build") and "batch 16" in measured_on
+    module.write_text("def build(ctx):\n    return None  # a changed network is measured again\n")
+    assert calibration_base(base)[2] != fingerprint
+    assert calibration_base({**base, "model": {**base["model"], "kwargs": {"hidden": 16}}})[2] != fingerprint
+    builtin = calibration_base({"model": "lenet5", "data": {"name": "digits"}})
+    assert builtin == calibration_base(None) and builtin[0]["model"] == "resnet8"  # the built-in stand-in
 
 
 def test_a_named_fragment_is_searched_even_when_slow():
@@ -29,9 +55,9 @@ def test_a_named_fragment_is_searched_even_when_slow():
 
 
 def test_a_busy_machine_leaves_nothing_out():
-    report = _report({"amp.O2": 0.3}, spread=0.4)  # the two O0 runs 40% apart
+    report = _report({"amp.O2": 0.3, "amp.O3": 0.4}, unclear=["amp.O2", "amp.O3"])  # neighbours disagreed twice
     assert not report.trustworthy and report.slow() == {}
-    assert "nothing is left out" in report.table()
+    assert "unclear (a busy machine?): searched" in report.table()
 
 
 def test_fragment_names_match_the_search_flag():
@@ -53,8 +79,11 @@ def test_calibration_measures_every_supported_knob_on_this_machine(probe_report)
     assert measured and all(math.isfinite(r) and 0.05 < r < 20 for r in measured.values())
     assert report.baseline_sps and report.baseline_sps > 0
     assert set(report.slow()) <= {k for k, r in measured.items() if r < SLOW_BELOW}
-    again = run_calibration(probe_report, log=lines.append)  # cached: not measured twice
-    assert again.ratios == report.ratios and any("cached" in line for line in lines)
+    assert set(report.slow()).isdisjoint(report.unclear)  # an unclear knob stays in the search
+    again = run_calibration(probe_report, log=lines.append)  # cached: only an unclear verdict is measured again
+    assert any(line.startswith("calibration: cached result") for line in lines)
+    clear = set(report.ratios) - set(report.unclear)
+    assert {k: again.ratios[k] for k in clear} == {k: report.ratios[k] for k in clear}
 
 
 def test_the_gp_sampler_without_pytorch_is_one_line_before_anything_trains(monkeypatch):

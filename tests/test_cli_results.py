@@ -67,4 +67,5 @@ def test_missing_column_is_one_line_exit_2(results_dir, capsys):
         results_dir / "broken.csv", index=False)
     assert main(["export", str(results_dir / "broken.csv")]) == 2
     assert capsys.readouterr().err.strip() == (f"boosttune: error: {results_dir / 'broken.csv'}: missing column "
-                                               "'speedup_vs_baseline'; not a boosttune results table")
+                                               "'speedup_vs_baseline'; not a boosttune results table (it says schema "
+                                               "version 2; this boosttune reads versions 1 to 2)")

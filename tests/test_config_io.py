@@ -74,8 +74,11 @@ def test_yaml_scalars_are_plain_python(tmp_path):
 
 
 def test_empty_documents(tmp_path):
-    assert load_document(_write(tmp_path / "empty.yaml", "")) is None
-    assert load_document(_write(tmp_path / "empty", "")) is None
+    for name, text in (("empty.yaml", ""), ("empty", ""), ("comments.yaml", "# only a comment\n")):
+        path = _write(tmp_path / name, text)
+        with pytest.raises(ConfigError) as info:  # not silently "all defaults"
+            load_document(path)
+        assert str(info.value).startswith(f"{path}: the file is empty (or holds only comments)")
     with pytest.raises(ConfigError, match="invalid JSON"):
         load_document(_write(tmp_path / "empty.json", ""))
 

@@ -154,3 +154,27 @@ def test_the_script_runs_alone_as_ray_submit_runs_it(two_node_cluster, tmp_path)
     output = home / "runs" / "submitted"
     assert (output / "best_recipe.json").is_file() and (output / "report.html").is_file()
     assert f"ray: connected to cluster at {two_node_cluster['gcs']}" in done.stdout
+
+
+def test_a_team_project_outside_the_repository_is_tuned_on_both_nodes(two_node_cluster, tmp_path):
+    """``ray job submit --working-dir .`` from a team's own folder (not installed, not in the repository): Ray ships
+    it to both nodes, and every rank there imports the team's builder from it."""
+    from test_custom_project import copy_example
+
+    project = copy_example(tmp_path)
+    output = tmp_path / "team-run"
+    command = [RAY, "job", "submit", "--address", two_node_cluster["dashboard"], "--working-dir", ".", "--",
+               str(Path(sys.executable).with_name("boosttune")), "tune", "experiment.yaml", "--set", "num_trials=3",
+               "--set", "base.epochs=1", "--set", "base.steps_per_epoch=12", "--set", "confirm_seeds=0",
+               "--set", "early_stopping=false", "--set", f"storage={tmp_path / 'shared'}", "--output", str(output)]
+    env = {**two_node_cluster["env"], "PYTHONPATH": ""}
+    done = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=540)
+    log = done.stdout + done.stderr
+    assert done.returncode == 0 and "succeeded" in log, log[-4000:]
+    records = [json.loads(p.read_text()) for p in (output / "trials").glob("*.json")]
+    trained = [r for r in records if r["status"] == "completed"]
+    assert len(records) == 4 and len(trained) >= 2  # the baseline and 3 trials
+    assert len({r["metrics"]["node_id"] for r in trained}) == 2, "the trials did not use both nodes"
+    assert all(r["metrics"]["objective"] == "accuracy" for r in trained)
+    assert "model: digits_lstm:build built on a worker" in log
+    assert (output / "best_boost_config.json").is_file()

@@ -171,7 +171,27 @@ def test_missing_schema_column_is_one_line_data_error(table, tmp_path):
     table.drop(columns=["val_acc_delta_pt"]).to_csv(path, index=False)
     with pytest.raises(DataError) as error:
         load_results(path)
-    assert str(error.value) == f"{path}: missing column 'val_acc_delta_pt'; not a boosttune results table"
+    assert str(error.value) == (f"{path}: missing column 'val_acc_delta_pt'; not a boosttune results table (it says "
+                                f"schema version 2; this boosttune reads versions 1 to 2)")
+
+
+def test_a_table_of_an_older_schema_version_reads_with_its_later_columns_missing(table, tmp_path):
+    """A version-1 table (written before label, started_at, curve_json, rung and schema_version) still reads."""
+    from boosttune.results import SCHEMA_VERSION
+
+    path = tmp_path / "results.csv"
+    assert set(table["schema_version"]) == {SCHEMA_VERSION}
+    table.drop(columns=["label", "started_at", "curve_json", "rung", "schema_version"]).to_csv(path, index=False)
+    old = load_results(path)
+    assert set(old["schema_version"]) == {1} and old["rung"].isna().all()
+    assert list(old["label"]) == list(table["preset"].fillna(table["trial_id"]))
+
+
+def test_a_table_of_a_newer_schema_version_is_refused_naming_it(table, tmp_path):
+    path = tmp_path / "results.csv"
+    table.assign(schema_version=99).to_csv(path, index=False)
+    with pytest.raises(DataError, match=r"written with results schema version 99, newer than this boosttune reads"):
+        load_results(path)
 
 
 @pytest.mark.parametrize("name, fragment", [("nothing", "no results.parquet or results.csv"),

@@ -53,9 +53,17 @@ _YAML_SUFFIXES = {".yaml", ".yml"}
 def load_document(path: str | Path) -> Any:
     """Load a JSON or YAML file (by suffix; anything else is tried as JSON, then YAML).
 
-    YAML is read with ``yaml.safe_load``: no Python objects, tags or code.
+    YAML is read with ``yaml.safe_load``: no Python objects, tags or code. An empty file (or one of comments
+    only) is refused: it would otherwise stand for "all defaults" without saying so.
     """
-    path = Path(path)
+    document = _load_document(Path(path))
+    if document is None:
+        raise ConfigError(f"{path}: the file is empty (or holds only comments); write its fields, or leave the file "
+                          "out to use the defaults")
+    return document
+
+
+def _load_document(path: Path) -> Any:
     if not path.is_file():
         raise ConfigError(f"{path}: no such file")
     try:

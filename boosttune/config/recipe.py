@@ -162,7 +162,8 @@ class TrialRecipe(_Strict):
         return self.data.image_size or DEFAULT_IMAGE_SIZE[self.model]
 
     def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        """The recipe as data (it travels to the workers and into every record); a builder's has no ``data``."""
+        return self.model_dump(mode="json", exclude={"data"} if not self.builtin else None)
 
 
 def parse_recipe(document: Mapping[str, Any] | None = None, **overrides: Any) -> TrialRecipe:

@@ -1,22 +1,31 @@
-"""Speed calibration: how each device-dependent knob changes throughput on this device, measured once.
+"""Speed calibration: how each device-dependent knob changes throughput on this device, for this network.
 
-After the capability probe, a small ResNet (ResNet-8 with BatchNorm, on scikit-learn's 1,797 real 8x8
-digits resized to 16x16, batch 32) trains for two short epochs in a fresh process per knob: O0 before
-and after the others, then each amp level, LessBN, GradientFreeze, gradient accumulation and
-DimReduce that the probe found supported. A knob whose throughput is below ``SLOW_BELOW`` times O0's
-(the mean of the two O0 runs) is *slow here*: the default search does not draw it, and says why
-("amp O2: 0.52x O0's throughput on this device, not searched; --search amp to force it"). A user's
-``--search`` naming its fragment wins. The result is cached per device, CPU and MindSpore version,
-next to the probe's.
+After the capability probe, the experiment's own network and data (its builder: a team's, or a built-in
+model) train a few dozen steps per run, each amp level, LessBN, GradientFreeze, gradient accumulation and
+DimReduce that the probe found supported, with an O0 run before and after every knob: each knob is judged
+against its two neighbours, so a machine that slows down or speeds up while it measures moves both sides of
+the ratio. A knob whose throughput is below ``SLOW_BELOW`` times its neighbours' is *slow here*: the default
+search does not draw it, and says why ("amp O2: 0.52x O0's throughput on this CPU for digits_lstm:build, not
+searched; --search amp to force it"). A user's ``--search`` naming its fragment wins.
+
+A verdict is *clear* when the two O0 neighbours agree within ``1 - SLOW_BELOW`` and the ratio is not within
+``AMBIGUOUS_BAND`` of the threshold; an unclear knob is measured once more, before another O0 run, and is
+clear when both of its measurements had steady neighbours and fall on the same side of the threshold; otherwise
+it is left in the search (nothing is left out on doubtful evidence). The report is cached per
+node type, MindSpore version and model fingerprint (builder entry, kwargs, batch size and a hash of the
+builder module's source); only its clear verdicts count as cached: the next experiment measures the unclear
+knobs again (and only them).
+
+The runs share one process (the probe's Ray task, a fresh process of its own), as the trials of
+``tests/test_trial.py`` do without leaking: about three times cheaper than a process per run.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
@@ -27,10 +36,13 @@ from typing import Any, Callable
 from boosttune.probe.report import ProbeReport, cache_dir, cpu_name, node_type
 from boosttune.files import write_json
 
-__all__ = ["CALIBRATED", "SLOW_BELOW", "SpeedReport", "fragment_of", "run_calibration", "slow_knobs"]
+__all__ = ["AMBIGUOUS_BAND", "CALIBRATED", "SLOW_BELOW", "SpeedReport", "calibration_base", "fragment_of", "judge",
+           "run_calibration", "slow_knobs"]
 
 SLOW_BELOW = 0.8  # clearly slower: this machine's throughput moves by about +-10% from run to run
-CALIBRATION_REVISION = 1
+AMBIGUOUS_BAND = 0.1  # a ratio within this of SLOW_BELOW is measured again
+CALIBRATION_REVISION = 2
+STEPS = 30  # per run: a few warm-up steps, then steady windows
 
 # knob -> the space params (on top of O0's) that switch it on
 CALIBRATED: dict[str, dict[str, Any]] = {
@@ -45,10 +57,9 @@ CALIBRATED: dict[str, dict[str, Any]] = {
     "boost.dim_reduce": {"boost.dim_reduce": True, "dim_reduce.rho": 0.55, "dim_reduce.gamma": 0.9,
                          "dim_reduce.alpha": 0.001, "dim_reduce.sigma": 0.4, "dim_reduce.n_components": 4},
 }
-_BASE = {"model": "resnet8", "batch_size": 32, "epochs": 2, "seed": 0, "eval_every_epoch": False,
-         "data": {"name": "digits", "image_size": 16},
-         "optimizer": {"name": "momentum", "learning_rate": 0.05, "lr_schedule": "constant"}}
-MEASURED_ON = "ResNet-8 (BatchNorm) on 1,797 real 8x8 digits at 16x16, batch 32, 2 epochs, one fresh process per run"
+_DEFAULT_BASE = {"model": "resnet8", "batch_size": 32, "data": {"name": "digits", "image_size": 16},
+                 "optimizer": {"name": "momentum", "learning_rate": 0.05, "lr_schedule": "constant"}}
+DEFAULT_MEASURED_ON = "ResNet-8 (BatchNorm) on 1,797 real 8x8 digits at 16x16, batch 32"
 
 
 def fragment_of(knob: str) -> str:
@@ -67,44 +78,56 @@ class SpeedReport:
     created: str
     measured_on: str
     baseline_sps: float | None
-    ratios: dict[str, float | None]  # knob -> throughput / O0's; None: the run failed
+    ratios: dict[str, float | None]  # knob -> throughput / its O0 neighbours'; None: the run failed
     errors: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
-    baseline_spread: float = 0.0  # |O0 before - O0 after| / their mean: the machine's drift while measuring
+    baseline_spread: float = 0.0  # (max - min) / mean of every O0 run: the machine's drift while measuring
+    unclear: list[str] = field(default_factory=list)  # knobs whose verdict stayed unclear: never left out
+    fingerprint: str = ""  # the model it was measured on (builder, kwargs, batch size, source hash)
 
     @property
     def trustworthy(self) -> bool:
-        """Both O0 runs agree within the margin: nothing else was loading the machine meanwhile."""
-        return self.baseline_sps is not None and self.baseline_spread <= 1.0 - SLOW_BELOW
+        """Every knob got a clear verdict (its O0 neighbours agreed, its ratio was not at the threshold)."""
+        return self.baseline_sps is not None and not self.unclear
 
     def slow(self, threshold: float = SLOW_BELOW) -> dict[str, str]:
         """Knobs measured clearly slower than O0 here, each with the one-line reason shown to the user.
 
-        None when the two O0 runs disagree by more than the margin (a busy machine): then nothing is
-        left out on this evidence.
+        A knob with an unclear verdict (a busy machine) is never among them: nothing is left out on that evidence.
         """
-        if not self.trustworthy:
-            return {}
         where = "this CPU" if self.device_target == "CPU" else f"this {self.device_target}"
-        return {knob: f"{_label(knob)}: {ratio:.2f}x O0's throughput on {where}, not searched; "
+        return {knob: f"{_label(knob)}: {ratio:.2f}x O0's throughput on {where} ({self.measured_on}), not searched; "
                       f"--search {fragment_of(knob)} to force it"
-                for knob, ratio in self.ratios.items() if ratio is not None and ratio < threshold}
+                for knob, ratio in self.ratios.items()
+                if ratio is not None and ratio < threshold and knob not in self.unclear}
 
     def table(self) -> str:
         lines = [f"speed on {self.device_target} ({self.measured_on}); O0: "
-                 + (f"{self.baseline_sps:.0f} samples/s (two runs {100 * self.baseline_spread:.0f}% apart)"
+                 + (f"{self.baseline_sps:.0f} samples/s (its runs {100 * self.baseline_spread:.0f}% apart)"
                     if self.baseline_sps else "n/a")]
-        if self.baseline_sps is not None and not self.trustworthy:
-            lines.append("  the two O0 runs disagree by more than 20% (a busy machine?): nothing is left out; "
-                         "measure again with `boosttune probe --refresh`")
+        slow = self.slow()
         for knob, ratio in self.ratios.items():
             shown = f"{ratio:.2f}x" if ratio is not None else f"failed ({self.errors.get(knob, '?')})"
-            flag = "  slow: not searched by default" if knob in self.slow() else ""
+            flag = ("  slow: not searched by default" if knob in slow else
+                    "  unclear (a busy machine?): searched; measure again with `boosttune probe --speed --refresh`"
+                    if knob in self.unclear else "")
             lines.append(f"  {knob:<26}{shown}{flag}")
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def judge(knob_sps: float, before: float, after: float, threshold: float = SLOW_BELOW) -> tuple[float, bool]:
+    """A knob's ratio to the mean of its two O0 neighbours, and whether that verdict is clear.
+
+    Clear: the neighbours agree within ``1 - threshold`` (the machine did not drift across the knob's run)
+    and the ratio is more than ``AMBIGUOUS_BAND`` away from the threshold.
+    """
+    reference = (before + after) / 2.0
+    ratio = knob_sps / reference
+    spread = abs(before - after) / reference
+    return ratio, spread <= 1.0 - threshold and abs(ratio - threshold) > AMBIGUOUS_BAND
 
 
 def slow_knobs(report: SpeedReport | None, searched: list[str] | None = None,
@@ -116,81 +139,146 @@ def slow_knobs(report: SpeedReport | None, searched: list[str] | None = None,
     return {knob: why for knob, why in report.slow(threshold).items() if fragment_of(knob) not in forced}
 
 
-def _cache_path(device_target: str, mindspore_version: str, boosttune_version: str) -> Path:
-    key = f"{node_type(device_target)}|{mindspore_version}|{boosttune_version}|speed{CALIBRATION_REVISION}"
+def calibration_base(base: dict[str, Any] | None) -> tuple[dict[str, Any], str, str]:
+    """The recipe the knobs are timed on, what it is called, and its fingerprint.
+
+    A builder of the user's own is timed on its own network and data at the experiment's batch size and
+    optimizer; a built-in model (or none given) on a small ResNet over digits, which stands in for it.
+    """
+    model = (base or {}).get("model")
+    if not isinstance(model, dict):
+        recipe, measured_on = dict(_DEFAULT_BASE), DEFAULT_MEASURED_ON
+    else:
+        recipe = {"model": model, "batch_size": base.get("batch_size", 32), "optimizer": base.get("optimizer", {})}
+        measured_on = f"{model['entry']} {json.dumps(model.get('kwargs') or {}, sort_keys=True)}, batch " \
+                      f"{recipe['batch_size']}"
+    recipe.update(epochs=1, steps_per_epoch=STEPS, seed=0, eval_every_epoch=False)
+    source = ""
+    if isinstance(model, dict):
+        source = _source_digest(model["entry"].split(":")[0])
+    key = json.dumps({"recipe": recipe, "source": source}, sort_keys=True)
+    return recipe, measured_on, hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+def _source_digest(module: str) -> str:
+    """A hash of the builder module's file (a changed network is measured again); empty when not found."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return ""
+    if spec is None or not spec.origin or not Path(spec.origin).is_file():
+        return ""
+    return hashlib.sha256(Path(spec.origin).read_bytes()).hexdigest()
+
+
+def _cache_path(device_target: str, mindspore_version: str, boosttune_version: str, fingerprint: str) -> Path:
+    key = f"{node_type(device_target)}|{mindspore_version}|{boosttune_version}|speed{CALIBRATION_REVISION}|{fingerprint}"
     digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     return cache_dir() / f"speed-{device_target.lower()}-ms{mindspore_version}-{digest}.json"
 
 
-def _measure(params: dict[str, Any], device_target: str, env: dict[str, str]) -> tuple[float | None, str]:
-    """Throughput of one run in a fresh process, or (None, why it failed)."""
+def _measure(params: dict[str, Any], base: dict[str, Any], device_target: str) -> tuple[float | None, str]:
+    """Throughput of one short run in this process, or (None, why it failed)."""
+    from boosttune.errors import BoosttuneError
     from boosttune.space import SpaceContext, recipe_from_params
+    from boosttune.trial.runner import run_trial
 
-    ctx = SpaceContext(total_steps=2 * (1437 // 32), param_count=1000)
-    recipe = recipe_from_params(params, ctx, {**_BASE, "device_target": device_target}).to_dict()
+    ctx = SpaceContext(total_steps=STEPS, param_count=1000)
+    recipe = recipe_from_params(params, ctx, {**base, "device_target": device_target})
     with tempfile.TemporaryDirectory(prefix="boosttune_speed_") as tmp:
-        recipe_path, out = Path(tmp) / "recipe.json", Path(tmp) / "result.json"
-        recipe_path.write_text(json.dumps(recipe))
         try:
-            done = subprocess.run([sys.executable, "-m", "boosttune.cli", "trial", str(recipe_path), "--output",
-                                   str(out), "--work-dir", str(Path(tmp) / "work")],
-                                  env=env, capture_output=True, text=True, timeout=300, cwd=tmp)
-        except subprocess.TimeoutExpired:
-            return None, "timed out"
-        if done.returncode != 0 or not out.is_file():
-            lines = [line for line in done.stderr.splitlines() if line.strip()]
-            return None, (lines[-1] if lines else f"exit code {done.returncode}")[:200]
-        sps = json.loads(out.read_text())["metrics"].get("throughput_sps")
+            result = run_trial(recipe, work_dir=tmp, log=lambda message: None, evaluate=False)
+        except BoosttuneError as e:
+            return None, str(e)[:200]
+        except Exception as e:  # a knob that fails here is reported, not fatal to the calibration
+            return None, f"{type(e).__name__}: {' '.join(str(e).split())}"[:200]
+    sps = result.metrics.get("throughput_sps")
     return (float(sps), "") if sps else (None, "too few steady steps")
 
 
-def run_calibration(probe: ProbeReport, *, refresh: bool = False,
+def run_calibration(probe: ProbeReport, *, base: dict[str, Any] | None = None, refresh: bool = False,
                     log: Callable[[str], None] = print) -> SpeedReport:
-    """Measure (or load the cached) speed of each supported device-dependent knob relative to O0."""
+    """Measure (or load the cached) speed of each supported device-dependent knob relative to O0, on ``base``'s
+    network (the experiment's base recipe; None: the built-in stand-in)."""
     from importlib.metadata import version
 
     from boosttune import __version__
-    from boosttune.probe import _child_env
+    from boosttune.runtime import apply_runtime_env
     from boosttune.space import SpaceContext, preset_params
 
-    path = _cache_path(probe.device_target, version("mindspore"), __version__)
+    recipe, measured_on, fingerprint = calibration_base(base)
+    path = _cache_path(probe.device_target, version("mindspore"), __version__, fingerprint)
+    cached = None
     if path.is_file() and not refresh:
         try:
-            report = SpeedReport(**json.loads(path.read_text()))
-            log(f"calibration: cached result from {report.created} ({path})")
-            return report
+            cached = SpeedReport(**json.loads(path.read_text()))
         except (TypeError, ValueError):
-            pass  # an older layout: measure again
-    env = _child_env(probe.runtime_env.get("ONEDNN_MAX_CPU_ISA", "default"))
+            cached = None  # an older layout: measure again
+    if cached is not None and not cached.unclear:
+        log(f"calibration: cached result from {cached.created} for {cached.measured_on} ({path})")
+        return cached
+    apply_runtime_env(probe.runtime_env)  # before MindSpore loads in this process (a no-op, warned, after)
     knobs = [k for k in CALIBRATED if probe.supports(k)]
-    o0 = preset_params("O0", SpaceContext(total_steps=1, param_count=1000), _BASE)
-    log(f"calibration: timing {len(knobs)} knobs against O0 on {probe.device_target} ({MEASURED_ON})")
+    if cached is not None:  # the clear verdicts are kept; only the unclear ones are measured again
+        knobs = [k for k in knobs if k in cached.unclear]
+        log(f"calibration: cached result from {cached.created}; measuring again what was unclear then: "
+            f"{', '.join(knobs)}")
+    o0 = preset_params("O0", SpaceContext(total_steps=1, param_count=1000), recipe)
+    log(f"calibration: timing {len(knobs)} knobs on {probe.device_target} for {measured_on}, each between two O0 "
+        f"runs ({STEPS} steps a run)")
     start = time.perf_counter()
     baseline: list[float] = []
     ratios: dict[str, float | None] = {}
-    measured: dict[str, float | None] = {}
     errors: dict[str, str] = {}
-    for name, params in [("O0", o0)] + [(k, {**o0, **CALIBRATED[k]}) for k in knobs] + [("O0", o0)]:
-        sps, why = _measure(params, probe.device_target, env)
-        if name == "O0":
-            if sps is not None:
-                baseline.append(sps)
-        else:
-            measured[name] = sps
-            if sps is None:
-                errors[name] = why
-        log(f"  {name:<26}" + (f"{sps:.0f} samples/s" if sps is not None else f"failed: {why}"))
+    unclear: list[str] = []
+
+    def o0_run() -> float | None:
+        sps, why = _measure(o0, recipe, probe.device_target)
+        log(f"  {'O0':<26}" + (f"{sps:.0f} samples/s" if sps is not None else f"failed: {why}"))
+        if sps is not None:
+            baseline.append(sps)
+        return sps
+
+    before = o0_run()
+    for knob in knobs:
+        measured: list[tuple[float, bool]] = []  # (ratio, neighbours agreed)
+        for attempt in (1, 2):
+            sps, why = _measure({**o0, **CALIBRATED[knob]}, recipe, probe.device_target)
+            after = o0_run()
+            if sps is None or before is None or after is None:
+                ratios[knob] = None
+                errors[knob] = why or "the O0 run beside it failed"
+                log(f"  {knob:<26}failed: {errors[knob]}")
+                before = after
+                break
+            ratio, clear = judge(sps, before, after)
+            steady = abs(before - after) / ((before + after) / 2.0) <= 1.0 - SLOW_BELOW
+            before = after
+            measured.append((ratio, steady))
+            ratios[knob] = statistics.fmean(r for r, _ in measured)
+            if attempt == 2:  # twice on the same side of the threshold, with steady neighbours: that is the verdict
+                clear = all(ok for _, ok in measured) and len({r < SLOW_BELOW for r, _ in measured}) == 1
+            log(f"  {knob:<26}{sps:.0f} samples/s: {ratio:.2f}x its O0 neighbours"
+                + ("" if clear else " (unclear" + (": measuring again)" if attempt == 1 else ")")))
+            if clear:
+                break
+            if attempt == 2:
+                unclear.append(knob)
+    if cached is not None:
+        ratios = {**cached.ratios, **ratios}
+        errors = {**{k: v for k, v in cached.errors.items() if k not in ratios or ratios[k] is None}, **errors}
+        baseline = baseline or ([cached.baseline_sps] if cached.baseline_sps else [])
     reference = statistics.fmean(baseline) if baseline else None
-    spread = abs(baseline[0] - baseline[-1]) / reference if len(baseline) == 2 and reference else 0.0
-    for knob, sps in measured.items():
-        ratios[knob] = sps / reference if sps is not None and reference else None
+    spread = (max(baseline) - min(baseline)) / reference if len(baseline) > 1 and reference else 0.0
     report = SpeedReport(device_target=probe.device_target, cpu=cpu_name(),
-                         created=datetime.now(timezone.utc).isoformat(timespec="seconds"), measured_on=MEASURED_ON,
+                         created=datetime.now(timezone.utc).isoformat(timespec="seconds"), measured_on=measured_on,
                          baseline_sps=reference, ratios=ratios, errors=errors,
-                         seconds=round(time.perf_counter() - start, 1), baseline_spread=round(spread, 3))
-    write_json(path, report.to_dict())
-    log(f"calibration: done in {report.seconds:.0f} s; cached in {path}")
-    if not report.trustworthy:
-        log("calibration: warning: the two O0 runs disagree by more than 20%, so nothing is left out of the search "
-            "on this evidence; measure again on a quiet machine with `boosttune probe --refresh`")
+                         seconds=round(time.perf_counter() - start, 1), baseline_spread=round(spread, 3),
+                         unclear=unclear, fingerprint=fingerprint)
+    write_json(path, report.to_dict())  # clear verdicts are kept; unclear knobs are measured again next time
+    if report.trustworthy:
+        log(f"calibration: done in {report.seconds:.0f} s; cached in {path}")
+    else:
+        log(f"calibration: done in {report.seconds:.0f} s; cached in {path}, except {', '.join(unclear)}: unclear "
+            "(a busy machine?), so they stay in the search and the next experiment measures them again")
     return report

@@ -85,7 +85,7 @@ class MetricsCallback(Callback):
         self.records.append(record)
         self.log(
             f"epoch {epoch}: loss {record['train_loss']:.4f}"
-            + (f", val_acc {record['val_acc']:.4f}" if record.get("val_acc") is not None else "")
+            + (f", val_{self.objective} {record['val_acc']:.4f}" if record.get("val_acc") is not None else "")
             + (f", {record['throughput_sps']:.1f} samples/s" if record.get("throughput_sps") else "")
         )
         if self.reporter is not None:

@@ -103,10 +103,12 @@ def run_trial(
     data: DataSplits | None = None,
     extra_callbacks: Sequence[Any] = (),
     log: Callable[[str], None] = print,
+    evaluate: bool = True,
 ) -> TrialResult:
     """Train and evaluate one recipe on the parts its builder returns; return its metrics.
 
     ``data``: splits already read, for a built-in model (tests read a data set once for many trials).
+    ``evaluate``: False skips every evaluation (the speed calibration times training alone).
 
     Raises:
         ConfigError, DataError, BuilderError: bad input or a builder whose parts do not fit, before training.
@@ -147,11 +149,11 @@ def run_trial(
         model = _build_model(recipe, parts, boost_dict, steps_per_epoch)
         observed = observed_boost(model)
         callback = MetricsCallback(model, parts.eval, recipe.batch_size, recipe.warmup_steps, recipe.target_accuracy,
-                                   reporter, recipe.eval_every_epoch, log, objective=parts.objective)
+                                   reporter, evaluate and recipe.eval_every_epoch, log, objective=parts.objective)
         log(f"training: {recipe.epochs} epoch(s) of {steps_per_epoch} steps; the first step compiles the graph")
         model.train(recipe.epochs, train_ds, callbacks=[callback, *extra_callbacks],
                     dataset_sink_mode=False)
-        if not recipe.eval_every_epoch and callback.stop_reason is None:
+        if evaluate and not recipe.eval_every_epoch and callback.stop_reason is None:
             callback.records[-1] = {**callback.records[-1], **callback.evaluate_now()}
     except BoosttuneError:
         raise

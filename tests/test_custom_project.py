@@ -1,0 +1,165 @@
+"""A team's own model and data, tuned as a user would: the example project copied outside the repository (not
+installed), its data prepared as MindRecord, ``boosttune tune experiment.yaml`` run from its folder on a local Ray
+instance, the exported JSON taken home to the team's own ``Model``. And the builder's mistakes, refused in one line
+before anything trains."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "experiments" / "custom"
+BOOSTTUNE = str(Path(sys.executable).with_name("boosttune"))
+
+
+def user_env() -> dict[str, str]:
+    """A user's shell: no Ray cluster to join, nothing of the repository on the path."""
+    env = {**os.environ, "PYTHONPATH": ""}
+    env.pop("RAY_ADDRESS", None)
+    return env
+
+
+def copy_example(into: Path) -> Path:
+    """experiments/custom as a team's own folder, with its data prepared (python prepare.py)."""
+    folder = into / "digits-lstm"
+    shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns("data", "runs", "__pycache__"))
+    subprocess.run([sys.executable, "prepare.py"], cwd=folder, env=user_env(), check=True, capture_output=True,
+                   timeout=300)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def user_project(tmp_path_factory):
+    return copy_example(tmp_path_factory.mktemp("team"))
+
+
+def test_a_project_outside_the_repository_is_tuned_confirmed_and_exported(user_project):
+    done = subprocess.run(
+        [BOOSTTUNE, "tune", "experiment.yaml", "--set", "num_trials=3", "--set", "base.epochs=2",
+         "--set", "confirm_seeds=2", "--set", "confirm_candidates=1", "--output", "runs/smoke"],
+        cwd=user_project, env=user_env(), capture_output=True, text=True, timeout=560)
+    log = done.stdout + done.stderr
+    assert done.returncode == 0, log[-4000:]
+    assert f"working_dir {user_project}" in log and "shipped to every worker" in log
+    assert "model: digits_lstm:build built on a worker as 1 rank(s)" in log and "objective accuracy" in log
+    output = user_project / "runs" / "smoke"
+    records = [json.loads(p.read_text()) for p in (output / "trials").glob("*.json")]
+    trained = [r for r in records if r["status"] == "completed"]
+    assert len(records) == 4 and trained  # the baseline and 3 trials
+    for record in trained:  # the team's metric, computed by the team's own nn.Accuracy on its own eval data
+        assert record["recipe"]["model"] == {"entry": "digits_lstm:build", "kwargs": {"hidden": 32, "data_dir": "data"}}
+        assert record["metrics"]["objective"] == "accuracy"
+        assert record["metrics"]["val_accuracy"] == record["metrics"]["val_acc"] > 0.3
+    confirm = [json.loads(p.read_text()) for p in (output / "confirm").glob("*.json")]
+    assert len(confirm) >= 4 and {r["round"] for r in confirm} == {0, 1}
+    info = json.loads((output / "run_info.json").read_text())
+    assert info["model"] == "digits_lstm:build"
+
+    # The exported dict goes into the team's own Model as it is, and MindSpore builds what was measured.
+    best = json.loads((output / "best_recipe.json").read_text())
+    check = textwrap.dedent(f"""
+        import json
+        import mindspore as ms
+        from mindspore import nn
+        from boosttune import TrialContext
+        from boosttune.trial.runner import observed_boost
+        from digits_lstm import build
+
+        ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU")
+        parts = build(TrialContext(rank=0, world_size=1, seed=0, batch_size=32, epochs=1, device_target="CPU",
+                                   work_dir=".", kwargs={{"hidden": 32}}))
+        level = {best["boost_level"]!r}
+        config = json.load(open("runs/smoke/best_boost_config.json"))
+        model = ms.Model(parts.network, parts.loss_fn, nn.Momentum(parts.network.trainable_params(), 0.1, 0.9),
+                         metrics=parts.metrics, boost_level=level, boost_config_dict=config,
+                         loss_scale_manager=ms.FixedLossScaleManager(1.0, False) if level != "O0" else None)
+        model.train(1, parts.train.take(3), dataset_sink_mode=False)
+        print(json.dumps(observed_boost(model)))
+    """)
+    built = subprocess.run([sys.executable, "-c", check], cwd=user_project, env=user_env(), capture_output=True,
+                           text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-3000:]
+    observed = json.loads(built.stdout.strip().splitlines()[-1])
+    from boosttune.config.boost import parse_boost_config
+
+    applied = parse_boost_config(best["boost_config_dict"], best["boost_level"]).effective().applied
+    for name in ("less_bn", "grad_freeze", "grad_accumulation"):
+        assert observed[name] == applied[name], (name, observed, applied)
+
+
+def test_a_builder_the_workers_cannot_import_is_refused_before_the_baseline(user_project, tmp_path):
+    """Shipping nothing (an empty working_dir) leaves the workers without the module: one line, exit 2."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = subprocess.run(
+        [BOOSTTUNE, "tune", "experiment.yaml", "--set", f"working_dir={empty}", "--output", str(tmp_path / "run")],
+        cwd=user_project, env=user_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, (done.stdout + done.stderr)[-3000:]
+    errors = [line for line in done.stderr.splitlines() if line.startswith("boosttune: error:")]
+    assert errors == ["boosttune: error: model.entry 'digits_lstm:build': no module named 'digits_lstm' on this node "
+                      + errors[0].split("on this node ", 1)[1]]
+    assert "baseline: O0" not in done.stdout
+    assert not (tmp_path / "run" / "trials").exists() or not any((tmp_path / "run" / "trials").iterdir())
+
+
+BAD_BUILDERS = {
+    "does_not_import": ("import no_such_package_here\n", "importing bad_builders_does_not_import failed: "
+                        "ModuleNotFoundError: No module named 'no_such_package_here'"),
+    "no_function": ("x = 1\n", "module bad_builders_no_function has no 'build'"),
+    "wrong_type": ("def build(ctx):\n    return {'network': None}\n",
+                   "the builder returned a dict; expected boosttune.TrialParts"),
+    "raises": ("def build(ctx):\n    raise ValueError('no data at /nowhere')\n",
+               "the builder raised ValueError: no data at /nowhere (at bad_builders_raises.py:2, in build)"),
+    "objective_not_a_metric": ("{common}\ndef build(ctx):\n    return parts(ctx, objective='f1')\n",
+                               "objective 'f1' is not among the metrics; allowed: acc"),
+    "batches_do_not_fit": ("{common}\ndef build(ctx):\n    return parts(ctx, features=5)\n",
+                           "one training step on its first batch failed:"),
+    "ranks_differ": ("{common}\ndef build(ctx):\n    return parts(ctx, rows=64 + 32 * ctx.rank)\n",
+                     "the ranks' training shards differ in batches (rank 0 2, rank 1 3)"),
+    "lower_is_better": ("{common}\ndef build(ctx):\n    return parts(ctx, higher_is_better=False)\n",
+                        "objective 'acc' is lower-is-better, which this version cannot tune yet"),
+}
+
+COMMON = '''
+import numpy as np
+import mindspore.dataset as ds
+from mindspore import nn
+from boosttune import TrialParts
+
+def parts(ctx, objective="acc", features=4, rows=64, higher_is_better=True):
+    x = np.random.RandomState(0).rand(rows, features).astype(np.float32)
+    y = (x[:, 0] > 0.5).astype(np.int32)
+    data = ds.NumpySlicesDataset((x, y), column_names=["x", "y"], shuffle=False).batch(32, drop_remainder=True)
+    return TrialParts(network=nn.Dense(4, 2), loss_fn=nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"),
+                      train=data, eval=data, metrics={"acc": nn.Accuracy()}, objective=objective,
+                      higher_is_better=higher_is_better)
+'''
+
+
+@pytest.mark.parametrize("case", sorted(BAD_BUILDERS))
+def test_a_bad_builder_is_one_line_naming_the_entry_before_anything_trains(case, tmp_path, monkeypatch):
+    """What the pre-flight on a worker does before the baseline (it runs in-process here, as in the Ray task)."""
+    from boosttune.config.recipe import parse_recipe
+    from boosttune.errors import BuilderError
+    from boosttune.trial.parts import preflight
+
+    source, expected = BAD_BUILDERS[case]
+    module = f"bad_builders_{case}"
+    (tmp_path / f"{module}.py").write_text(source.replace("{common}", COMMON))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    recipe = parse_recipe({"model": {"entry": f"{module}:build"}, "batch_size": 32})
+    with pytest.raises(BuilderError) as error:
+        preflight(recipe, 2 if case == "ranks_differ" else 1, str(tmp_path))
+    message = str(error.value)
+    assert message.startswith(f"model.entry '{module}:build': ") and expected in message, message
+    assert "\n" not in message
