@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator
 import ray
 
 from boosttune.config.experiment import ExperimentConfig
-from boosttune.errors import ConfigError, DataError, TrialError, ray_get
+from boosttune.errors import ConfigError, TrialError, ray_get
 from boosttune.files import claim_folder
 from boosttune.provenance import record_run_info
 

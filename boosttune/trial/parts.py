@@ -15,7 +15,7 @@ from boosttune.errors import BoosttuneError, BuilderError
 __all__ = ["build_parts", "check_parts", "dataset_batches", "objective_value"]
 
 
-def build_parts(entry: str, kwargs: dict[str, Any], ctx: TrialContext,
+def build_parts(entry: str, ctx: TrialContext,
                 builder: Callable[[TrialContext], TrialParts] | None = None) -> TrialParts:
     """Call the builder ``entry`` names (or ``builder``) for ``ctx`` and check what it returned."""
     builder = builder or load_builder(entry)
@@ -118,7 +118,7 @@ def preflight(recipe: Any, workers: int, work_dir: str) -> dict[str, Any]:
         ctx = TrialContext(rank=rank, world_size=workers, seed=recipe.seed, batch_size=recipe.batch_size,
                            epochs=recipe.epochs, device_target=recipe.device_target, work_dir=work_dir,
                            kwargs=entry.kwargs)
-        parts = build_parts(entry.entry, entry.kwargs, ctx)
+        parts = build_parts(entry.entry, ctx)
         batches.append(dataset_batches(parts.train, "train", entry.entry))
         first = first or parts
     if len(set(batches)) > 1:

@@ -215,7 +215,7 @@ def _parts_maker(recipe: TrialRecipe, work_dir: Path, num_shards: int, shard_id:
 
     def make_parts():
         work_dir.mkdir(parents=True, exist_ok=True)
-        return build_parts(entry.entry, entry.kwargs, ctx, builder)
+        return build_parts(entry.entry, ctx, builder)
 
     return make_parts
 
