@@ -111,32 +111,6 @@ def two_node_cluster():
     assert not _ours(temp), "processes of the test cluster were left behind"
 
 
-def test_ray_job_submit_runs_the_experiment_on_both_nodes(two_node_cluster, tmp_path):
-    output = tmp_path / "job-run"  # absolute: a relative folder would land in Ray's copy of the project
-    shared = tmp_path / "shared"  # --storage: where Ray Train and Tune persist, reachable from every node
-    command = [RAY, "job", "submit", "--address", two_node_cluster["dashboard"], "--working-dir", str(REPO), "--",
-               sys.executable, "experiments/resnet.py", "--model", "lenet5", "--data", "digits", "--image-size", "16",
-               "--epochs", "1", "--train-limit", "512", "--val-limit", "256", "--batch-size", "32", "--trials", "3",
-               "--confirm-seeds", "0", "--no-early-stop", "--output", str(output), "--storage", str(shared)]
-    done = subprocess.run(command, env=two_node_cluster["env"], capture_output=True, text=True, timeout=540)
-    log = done.stdout + done.stderr
-    assert done.returncode == 0 and "succeeded" in log, log[-4000:]
-
-    records = [json.loads(p.read_text()) for p in (output / "trials").glob("*.json")]
-    trained = [r for r in records if r["status"] == "completed"]
-    assert len(records) == 4 and len(trained) >= 2  # baseline + 3 trials (one may repeat the baseline's recipe)
-    nodes = {r["metrics"]["node_id"] for r in trained}
-    assert len(nodes) == 2, "the trials did not use both nodes"
-    for name in ("results.parquet", "report.html", "best_boost_config.json", "best_recipe.json", "run_info.json"):
-        assert (output / name).is_file(), name
-    assert (shared / "tune" / "lenet5-search").is_dir() and not (output / "tune").exists()
-    assert {p.name for p in (shared / "train").iterdir()} >= {"baseline"}
-    info = json.loads((output / "run_info.json").read_text())
-    assert info["probed_on"]  # the probe ran in a Ray task on a worker node (there is no other kind here)
-    assert "probe: measured on node " in log and "a local Ray instance" not in log
-    assert "ray: connected to cluster at" in log
-
-
 def test_the_script_runs_alone_as_ray_submit_runs_it(two_node_cluster, tmp_path):
     """``ray submit cluster.yaml experiments/resnet.py ARGS`` copies only the script to the head and runs it there
     with the installed boosttune, from the home folder, joining the running cluster."""
@@ -158,23 +132,32 @@ def test_the_script_runs_alone_as_ray_submit_runs_it(two_node_cluster, tmp_path)
 
 def test_a_team_project_outside_the_repository_is_tuned_on_both_nodes(two_node_cluster, tmp_path):
     """``ray job submit --working-dir .`` from a team's own folder (not installed, not in the repository): Ray ships
-    it to both nodes, and every rank there imports the team's builder from it."""
+    it to both nodes, every rank there imports the team's builder from it, the probe runs in a Ray task on a
+    worker node, and Ray Train and Tune persist to --storage, not to the output folder."""
     from test_custom_project import copy_example
 
     project = copy_example(tmp_path)
-    output = tmp_path / "team-run"
+    output = tmp_path / "team-run"  # absolute: a relative folder would land in Ray's copy of the project
+    shared = tmp_path / "shared"  # storage: where Ray Train and Tune persist, reachable from every node
     command = [RAY, "job", "submit", "--address", two_node_cluster["dashboard"], "--working-dir", ".", "--",
                str(Path(sys.executable).with_name("boosttune")), "tune", "experiment.yaml", "--set", "num_trials=3",
                "--set", "base.epochs=1", "--set", "base.steps_per_epoch=12", "--set", "confirm_seeds=0",
-               "--set", "early_stopping=false", "--set", f"storage={tmp_path / 'shared'}", "--output", str(output)]
+               "--set", "early_stopping=false", "--set", f"storage={shared}", "--output", str(output)]
     env = {**two_node_cluster["env"], "PYTHONPATH": ""}
     done = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=540)
     log = done.stdout + done.stderr
     assert done.returncode == 0 and "succeeded" in log, log[-4000:]
     records = [json.loads(p.read_text()) for p in (output / "trials").glob("*.json")]
     trained = [r for r in records if r["status"] == "completed"]
-    assert len(records) == 4 and len(trained) >= 2  # the baseline and 3 trials
+    assert len(records) == 4 and len(trained) >= 2  # the baseline and 3 trials (one may repeat the baseline's)
     assert len({r["metrics"]["node_id"] for r in trained}) == 2, "the trials did not use both nodes"
     assert all(r["metrics"]["objective"] == "accuracy" for r in trained)
     assert "model: digits_lstm:build built on a worker" in log
-    assert (output / "best_boost_config.json").is_file()
+    for name in ("results.parquet", "report.html", "best_boost_config.json", "best_recipe.json", "run_info.json"):
+        assert (output / name).is_file(), name
+    assert (shared / "tune" / "digits-lstm").is_dir() and not (output / "tune").exists()
+    assert {p.name for p in (shared / "train").iterdir()} >= {"baseline"}
+    info = json.loads((output / "run_info.json").read_text())
+    assert info["probed_on"] and info["model"] == "digits_lstm:build"  # probed in a Ray task on a worker node
+    assert "probe: measured on node " in log and "a local Ray instance" not in log
+    assert "ray: connected to cluster at" in log
