@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import math
 import statistics
 import tempfile
 import time
@@ -42,7 +43,8 @@ __all__ = ["AMBIGUOUS_BAND", "CALIBRATED", "SLOW_BELOW", "SpeedReport", "calibra
 SLOW_BELOW = 0.8  # clearly slower: this machine's throughput moves by about +-10% from run to run
 AMBIGUOUS_BAND = 0.1  # a ratio within this of SLOW_BELOW is measured again
 CALIBRATION_REVISION = 2
-STEPS = 30  # per run: a few warm-up steps, then steady windows
+STEPS = 30  # per epoch of a run: a few warm-up steps, then steady windows
+MIN_STEADY_S = 1.5  # a run shorter than this (a fast network) is timed over more epochs of STEPS steps
 
 # knob -> the space params (on top of O0's) that switch it on
 CALIBRATED: dict[str, dict[str, Any]] = {
@@ -177,20 +179,26 @@ def _cache_path(device_target: str, mindspore_version: str, boosttune_version: s
     return cache_dir() / f"speed-{device_target.lower()}-ms{mindspore_version}-{digest}.json"
 
 
-def _measure(params: dict[str, Any], base: dict[str, Any], device_target: str) -> tuple[float | None, str]:
-    """Throughput of one short run in this process, or (None, why it failed)."""
-    from boosttune.errors import BoosttuneError
+def _measure(params: dict[str, Any], base: dict[str, Any], device_target: str,
+             strict: bool = False) -> tuple[float | None, str]:
+    """Throughput of one short run in this process, or (None, why it failed); ``strict``: a failure raises."""
+    from boosttune.errors import BoosttuneError, TrialError
     from boosttune.space import SpaceContext, recipe_from_params
     from boosttune.trial.runner import run_trial
 
-    ctx = SpaceContext(total_steps=STEPS, param_count=1000)
+    ctx = SpaceContext(total_steps=STEPS * base.get("epochs", 1), param_count=1000)
     recipe = recipe_from_params(params, ctx, {**base, "device_target": device_target})
     with tempfile.TemporaryDirectory(prefix="boosttune_speed_") as tmp:
         try:
             result = run_trial(recipe, work_dir=tmp, log=lambda message: None, evaluate=False)
         except BoosttuneError as e:
+            if strict:
+                raise
             return None, str(e)[:200]
         except Exception as e:  # a knob that fails here is reported, not fatal to the calibration
+            if strict:
+                raise TrialError(f"calibration: the O0 run failed: {type(e).__name__}: {' '.join(str(e).split())}"
+                                 [:300]) from e
             return None, f"{type(e).__name__}: {' '.join(str(e).split())}"[:200]
     sps = result.metrics.get("throughput_sps")
     return (float(sps), "") if sps else (None, "too few steady steps")
@@ -225,21 +233,29 @@ def run_calibration(probe: ProbeReport, *, base: dict[str, Any] | None = None, r
             f"{', '.join(knobs)}")
     o0 = preset_params("O0", SpaceContext(total_steps=1, param_count=1000), recipe)
     log(f"calibration: timing {len(knobs)} knobs on {probe.device_target} for {measured_on}, each between two O0 "
-        f"runs ({STEPS} steps a run)")
+        f"runs ({STEPS} steps an epoch)")
     start = time.perf_counter()
     baseline: list[float] = []
     ratios: dict[str, float | None] = {}
     errors: dict[str, str] = {}
     unclear: list[str] = []
 
-    def o0_run() -> float | None:
-        sps, why = _measure(o0, recipe, probe.device_target)
+    def o0_run(strict: bool = False) -> float | None:
+        sps, why = _measure(o0, recipe, probe.device_target, strict)
         log(f"  {'O0':<26}" + (f"{sps:.0f} samples/s" if sps is not None else f"failed: {why}"))
         if sps is not None:
             baseline.append(sps)
         return sps
 
-    before = o0_run()
+    # The first O0 run must train: a builder that fails here is refused now, in one line, with nothing cached.
+    before = o0_run(strict=True)
+    steady_s = (STEPS - 3) * recipe["batch_size"] / before if before else MIN_STEADY_S
+    if steady_s < MIN_STEADY_S:  # a fast network: time it over more epochs, or the noise is the measurement
+        recipe = {**recipe, "epochs": min(20, math.ceil(MIN_STEADY_S / steady_s))}
+        log(f"  a run of {STEPS} steps trains for {steady_s:.2f} s here: timing {recipe['epochs']} epochs of "
+            f"{STEPS} steps a run")
+        baseline.clear()
+        before = o0_run(strict=True)
     for knob in knobs:
         measured: list[tuple[float, bool]] = []  # (ratio, neighbours agreed)
         for attempt in (1, 2):
