@@ -12,7 +12,7 @@ from typing import Any, Callable
 from boosttune.builder import TrialContext, TrialParts, load_builder
 from boosttune.errors import BoosttuneError, BuilderError
 
-__all__ = ["build_parts", "check_parts", "dataset_batches", "objective_value"]
+__all__ = ["build_parts", "check_parts", "dataset_batches", "first_line", "preflight"]
 
 
 def build_parts(entry: str, ctx: TrialContext,
@@ -80,11 +80,6 @@ def dataset_batches(dataset: Any, name: str, entry: str) -> int:
     return batches
 
 
-def objective_value(scores: dict[str, Any], objective: str) -> float:
-    """The objective's value from ``Model.eval``'s scores."""
-    return float(scores[objective])
-
-
 def _where(error: BaseException) -> str:
     """``ValueError: bad shape (in my_model.py:42, build)``: the user's last frame, not ours."""
     import traceback
@@ -137,12 +132,12 @@ def preflight(recipe: Any, workers: int, work_dir: str) -> dict[str, Any]:
         model.train(1, first.train.take(1), dataset_sink_mode=False)
     except Exception as e:
         raise BuilderError(f"model.entry {entry.entry!r}: one training step on its first batch failed: "
-                           f"{_mindspore_reason(e)}") from e
+                           f"{first_line(e)}") from e
     try:
         scores = model.eval(first.eval.take(1), dataset_sink_mode=False)
     except Exception as e:
         raise BuilderError(f"model.entry {entry.entry!r}: evaluating its first eval batch failed: "
-                           f"{_mindspore_reason(e)}") from e
+                           f"{first_line(e)}") from e
     value = scores.get(first.objective)
     try:
         float(value)
@@ -155,9 +150,9 @@ def preflight(recipe: Any, workers: int, work_dir: str) -> dict[str, Any]:
             "metrics": sorted(first.metrics)}
 
 
-def _mindspore_reason(error: BaseException) -> str:
-    """MindSpore's first meaningful line (its messages carry pages of C++ context)."""
-    text = str(error).strip()
+def first_line(error: BaseException) -> str:
+    """MindSpore's first meaningful line, after the exception's type (its messages carry pages of C++ context)."""
+    text = str(error).strip() or type(error).__name__
     for line in text.splitlines():
         line = line.strip()
         if line and not line.startswith("-"):

@@ -21,7 +21,7 @@ import numpy as np
 from boosttune.config.recipe import TrialRecipe
 from boosttune.data import DataSplits
 from boosttune.errors import BoosttuneError, ConfigError, TrialError
-from boosttune.trial.parts import dataset_batches
+from boosttune.trial.parts import dataset_batches, first_line
 from boosttune.runtime import current_runtime_env
 
 __all__ = ["TrialResult", "observed_boost", "run_trial"]
@@ -158,7 +158,7 @@ def run_trial(
     except BoosttuneError:
         raise
     except Exception as e:  # MindSpore raises RuntimeError/ValueError/TypeError with C++ context
-        raise TrialError(f"trial failed in MindSpore: {_first_line(e)}") from e
+        raise TrialError(f"trial failed in MindSpore: {first_line(e)}") from e
     finally:
         reset_boost_state()
 
@@ -272,12 +272,3 @@ def _check_observed(applied: dict[str, bool], observed: dict[str, Any], log: Cal
         if applied[name] != observed[name]:
             log(f"warning: boost {name} expected {'on' if applied[name] else 'off'} but MindSpore built it "
                 f"{'on' if observed[name] else 'off'}")
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip() or type(error).__name__
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith("-"):
-            return f"{type(error).__name__}: {line}"
-    return type(error).__name__
