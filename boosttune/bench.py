@@ -28,6 +28,10 @@ def _manual(**switches: bool) -> dict[str, Any]:
     return {"boost": {"mode": "manual", "less_bn": False, "grad_freeze": False, **switches}}
 
 
+# The bench's tolerance left unset: points for accuracy, percent of the baseline's value for another objective.
+BENCH_MAX_DROP = 1.0
+
+
 class BenchConfig(BaseModel):
     """A bench file: a base recipe (the O0 baseline), paired seeds, and named recipes as overrides of it."""
 
@@ -42,7 +46,8 @@ class BenchConfig(BaseModel):
     seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=2)
     recipes: dict[str, dict[str, Any]] | None = None
     workers_per_trial: int = Field(1, ge=1)
-    max_accuracy_drop_pt: float = Field(1.0, ge=0.0, le=100.0)
+    # In the objective's units (points for accuracy); unset: 1 point, or 1% of the baseline's value.
+    max_drop: float | None = Field(None, ge=0.0)
 
     @field_validator("seeds")
     @classmethod
@@ -199,9 +204,10 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
     records = run_paired(plan.candidates, config.seeds, store=RecordStore(output / "runs"), role="bench",
                          train=lambda spec: train_run(spec, output=output, num_workers=config.workers_per_trial,
                                                       env=env),
-                         log=log, margin_pt=config.max_accuracy_drop_pt)
-    confirmed = save_confirmed(records, output, margin_pt=config.max_accuracy_drop_pt, ray_version=ray.__version__)
+                         log=log, max_drop=config.max_drop, default_drop=BENCH_MAX_DROP)
+    confirmed = save_confirmed(records, output, max_drop=config.max_drop, default_drop=BENCH_MAX_DROP,
+                               ray_version=ray.__version__)
     write_report(ReportInputs(kind="bench", title=f"boosttune bench: {config.name}",
-                              margin_pt=config.max_accuracy_drop_pt, confirmed=confirmed, config=document,
+                              margin=confirmed.margin, confirmed=confirmed, config=document,
                               run_info=load_run_info(output), folder=output))
     return confirmed

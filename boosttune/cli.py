@@ -136,7 +136,7 @@ def cmd_trial(args: argparse.Namespace) -> int:
     print(f"status: {result.status}" + (f" ({result.reason})" if result.reason else ""))
     print(f"throughput: {m['throughput_sps']:.1f} samples/s over {m['steady_steps']} steady steps"
           if m["throughput_sps"] else "throughput: n/a (too few steps)")
-    print(f"compile: {m['compile_s']:.2f} s ({m['compile_steps']} graph(s)); val {m['objective']}: {m['val_acc']}; "
+    print(f"compile: {m['compile_s']:.2f} s ({m['compile_steps']} graph(s)); val_{m['objective']}: {m['objective_value']}; "
           f"val_loss: {m['val_loss']}; peak RSS: {m['peak_rss_mb']:.0f} MB")
     print(f"boost built by MindSpore: {result.observed_boost}")
     print(f"runtime: {result.environment['runtime_env']}")
@@ -162,15 +162,19 @@ def _results_folder(results: str) -> Path:
     return path.parent
 
 
+# boosttune export's tolerance left unset: 1 point for accuracy, 1% of the baseline's value for another objective.
+EXPORT_MAX_DROP = 1.0
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from boosttune.export import export_best
     from boosttune.files import claim_output_folder
     from boosttune.summary import load_confirmed
 
     table, folder = _load_any_results(args.results)
-    confirmed = load_confirmed(folder, margin_pt=args.max_drop)
+    confirmed = load_confirmed(folder, max_drop=args.max_drop, default_drop=EXPORT_MAX_DROP)
     target = claim_output_folder(args.output, "--output", "boosttune export") if args.output else folder
-    config_path, recipe_path = export_best(table, target, tolerance_pt=args.max_drop,
+    config_path, recipe_path = export_best(table, target, tolerance=args.max_drop, default=EXPORT_MAX_DROP,
                                            experiment_path=folder.resolve(), confirmed=confirmed)
     selection = json.loads(recipe_path.read_text())["selection"]
     print(f"selected: {selection['reason']}")
@@ -196,7 +200,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from boosttune.files import claim_output_folder
     from boosttune.report import load_report_inputs, write_report
 
-    inputs = load_report_inputs(_results_folder(args.results), margin_pt=args.max_drop)
+    inputs = load_report_inputs(_results_folder(args.results), margin=args.max_drop)
     target = claim_output_folder(args.output, "--output", "boosttune report") if args.output else None
     html_path, md_path = write_report(inputs, target)
     print(f"report written to {html_path} (tables also in {md_path.name})")
@@ -337,14 +341,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     tune_cmd = sub.add_parser(
         "tune", help="search boost recipes with Ray Tune + Optuna from an experiment file",
-        description="Run a speed-vs-accuracy search from a YAML/JSON experiment file (fields: name, base (a recipe "
+        description="Run a speed-vs-objective search (the builder's objective: accuracy for the built-in models) from a YAML/JSON experiment file (fields: name, base (a recipe "
                     "without boost; base.model names a built-in network or your own builder, {entry: "
                     "'module:function', kwargs: {...}}), working_dir and py_modules (your code, shipped to every "
-                    "node; default: the folder you run this from, when base.model is your builder), num_trials, workers_per_trial, objective, max_accuracy_drop_pt, sampler, seed, "
+                    "node; default: the folder you run this from, when base.model is your builder), num_trials, workers_per_trial, objective, max_drop (in the objective's units: points for accuracy), sampler, seed, "
                     "time_budget_s, max_failure_rate, max_concurrent_trials, search, storage, study_storage, "
-                    "accelerator_type, early_stopping, reduction_factor, early_stop_margin_pt, prune_slow, "
+                    "accelerator_type, early_stopping, reduction_factor, early_stop_margin, prune_slow, "
                     "informed_start, confirm_seeds, confirm_candidates, "
-                    "confirm_screen_pt), then confirms the best recipes over paired seeds. Knobs measured clearly "
+                    "confirm_screen), then confirms the best recipes over paired seeds. Knobs measured clearly "
                     "slower than O0 on this device are left out unless named in search or prune_slow is false. "
                     "Joins the Ray cluster in RAY_ADDRESS (or the one `ray start` runs on this machine), else starts a "
                     "local one.",
@@ -361,14 +365,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="Select the best recipe and write best_boost_config.json (what mindspore.Model takes as "
                     "boost_config_dict) and best_recipe.json. With confirm runs in RESULTS (an experiment's "
                     "confirm stage, or a bench folder): the fastest recipe whose paired speed-up interval lies "
-                    "above 1 and whose mean accuracy delta is within --max-drop points, with its intervals and "
-                    "verdict. Without: the fastest finished trial within --max-drop points of the O0 baseline on "
-                    "its one seed. The baseline itself when nothing qualifies.",
+                    "above 1 and whose mean objective is no more than --max-drop worse than the baseline's, with "
+                    "its intervals and verdict. Without: the fastest finished trial within --max-drop of the O0 "
+                    "baseline on its one seed. The baseline itself when nothing qualifies. The objective is the "
+                    "one the runs were judged on (accuracy for the built-in models, a builder's own metric).",
     )
     export.add_argument("results", metavar="RESULTS", help="results folder, or its results.parquet / results.csv")
-    export.add_argument("--max-drop", "--tolerance", dest="max_drop", type=float, default=1.0,
-                        help="accuracy points below the baseline's still accepted (default 1.0); with confirm runs "
-                             "in RESULTS the choice is re-judged on their paired figures")
+    export.add_argument("--max-drop", "--tolerance", dest="max_drop", type=float, default=None,
+                        help="how much worse than the baseline's objective is still accepted, in its units: points "
+                             "for accuracy (default 1.0 point, or 1%% of the baseline's value for a non-fraction "
+                             "metric such as a loss or MAE); with confirm runs in RESULTS the choice is re-judged on "
+                             "their paired figures")
     export.add_argument("--output", metavar="DIR", default=None, help="folder for the two files: RESULTS, or a new or empty folder (default: RESULTS)")
     export.set_defaults(func=cmd_export)
 
@@ -386,8 +393,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--output", metavar="DIR", default=None,
                         help="folder for report.html and report.md (default: RESULTS)")
     report.add_argument("--max-drop", "--tolerance", dest="max_drop", type=float, default=None,
-                        help="accuracy points below the baseline still accepted (default: the run's own "
-                             "max_accuracy_drop_pt)")
+                        help="how much worse than the baseline's objective is still accepted, in its units "
+                             "(points for accuracy; default: the run's own max_drop)")
     report.set_defaults(func=cmd_report)
 
     dashboard = sub.add_parser(
@@ -428,7 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "recipe's speed-up and accuracy delta vs O0 with 95%% intervals, a paired test and a verdict. "
                     "FILE fields: name, base (the O0 recipe), seeds, recipes (name: overrides of base; default: O0, "
                     "the presets, each boost algorithm alone, each amp level and loss-scale manager the device "
-                    "supports), workers_per_trial, max_accuracy_drop_pt. Writes summary.csv, confirm.parquet/.csv "
+                    "supports), workers_per_trial, max_drop (the objective's units: points for accuracy). Writes summary.csv, confirm.parquet/.csv "
                     "and report.html into --output.",
     )
     bench.add_argument("file", help="bench file (YAML/JSON)")

@@ -5,9 +5,10 @@ loss from the spread of one seed. So each candidate and the O0 baseline train ag
 seeds, **paired** (every recipe of a round gets the round's seed: initialisation, data order and
 GradientFreeze's schedule) and **interleaved** (round by round, the order rotated each round, so the
 machine's drift hits every recipe alike). Per recipe, from the paired rounds: the speed-up
-(geometric mean of the per-round throughput ratios, with a t-interval on their logs), the accuracy
-delta in points (mean and t-interval), the end-to-end speed-up to the target accuracy (compile
-included), a paired test, and a verdict (:func:`boosttune.stats.verdict`).
+(geometric mean of the per-round throughput ratios, with a t-interval on their logs), the objective's
+gain (:mod:`boosttune.objective`: points for accuracy, signed so that positive is better; mean and
+t-interval), the end-to-end speed-up to the target (compile included), a paired test, and a verdict
+(:func:`boosttune.stats.verdict`).
 
 ``boosttune bench`` runs the same rounds over a fixed matrix. Runs are ordinary run records in a
 :class:`~boosttune.runs.RecordStore`: an interrupted stage resumes where it stopped, and nothing
@@ -27,7 +28,8 @@ import numpy as np
 import pandas as pd
 
 from boosttune.errors import ConfigError, DataError
-from boosttune.results import build_results_table, canonical_json, finite
+from boosttune.objective import ACCURACY, Objective
+from boosttune.results import build_results_table, canonical_json, finite, objective_of
 from boosttune.runs import FINISHED, RecordStore, RunRecord, RunSpec
 from boosttune.select import pareto_front
 from boosttune.stats import Interval, paired_delta, paired_ratio, ratio_interval, verdict
@@ -40,6 +42,7 @@ __all__ = [
     "confirm_table",
     "paired_schedule",
     "pick_candidates",
+    "resolve_margin",
     "run_paired",
     "select_confirmed",
     "summarize",
@@ -48,8 +51,9 @@ __all__ = [
 
 BASELINE_NAME = "O0"
 SUMMARY_COLUMNS = ("recipe", "n_seeds", "speedup", "speedup_ci_low", "speedup_ci_high", "e2e_speedup", "e2e_n",
-                   "val_acc", "val_acc_delta_pt", "val_acc_delta_pt_ci_low", "val_acc_delta_pt_ci_high", "p_value",
-                   "val_acc_p_value", "failed_runs", "seeds_to_show", "qualifies", "verdict", "verdict_text")
+                   "objective_value", "objective_gain", "objective_gain_ci_low", "objective_gain_ci_high", "p_value",
+                   "objective_p_value", "failed_runs", "seeds_to_show", "qualifies", "verdict", "verdict_text",
+                   "objective", "gain_unit", "margin")
 
 
 @dataclass(frozen=True)
@@ -64,16 +68,17 @@ class Candidate:
 
 def _without_seed(recipe_json: str) -> str:
     recipe = json.loads(recipe_json)
-    recipe.pop("seed", None)
-    recipe.pop("target_accuracy", None)
+    for key in ("seed", "target", "target_accuracy"):
+        recipe.pop(key, None)
     return canonical_json(recipe)
 
 
-def pick_candidates(table: pd.DataFrame, *, max_candidates: int = 3, screen_pt: float = 3.0) -> list[Candidate]:
+def pick_candidates(table: pd.DataFrame, *, max_candidates: int = 3, screen: float = 3.0) -> list[Candidate]:
     """The baseline, the best few distinct searched recipes, and the O1/O2-equivalent presets.
 
-    Searched candidates are Pareto trials faster than the baseline whose single-seed accuracy is within
-    ``screen_pt`` points of it (a looser screen than the tolerance: one seed is noisy), fastest first.
+    Searched candidates are Pareto trials faster than the baseline whose single-seed objective is within
+    ``screen`` of it (its gain units: points for accuracy; a looser screen than the tolerance: one seed is
+    noisy), fastest first.
 
     Raises:
         DataError: the table has no finished O0 baseline.
@@ -95,16 +100,17 @@ def pick_candidates(table: pd.DataFrame, *, max_candidates: int = 3, screen_pt: 
     presets = finished[finished["preset"].notna() & (finished["preset"] != BASELINE_NAME)]
     for _, row in presets.iterrows():  # MindSpore's own claims get a verdict on every run
         chosen.append(add(row, str(row["preset"]), "MindSpore's preset as this device runs it", str(row["preset"])))
+    objective = objective_of(table)
     front = pareto_front(table)
     fast = front[(front["speedup_vs_baseline"] > 1.0) & ~front["is_baseline"].astype(bool)
-                 & (front["val_acc_delta_pt"] >= -screen_pt)]
+                 & (front["objective_gain"] >= -screen)]
     searched = 0
     for _, row in fast.sort_values("speedup_vs_baseline", ascending=False, kind="stable").iterrows():
         if searched == max_candidates:
             break
         name = next(str(row[c]) for c in ("preset", "label", "trial_id") if c in row and pd.notna(row[c]))
         why = (f"Pareto trial of the search: {row['speedup_vs_baseline']:.2f}x, "
-               f"{row['val_acc_delta_pt']:+.1f} pt on one seed")
+               f"{objective.format_gain(row['objective_gain'], '+.1f' if objective.fraction else '+.3g')} on one seed")
         candidate = add(row, name, why, None)
         if candidate is not None:
             chosen.append(candidate)
@@ -127,8 +133,11 @@ def _slug(name: str) -> str:
 
 def run_paired(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: RecordStore, role: str,
                train: Callable[[RunSpec], RunRecord], log: Callable[[str], None] = print,
-               margin_pt: float = 1.0) -> list[RunRecord]:
-    """Train every candidate once per seed, paired and interleaved; keep what an earlier attempt finished."""
+               max_drop: float | None = None, default_drop: float = 1.0) -> list[RunRecord]:
+    """Train every candidate once per seed, paired and interleaved; keep what an earlier attempt finished.
+
+    ``max_drop`` (the objective's gain units; None: ``default_drop`` points, or percent of the baseline's value
+    for a non-fraction objective) is only for the running summary printed after each round."""
     names = [c.name for c in candidates]
     if len(set(names)) != len(names) or BASELINE_NAME not in names:
         raise ConfigError(f"recipes: names must be distinct and include the baseline {BASELINE_NAME!r}; got {names}")
@@ -140,14 +149,15 @@ def run_paired(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: 
         if store.get(run_id) is not None:
             log(f"{role} [{done}/{len(schedule)}] round {index + 1}, seed {seed}, {name}: kept from an earlier attempt")
         else:
-            recipe = {**candidate.recipe, "seed": seed, "target_accuracy": None}
+            recipe = {**{k: v for k, v in candidate.recipe.items() if k != "target_accuracy"}, "seed": seed,
+                      "target": None}
             spec = RunSpec(run_id=run_id, role=role, recipe=recipe, label=name, preset=candidate.preset,
                            round=index)  # type: ignore[arg-type]
             record = train(spec)
             store.put(record)
             log(f"{role} [{done}/{len(schedule)}] round {index + 1}, seed {seed}, {name}: {_run_line(record)}")
         if done % len(names) == 0 and index > 0:
-            log(_running_summary(list(store), margin_pt, round_count=index + 1))
+            log(_running_summary(list(store), max_drop, default_drop, round_count=index + 1))
     return list(store)
 
 
@@ -155,16 +165,19 @@ def _run_line(record: RunRecord) -> str:
     if record.status == "failed":
         return f"failed: {record.reason}"
     m = record.metrics
-    sps, acc = m.get("throughput_sps"), m.get("val_acc")
-    return (f"{record.status}, {sps:.1f} samples/s, val_acc {acc:.4f}, compile {m.get('compile_s') or 0:.1f} s"
-            if finite(sps) and finite(acc) else record.status)
+    sps, value = m.get("throughput_sps"), m.get("objective_value")
+    objective = Objective.from_metrics(m) or ACCURACY
+    return (f"{record.status}, {sps:.1f} samples/s, {objective.label} {objective.format_value(value)}, "
+            f"compile {m.get('compile_s') or 0:.1f} s" if finite(sps) and finite(value) else record.status)
 
 
-def _running_summary(records: list[RunRecord], margin_pt: float, round_count: int) -> str:
-    summary = summarize(confirm_table(records), margin_pt=margin_pt)
+def _running_summary(records: list[RunRecord], max_drop: float | None, default_drop: float, round_count: int) -> str:
+    table = confirm_table(records)
+    objective = objective_of(table)
+    summary = summarize(table, margin=resolve_margin(table, max_drop, default_drop))
     parts = [f"{row.recipe} {row.speedup:.3f}x ({row.speedup_ci_low:.3f}-{row.speedup_ci_high:.3f}), "
-             f"{row.val_acc_delta_pt:+.1f} pt" for row in summary.itertuples()
-             if row.recipe != BASELINE_NAME and finite(row.speedup_ci_low)]
+             f"{objective.format_gain(row.objective_gain, '+.1f' if objective.fraction else '+.3g')}"
+             for row in summary.itertuples() if row.recipe != BASELINE_NAME and finite(row.speedup_ci_low)]
     return f"after {round_count} rounds: " + ("; ".join(parts) if parts else "no paired figures yet")
 
 
@@ -181,7 +194,8 @@ def _ratios_per_round(table: pd.DataFrame) -> pd.DataFrame:
     table = table.copy()
     table["is_baseline"] = (table["recipe"] == BASELINE_NAME).fillna(False).astype(bool)
     table["speedup_vs_baseline"] = np.nan
-    table["val_acc_delta_pt"] = np.nan
+    table["objective_gain"] = np.nan
+    objective = objective_of(table)
     base = table[table["is_baseline"] & table["status"].isin(FINISHED)].drop_duplicates("round").set_index("round")
     for index, row in table.iterrows():
         if pd.isna(row["round"]) or row["round"] not in base.index:
@@ -189,45 +203,61 @@ def _ratios_per_round(table: pd.DataFrame) -> pd.DataFrame:
         reference = base.loc[row["round"]]
         if finite(row["throughput_sps"]) and finite(reference["throughput_sps"]) and reference["throughput_sps"] > 0:
             table.at[index, "speedup_vs_baseline"] = row["throughput_sps"] / reference["throughput_sps"]
-        if finite(row["val_acc"]) and finite(reference["val_acc"]):
-            table.at[index, "val_acc_delta_pt"] = 100.0 * (row["val_acc"] - reference["val_acc"])
+        if finite(row["objective_value"]) and finite(reference["objective_value"]):
+            table.at[index, "objective_gain"] = objective.gain(row["objective_value"], reference["objective_value"])
     return table
 
 
-def time_to_accuracy(curve: Sequence[dict[str, Any]], target: float) -> float | None:
-    """Training time (compile included, evaluation excluded) until val_acc first reached ``target``."""
+def resolve_margin(table: pd.DataFrame, max_drop: float | None, default: float) -> float:
+    """The non-inferiority margin in the objective's gain units: ``max_drop`` when given, else ``default`` points
+    for a fraction objective, or ``default`` percent of the baseline's mean value for another."""
+    objective = objective_of(table)
+    if max_drop is not None or objective.fraction:
+        return objective.tolerance(max_drop, default)
+    base = table[(table["recipe"] == BASELINE_NAME) & table["status"].isin(FINISHED)]["objective_value"].dropna()
+    return objective.tolerance(None, default, base.mean() if len(base) else None)
+
+
+def time_to_accuracy(curve: Sequence[dict[str, Any]], target: float,
+                     objective: Objective = ACCURACY) -> float | None:
+    """Training time (compile included, evaluation excluded) until objective_value first reached ``target`` (at
+    least, or at most for a lower-is-better objective)."""
     for epoch in curve:
-        if finite(epoch.get("val_acc")) and epoch["val_acc"] >= target and finite(epoch.get("train_s")):
+        if finite(epoch.get("objective_value")) and objective.reached(epoch["objective_value"], target) \
+                and finite(epoch.get("train_s")):
             return float(epoch["train_s"])
     return None
 
 
-def summarize(table: pd.DataFrame, *, margin_pt: float, target_accuracy: float | None = None,
+def summarize(table: pd.DataFrame, *, margin: float, target: float | None = None,
               confidence: float = 0.95) -> pd.DataFrame:
     """One row per recipe (the baseline first) from the paired rounds of :func:`confirm_table`.
 
-    The end-to-end target is ``target_accuracy``, or the baseline's mean val_acc minus ``margin_pt``.
+    ``margin`` is in the objective's gain units (points for accuracy). The end-to-end target is ``target``, or
+    the baseline's mean objective_value less ``margin``.
     """
+    objective = objective_of(table)
     finished = table[table["status"].isin(FINISHED) & table["throughput_sps"].map(finite)
-                     & table["val_acc"].map(finite)]
+                     & table["objective_value"].map(finite)]
     base = finished[finished["recipe"] == BASELINE_NAME].drop_duplicates("round").set_index("round")
-    if target_accuracy is None and not base.empty:
-        target_accuracy = float(base["val_acc"].mean()) - margin_pt / 100.0
+    if target is None and not base.empty:
+        target = objective.shifted(float(base["objective_value"].mean()), -margin)
     names = [BASELINE_NAME] + [n for n in dict.fromkeys(table["recipe"].dropna()) if n != BASELINE_NAME]
-    rows = [_summary_row(name, table, finished, base, margin_pt, target_accuracy, confidence) for name in names]
+    rows = [_summary_row(name, table, finished, base, margin, target, confidence, objective) for name in names]
     return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
 
 
-def _summary_row(name: str, table: pd.DataFrame, finished: pd.DataFrame, base: pd.DataFrame, margin_pt: float,
-                 target: float | None, confidence: float) -> dict[str, Any]:
+def _summary_row(name: str, table: pd.DataFrame, finished: pd.DataFrame, base: pd.DataFrame, margin: float,
+                 target: float | None, confidence: float, objective: Objective) -> dict[str, Any]:
     runs = finished[finished["recipe"] == name].drop_duplicates("round").set_index("round")
     failed = int(((table["recipe"] == name) & ~table["status"].isin(FINISHED)).sum())
     rounds = sorted(set(runs.index) & set(base.index))
     row: dict[str, Any] = dict.fromkeys(SUMMARY_COLUMNS, math.nan)
     row.update(recipe=name, n_seeds=len(rounds), failed_runs=failed, qualifies=False, e2e_n=0, seeds_to_show=None,
-               val_acc=float(runs["val_acc"].mean()) if len(runs) else math.nan)
+               objective=objective.label, gain_unit=objective.unit, margin=margin,
+               objective_value=float(runs["objective_value"].mean()) if len(runs) else math.nan)
     if name == BASELINE_NAME:
-        row.update(n_seeds=len(base), speedup=1.0, val_acc_delta_pt=0.0, verdict="baseline",
+        row.update(n_seeds=len(base), speedup=1.0, objective_gain=0.0, verdict="baseline",
                    verdict_text=f"the O0 baseline, {len(base)} seed(s)")
         return row
     if not rounds:
@@ -235,29 +265,31 @@ def _summary_row(name: str, table: pd.DataFrame, finished: pd.DataFrame, base: p
         return row
     speed = paired_ratio(runs.loc[rounds, "throughput_sps"].to_numpy(float),
                          base.loc[rounds, "throughput_sps"].to_numpy(float), confidence=confidence)
-    delta = paired_delta(runs.loc[rounds, "val_acc"].to_numpy(float), base.loc[rounds, "val_acc"].to_numpy(float),
-                         scale=100.0, confidence=confidence)
-    judged = verdict(speed, delta, margin_pt)
-    e2e = _e2e(runs.loc[rounds, "curve_json"], base.loc[rounds, "curve_json"], target, confidence)
+    delta = paired_delta(runs.loc[rounds, "objective_value"].to_numpy(float),
+                         base.loc[rounds, "objective_value"].to_numpy(float),
+                         scale=objective.sign * objective.scale, confidence=confidence)
+    judged = verdict(speed, delta, margin, objective)
+    e2e = _e2e(runs.loc[rounds, "curve_json"], base.loc[rounds, "curve_json"], target, confidence, objective)
     text = judged.text
     if e2e is not None and target is not None:
-        text += (f"; end-to-end speed-up to {100 * target:.2f}% val_acc: {e2e.estimate:.2f}x (training time, compile "
+        reach = f"{100 * target:.2f}% {objective.label}" if objective.fraction else f"{objective.label} {target:.4g}"
+        text += (f"; end-to-end speed-up to {reach}: {e2e.estimate:.2f}x (training time, compile "
                  f"included; {e2e.n} of {len(rounds)} rounds reached it)")
     row.update(speedup=speed.estimate, speedup_ci_low=speed.low, speedup_ci_high=speed.high, p_value=speed.p_value,
-               val_acc_delta_pt=delta.estimate, val_acc_delta_pt_ci_low=delta.low, val_acc_delta_pt_ci_high=delta.high,
-               val_acc_p_value=delta.p_value, e2e_speedup=e2e.estimate if e2e else math.nan,
+               objective_gain=delta.estimate, objective_gain_ci_low=delta.low, objective_gain_ci_high=delta.high,
+               objective_p_value=delta.p_value, e2e_speedup=e2e.estimate if e2e else math.nan,
                e2e_n=e2e.n if e2e else 0, seeds_to_show=judged.seeds_needed, qualifies=judged.qualifies,
                verdict=judged.code, verdict_text=text)
     return row
 
 
 def _e2e(recipe_curves: pd.Series, base_curves: pd.Series, target: float | None,
-         confidence: float) -> Interval | None:
+         confidence: float, objective: Objective = ACCURACY) -> Interval | None:
     if target is None:
         return None
     ratios = []
     for recipe_curve, base_curve in zip(recipe_curves, base_curves):
-        mine, theirs = (time_to_accuracy(json.loads(c), target) for c in (recipe_curve, base_curve))
+        mine, theirs = (time_to_accuracy(json.loads(c), target, objective) for c in (recipe_curve, base_curve))
         if mine and theirs:
             ratios.append(theirs / mine)  # > 1: the recipe reaches the target sooner
     return ratio_interval(ratios, confidence=confidence) if ratios else None
@@ -271,19 +303,21 @@ class ConfirmedSelection:
     row: pd.Series
     reason: str
     fell_back_to_baseline: bool
-    margin_pt: float
+    margin: float
 
 
-def select_confirmed(summary: pd.DataFrame, margin_pt: float) -> ConfirmedSelection:
-    """The fastest recipe whose speed-up interval lies above 1 and whose mean accuracy delta is within the margin."""
+def select_confirmed(summary: pd.DataFrame, margin: float) -> ConfirmedSelection:
+    """The fastest recipe whose speed-up interval lies above 1 and whose mean objective gain is within the margin."""
     qualifying = summary[summary["qualifies"].astype(bool)].sort_values("speedup", ascending=False, kind="stable")
     if not qualifying.empty:
         best = qualifying.iloc[0]
         return ConfirmedSelection(str(best["recipe"]), best, f"{best['recipe']}: {best['verdict_text']}", False,
-                                  margin_pt)
+                                  margin)
     baseline = summary[summary["recipe"] == BASELINE_NAME].iloc[0]
     others = summary[summary["recipe"] != BASELINE_NAME]
     why = "; ".join(f"{r['recipe']}: {r['verdict_text']}" for _, r in others.iterrows()) or "no candidate ran"
-    reason = (f"no recipe is shown faster than the O0 baseline within {margin_pt:g} pt of its accuracy, so the "
+    unit = baseline["gain_unit"] if isinstance(baseline.get("gain_unit"), str) else "pt"
+    name = baseline["objective"] if isinstance(baseline.get("objective"), str) else "val_acc"
+    reason = (f"no recipe is shown faster than the O0 baseline within {margin:.3g} {unit} of its {name}, so the "
               f"answer is the baseline ({why})")
-    return ConfirmedSelection(BASELINE_NAME, baseline, reason, True, margin_pt)
+    return ConfirmedSelection(BASELINE_NAME, baseline, reason, True, margin)

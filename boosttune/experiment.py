@@ -16,10 +16,12 @@ from typing import Any, Callable, Iterator
 
 import ray
 
-from boosttune.config.experiment import ExperimentConfig
+from boosttune.config.experiment import CONFIRM_SCREEN, EARLY_STOP_MARGIN, MAX_DROP, ExperimentConfig
 from boosttune.errors import ConfigError, TrialError, ray_get
 from boosttune.files import claim_folder
+from boosttune.objective import ACCURACY, Objective
 from boosttune.provenance import record_run_info
+from boosttune.select import resolve_tolerance
 
 __all__ = ["ExperimentResult", "StartPoints", "format_summary", "run_experiment", "start_points"]
 
@@ -156,9 +158,9 @@ def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None,
         slow = slow_knobs(placed.speed, config.search) if config.prune_slow else {}
         facts_task = _trial_facts.options(**task_options(per_rank, config.accelerator_type))
         facts = ray_get(facts_task.remote(base, config.workers_per_trial, env, str(output / "work")))
+        objective = Objective.of(facts["objective"])
         log(f"model: {config.recipe.entry.entry} built on a worker as {config.workers_per_trial} rank(s), one step "
-            f"trained and one batch evaluated; objective {facts['objective']} "
-            f"({'higher' if facts['higher_is_better'] else 'lower'} is better)")
+            f"trained and one batch evaluated; objective {objective.describe()}")
     unsupported = {c.knob: c.reason for c in report.unsupported()}
     if adasum_applies(config.workers_per_trial):  # the probe's one rank cannot show it; the trials' ranks can
         unsupported.pop("boost.adasum", None)
@@ -176,7 +178,7 @@ def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None,
                          accelerator_type=config.accelerator_type)
 
     # The O0 baseline runs first: every speed figure is a ratio to it, and the constrained and
-    # time-to-accuracy objectives need its accuracy.
+    # time-to-accuracy objectives need its objective value.
     trials, first_of_key = RecordStore(output / "trials"), RecordStore(output / "dedup")
     baseline_recipe = recipe_from_params(preset_params("O0", ctx, base), ctx, base)
     key = equivalence_key(baseline_recipe)
@@ -195,8 +197,8 @@ def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None,
         raise TrialError(f"the O0 baseline failed, nothing to compare against: {baseline.reason}")
     throughput = baseline.metrics.get("throughput_sps")
     log(f"baseline: {f'{throughput:.1f} samples/s' if throughput else 'throughput n/a (too few steady steps)'}, "
-        f"val_acc {baseline.metrics['val_acc']:.4f}")
-    note = _convergence_note(baseline.curve)
+        f"{objective.label} {objective.format_value(baseline.metrics['objective_value'])}")
+    note = _convergence_note(baseline.curve, objective)
     if note:
         log(f"baseline: {note}")
 
@@ -206,14 +208,18 @@ def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None,
     log(f"search: starts from {', '.join(start.labels_in_order) or 'nothing fixed'}"
         + (f" ({', '.join(start.outside_labels)} outside the searched space: trained, not modelled)"
            if start.outside_labels else ""))
-    drop = config.max_accuracy_drop_pt
+    base_value = baseline.metrics["objective_value"]
+    drop = objective.tolerance(config.max_drop, MAX_DROP, base_value)
+    if config.max_drop is None and not objective.fraction:
+        log(f"search: max_drop {drop:.4g} {objective.unit} ({MAX_DROP:g}% of the baseline's {objective.label}; "
+            "set max_drop in its units to choose)")
     setup = SearchSetup(
         base=base, ctx=ctx, env=env, workers=config.workers_per_trial, output=str(output), presets=start.presets,
-        labels=start.labels, outside=start.outside,
-        baseline_val_acc=baseline.metrics["val_acc"], max_accuracy_drop_pt=drop,
+        labels=start.labels, outside=start.outside, objective=objective,
+        baseline_objective=base_value, max_drop=drop,
+        early_stop_margin=objective.tolerance(config.early_stop_margin, EARLY_STOP_MARGIN, base_value),
         baseline_throughput_sps=baseline.metrics.get("throughput_sps"),
-        target_accuracy=(max(0.01, baseline.metrics["val_acc"] - drop / 100.0)
-                         if config.objective == "time_to_accuracy" else None),
+        target=(objective.shifted(base_value, -drop) if config.objective == "time_to_accuracy" else None),
         max_concurrent=config.max_concurrent_trials or default_concurrency(ray.nodes(), per_rank,
                                                                             config.workers_per_trial),
         storage=storage, accelerator_type=config.accelerator_type,
@@ -279,15 +285,17 @@ def start_points(report, ctx, base: dict[str, Any], config: ExperimentConfig) ->
     return start
 
 
-def _convergence_note(curve: list[dict[str, Any]]) -> str | None:
-    """Whether the baseline was still learning when it stopped (then every recipe is compared too early)."""
-    accuracies = [e["val_acc"] for e in curve if e.get("val_acc") is not None]
-    if len(accuracies) < 3:
+def _convergence_note(curve: list[dict[str, Any]], objective: Objective = ACCURACY) -> str | None:
+    """Whether the baseline was still learning when it stopped (then every recipe is compared too early): its last
+    epoch better than every epoch before it by more than 0.5 points (0.5% of the value for a non-fraction)."""
+    values = [e["objective_value"] for e in curve if e.get("objective_value") is not None]
+    if len(values) < 3:
         return None
-    gain = 100.0 * (accuracies[-1] - max(accuracies[:-1]))
-    return (f"still improving at the end (+{gain:.2f} pt in the last epoch): train longer (--epochs) so recipes are "
-            "compared at convergence" if gain > 0.5 else
-            f"converged (last epoch {gain:+.2f} pt vs the best before it)")
+    best_before = max(values[:-1], key=objective.oriented)
+    gain = objective.gain(values[-1], best_before)
+    return (f"still improving at the end ({objective.format_gain(gain)} in the last epoch): train longer (--epochs) "
+            "so recipes are compared at convergence" if gain > objective.tolerance(None, 0.5, values[-1]) else
+            f"converged (last epoch {objective.format_gain(gain)} vs the best before it)")
 
 
 def _search_table(records):
@@ -305,14 +313,15 @@ def _confirm(config: ExperimentConfig, table, output: Path, train, log: Callable
     from boosttune.confirm import pick_candidates, run_paired
     from boosttune.runs import RecordStore
 
-    candidates = pick_candidates(table, max_candidates=config.confirm_candidates, screen_pt=config.confirm_screen_pt)
+    screen = resolve_tolerance(table, config.confirm_screen, CONFIRM_SCREEN)
+    candidates = pick_candidates(table, max_candidates=config.confirm_candidates, screen=screen)
     seeds = _confirm_seeds(config)
     log(f"confirm: {len(candidates)} recipes x {len(seeds)} paired seeds {seeds}, interleaved"
         + ("" if len(seeds) >= 5 else " (5 or more seeds recommended: --confirm-seeds)"))
     for candidate in candidates:
         log(f"  {candidate.name}: {candidate.why}")
     return run_paired(candidates, seeds, store=RecordStore(output / "confirm"), role="confirm", train=train, log=log,
-                      margin_pt=config.max_accuracy_drop_pt)
+                      max_drop=config.max_drop, default_drop=MAX_DROP)
 
 
 def _finish(config: ExperimentConfig, output: Path, table, confirm_records, aborted: str | None) -> ExperimentResult:
@@ -326,14 +335,16 @@ def _finish(config: ExperimentConfig, output: Path, table, confirm_records, abor
     confirmed = None
     summary_path = None
     if confirm_records:
-        confirmed = save_confirmed(confirm_records, output, margin_pt=config.max_accuracy_drop_pt,
+        confirmed = save_confirmed(confirm_records, output, max_drop=config.max_drop, default_drop=MAX_DROP,
                                    ray_version=ray.__version__)
         summary_path = confirmed.summary_path
-    best_config, best_recipe = export_best(table, output, tolerance_pt=config.max_accuracy_drop_pt,
+    best_config, best_recipe = export_best(table, output, tolerance=config.max_drop, default=MAX_DROP,
                                            experiment_path=str(output), confirmed=confirmed)
     reason = json.loads(best_recipe.read_text())["selection"]["reason"]
     report, _ = write_report(ReportInputs(kind="experiment", title=f"boosttune experiment: {config.name}",
-                                          margin_pt=config.max_accuracy_drop_pt, search=table, confirmed=confirmed,
+                                          margin=(confirmed.margin if confirmed is not None else
+                                                  resolve_tolerance(table, config.max_drop, MAX_DROP)),
+                                          search=table, confirmed=confirmed,
                                           config=config.model_dump(mode="json"), run_info=load_run_info(output),
                                           folder=output))
     return ExperimentResult(output=output, results_path=parquet, report_path=report, best_config_path=best_config,
@@ -349,8 +360,8 @@ def format_summary(result: ExperimentResult) -> str:
     from boosttune.summary import format_confirmed
 
     table = load_results(result.results_path)
-    columns = ["trial_id", "preset", "status", "throughput_sps", "speedup_vs_baseline", "val_acc",
-               "val_acc_delta_pt", "compile_s"]
+    columns = ["trial_id", "preset", "status", "throughput_sps", "speedup_vs_baseline", "objective_value",
+               "objective_gain", "compile_s"]
     shown = table[columns].sort_values("speedup_vs_baseline", ascending=False, na_position="last")
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         lines = ["", "search (one seed each):", shown.to_string(index=False, float_format=lambda v: f"{v:.3f}"), ""]

@@ -17,7 +17,7 @@ import pandas as pd
 from boosttune.config.boost import parse_boost_config
 from boosttune.errors import BoosttuneError, DataError
 from boosttune.files import write_json
-from boosttune.results import FINISHED, finite
+from boosttune.results import FINISHED, finite, objective_of
 from boosttune.select import Selection, select_best
 
 if TYPE_CHECKING:
@@ -28,13 +28,13 @@ __all__ = ["BEST_BOOST_CONFIG_NAME", "BEST_RECIPE_NAME", "export_best"]
 BEST_BOOST_CONFIG_NAME = "best_boost_config.json"
 BEST_RECIPE_NAME = "best_recipe.json"
 
-_MEASURED = ("throughput_sps", "speedup_vs_baseline", "val_acc", "val_acc_delta_pt", "compile_s",
+_MEASURED = ("throughput_sps", "speedup_vs_baseline", "objective_value", "objective_gain", "compile_s",
              "time_to_target_s", "peak_rss_mb")
 _PROVENANCE = ("device_target", "mindspore_version", "ray_version", "boosttune_version", "onednn_isa", "seed",
                "trial_id")
 
 
-def export_best(df: pd.DataFrame, out_dir: str | Path, *, tolerance_pt: float = 0.5,
+def export_best(df: pd.DataFrame, out_dir: str | Path, *, tolerance: float | None = 0.5, default: float = 0.5,
                 experiment_path: str | Path | None = None, confirmed: Confirmed | None = None) -> tuple[Path, Path]:
     """Select the best recipe and write its two JSON files.
 
@@ -46,13 +46,14 @@ def export_best(df: pd.DataFrame, out_dir: str | Path, *, tolerance_pt: float = 
         The paths of ``best_boost_config.json`` and ``best_recipe.json``.
 
     Raises:
-        ConfigError: ``tolerance_pt`` is negative.
+        ConfigError: ``tolerance`` is negative. (It is in the objective's gain units, points for accuracy; None:
+            ``default`` points, or ``default`` percent of the baseline's value for a non-fraction objective.)
         DataError: no finished baseline, or the selected row's boost_config_dict is not valid.
     """
     if confirmed is not None:
         selection, row = _confirmed_selection(confirmed)
     else:
-        selection = select_best(df, tolerance_pt)
+        selection = select_best(df, tolerance, default)
         row = selection.row
     boost_config = _json_cell(row, "boost_config_dict_json")
     level = str(row["boost_level"]) if pd.notna(row["boost_level"]) else "O0"
@@ -61,6 +62,7 @@ def export_best(df: pd.DataFrame, out_dir: str | Path, *, tolerance_pt: float = 
     except BoosttuneError as e:
         raise DataError(f"results: trial {row['trial_id']}: boost_config_dict_json is invalid: {e}") from None
     recipe = _recipe_document(row, selection, boost_config, level, notes, experiment_path)
+    recipe["objective"] = objective_of(df if confirmed is None else confirmed.runs).to_dict()
     if confirmed is not None:
         recipe["confirmed"] = _confirmed_document(confirmed)
     out_dir = Path(out_dir)
@@ -76,7 +78,7 @@ def _confirmed_selection(confirmed: Confirmed) -> tuple[Selection, pd.Series]:
     if finished.empty:
         raise DataError(f"confirm runs: no finished run of {chosen.recipe!r} to export")
     row = finished.sort_values("round").iloc[0]
-    return Selection(row, chosen.reason, chosen.fell_back_to_baseline, chosen.margin_pt), row
+    return Selection(row, chosen.reason, chosen.fell_back_to_baseline, chosen.margin), row
 
 
 def _confirmed_document(confirmed: Confirmed) -> dict[str, Any]:
@@ -89,7 +91,7 @@ def _confirmed_document(confirmed: Confirmed) -> dict[str, Any]:
     return {
         "recipe": confirmed.selection.recipe,
         "seeds": list(confirmed.seeds),
-        "max_accuracy_drop_pt": confirmed.margin_pt,
+        "max_drop": confirmed.margin,
         "figures": figures(chosen),
         "all_recipes": {str(row["recipe"]): figures(row) for _, row in summary.iterrows()},
     }
@@ -112,7 +114,7 @@ def _recipe_document(row: pd.Series, selection: Selection, boost_config: dict[st
         "measured": {name: _plain(row[name]) for name in _MEASURED},
         "selection": {
             "reason": selection.reason,
-            "tolerance_pt": selection.tolerance_pt,
+            "tolerance": selection.tolerance,
             "fell_back_to_baseline": selection.fell_back_to_baseline,
         },
         "provenance": provenance,

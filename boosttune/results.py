@@ -1,8 +1,10 @@
 """The results table: one row per trial, with a declared schema; the only input of report and export.
 
-Speed is a ratio to the O0 baseline trained in the same experiment (``speedup_vs_baseline``) and
-accuracy a difference to it in points (``val_acc_delta_pt``). Units are in the column names. Pure:
-no Ray, no MindSpore.
+Speed is a ratio to the O0 baseline trained in the same experiment (``speedup_vs_baseline``) and the
+objective (the builder's metric: accuracy for the built-in models) a difference to it, signed so that
+positive is better, in points for a fraction and in the metric's units otherwise (``objective_gain``; see
+:mod:`boosttune.objective`). The objective's name and direction are columns of every row. Pure: no Ray,
+no MindSpore.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import pandas as pd
 
 from boosttune.errors import DataError
 from boosttune.files import json_safe, write_atomically
+from boosttune.objective import ACCURACY, Objective
 from boosttune.runs import FINISHED, STATUSES
 
 __all__ = [
@@ -31,7 +34,9 @@ __all__ = [
     "canonical_json",
     "finite",
     "fmt",
+    "from_accuracy_schema",
     "load_results",
+    "objective_of",
     "save_results",
     "schema_columns",
     "with_later_columns",
@@ -39,8 +44,10 @@ __all__ = [
 
 BASELINE_PRESET = "O0"
 # The results schema's version, written in every row: 1 is a table written before it had one (no label,
-# started_at, curve_json, rung or schema_version); 2 adds them. Reading fills a later column as missing.
-SCHEMA_VERSION = 2
+# started_at, curve_json, rung or schema_version); 2 adds them; 3 judges the builder's objective (objective,
+# objective_higher_is_better, objective_fraction; val_acc -> objective_value, val_acc_delta_pt -> objective_gain).
+# Reading fills a later column as missing and reads versions 1 and 2 as accuracy.
+SCHEMA_VERSION = 3
 PARAM_PREFIX = "param."
 PARQUET_NAME, CSV_NAME = "results.parquet", "results.csv"
 
@@ -71,8 +78,12 @@ SCHEMA: tuple[Column, ...] = (
     Column("dataset", "string", "data set name"),
     Column("throughput_sps", "float64", "steady-state training throughput, samples per second (warm-up excluded)"),
     Column("speedup_vs_baseline", "float64", "throughput_sps / the baseline's throughput_sps"),
-    Column("val_acc", "float64", "final validation accuracy, fraction in [0, 1]"),
-    Column("val_acc_delta_pt", "float64", "100 * (val_acc - the baseline's val_acc), accuracy points"),
+    Column("objective", "string", "the metric runs are judged on, the builder's name for it ('acc' for the built-in models)"),
+    Column("objective_higher_is_better", "boolean", "the objective's direction"),
+    Column("objective_fraction", "boolean", "the objective is a fraction in [0, 1] (accuracy, ...): gains in points"),
+    Column("objective_value", "float64", "final held-out value of the objective, in its own units"),
+    Column("objective_gain", "float64", "how much better than the baseline's objective_value (positive: better), "
+                                        "in points (x100) for a fraction, else in the objective's units"),
     Column("val_loss", "float64", "final validation loss"),
     Column("train_loss", "float64", "final training loss"),
     Column("compile_s", "float64", "graph compile time, seconds (reported apart from training)"),
@@ -82,7 +93,7 @@ SCHEMA: tuple[Column, ...] = (
     Column("steady_steps", "Int64", "training steps the throughput was measured on"),
     Column("stage1_s", "float64", "DimReduce stage-1 training time, seconds"),
     Column("started_at", "float64", "when the run started, Unix time, seconds"),
-    Column("curve_json", "string", "per epoch: epoch, train_s (cumulative training time, compile included), val_acc, "
+    Column("curve_json", "string", "per epoch: epoch, train_s (cumulative training time, compile included), objective_value, "
                                    "val_loss, train_loss, throughput_sps; JSON list"),
     Column("rung", "Int64", "for a trial the multi-objective scheduler stopped: the epoch (rung) it reached"),
     Column("device_target", "string", "CPU, GPU or Ascend"),
@@ -164,7 +175,11 @@ def _row(record: Mapping[str, Any], ray_version: str) -> dict[str, Any]:
         "recipe_json": canonical_json(recipe),
         "observed_boost_json": canonical_json(record.get("observed_boost") or {}),
     }
-    for name in ("throughput_sps", "val_acc", "val_loss", "train_loss", "compile_s", "wall_s",
+    objective = Objective.from_metrics(metrics)
+    if objective is not None:  # a run that failed before its parts were built has none
+        row.update(objective=objective.name, objective_higher_is_better=objective.higher_is_better,
+                   objective_fraction=objective.fraction)
+    for name in ("throughput_sps", "objective_value", "val_loss", "train_loss", "compile_s", "wall_s",
                  "time_to_target_s", "peak_rss_mb", "steady_steps", "stage1_s"):
         row[name] = metrics.get(name)
     for key, value in _flatten(record.get("params") or {}).items():
@@ -217,16 +232,28 @@ def baseline_row(table: pd.DataFrame) -> pd.Series | None:
 def _with_baseline_ratios(table: pd.DataFrame) -> pd.DataFrame:
     base = baseline_row(table)
     table["speedup_vs_baseline"] = np.nan
-    table["val_acc_delta_pt"] = np.nan
+    table["objective_gain"] = np.nan
     if base is None:
         return table
     table["is_baseline"] = (table["trial_id"] == base["trial_id"]).astype(bool)
-    base_sps, base_acc = base["throughput_sps"], base["val_acc"]
+    base_sps, base_value = base["throughput_sps"], base["objective_value"]
     if pd.notna(base_sps) and base_sps > 0:
         table["speedup_vs_baseline"] = table["throughput_sps"] / base_sps
-    if pd.notna(base_acc):
-        table["val_acc_delta_pt"] = 100.0 * (table["val_acc"] - base_acc)
+    if pd.notna(base_value):
+        objective = objective_of(table)
+        table["objective_gain"] = objective.sign * objective.scale * (table["objective_value"] - base_value)
     return table
+
+
+def objective_of(table: pd.DataFrame) -> Objective:
+    """The objective a table's runs were judged on (accuracy for a table without one)."""
+    if "objective" not in table.columns:
+        return ACCURACY
+    named = table[table["objective"].notna()]
+    if named.empty:
+        return ACCURACY
+    row = named.iloc[0]
+    return Objective(str(row["objective"]), bool(row["objective_higher_is_better"]), bool(row["objective_fraction"]))
 
 
 def save_results(df: pd.DataFrame, folder: str | Path) -> tuple[Path, Path]:
@@ -253,9 +280,21 @@ def load_results(folder_or_file: str | Path) -> pd.DataFrame:
             table = pd.read_csv(path, dtype=strings, float_precision="round_trip")
     except (OSError, ValueError) as e:
         raise DataError(f"{path}: cannot read the results table: {str(e).splitlines()[0]}") from e
+    table = from_accuracy_schema(table)
     _check_schema(table, str(path), later_may_miss=True)  # before filling: a foreign table is named, not filled
     table = with_later_columns(table)
     return _coerce(table)
+
+
+def from_accuracy_schema(table: pd.DataFrame) -> pd.DataFrame:
+    """A table of schema 1 or 2 (accuracy, in val_acc and val_acc_delta_pt) in the columns of schema 3."""
+    if "val_acc" not in table.columns or "objective_value" in table.columns:
+        return table
+    table = table.rename(columns={"val_acc": "objective_value", "val_acc_delta_pt": "objective_gain"})
+    table["objective"] = pd.array([ACCURACY.name] * len(table), dtype="string")
+    table["objective_higher_is_better"] = pd.array([True] * len(table), dtype="boolean")
+    table["objective_fraction"] = pd.array([True] * len(table), dtype="boolean")
+    return table
 
 
 def with_later_columns(table: pd.DataFrame) -> pd.DataFrame:

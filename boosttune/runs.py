@@ -24,7 +24,7 @@ Role = Literal["baseline", "search", "confirm", "bench"]
 STATUSES = ("completed", "stopped", "target_reached", "failed", "duplicate")
 # Per epoch, kept in every record: the learning curve gives the time to any target accuracy afterwards
 # (train_s is cumulative training time, first-step compile included, evaluation excluded).
-CURVE_KEYS = ("epoch", "train_s", "val_acc", "val_loss", "train_loss", "throughput_sps")
+CURVE_KEYS = ("epoch", "train_s", "objective_value", "val_loss", "train_loss", "throughput_sps")
 FINISHED = ("completed", "target_reached")  # trained to the end (or to the target): figures are comparable
 
 
@@ -65,7 +65,7 @@ class RunRecord:
     params: dict[str, Any] = field(default_factory=dict)
     round: int | None = None
     metrics: dict[str, Any] = field(default_factory=dict)
-    curve: list[dict[str, Any]] = field(default_factory=list)  # per epoch: train_s (cumulative), val_acc, ...
+    curve: list[dict[str, Any]] = field(default_factory=list)  # per epoch: train_s (cumulative), objective_value, ...
     boost_config_dict: dict[str, Any] = field(default_factory=dict)
     observed_boost: dict[str, Any] = field(default_factory=dict)
     environment: dict[str, Any] = field(default_factory=dict)

@@ -39,7 +39,8 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
                    help="pareto: speed and accuracy together; constrained: fastest within --max-drop of the "
                         "baseline; time_to_accuracy: least time to baseline accuracy minus --max-drop")
     p.add_argument("--max-drop", type=float, default=1.0,
-                   help="accuracy drop allowed vs the baseline, points (the confirmed mean delta must stay within it)")
+                   help="accuracy drop allowed vs the baseline, points (the confirmed mean delta must stay within "
+                        "it; default 1.0)")
     p.add_argument("--confirm-seeds", type=int, default=3,
                    help="paired seeds of the confirm stage (0 skips it; 5 or more recommended for a claim)")
     p.add_argument("--confirm-candidates", type=int, default=3,
@@ -137,7 +138,7 @@ def _run(args, output: Path) -> int:
                           "val_limit": args.val_limit, "image_size": args.image_size},
                  "optimizer": {"name": "momentum", "learning_rate": args.learning_rate, "lr_schedule": "cosine"}},
         "num_trials": args.trials, "workers_per_trial": args.workers, "objective": args.objective,
-        "max_accuracy_drop_pt": args.max_drop, "sampler": args.sampler, "seed": args.seed,
+        "max_drop": args.max_drop, "sampler": args.sampler, "seed": args.seed,
         "time_budget_s": args.time_budget, "max_failure_rate": args.max_failure_rate,
         "max_concurrent_trials": args.concurrency, "storage": args.storage, "study_storage": args.study_storage,
         "accelerator_type": args.accelerator_type,

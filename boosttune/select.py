@@ -1,4 +1,7 @@
-"""Pick from the results table: the speed/accuracy Pareto front and the best recipe within a tolerance.
+"""Pick from the results table: the speed/objective Pareto front and the best recipe within a tolerance.
+
+The objective is the table's own (:func:`boosttune.results.objective_of`: accuracy, or a team's metric in either
+direction); fronts and tolerances are taken in its direction and gain units.
 
 Both read only the results table (:mod:`boosttune.results`). Only trials that trained to the end
 (or to their target accuracy) compete; stopped and failed ones have no comparable figures.
@@ -12,9 +15,10 @@ import numpy as np
 import pandas as pd
 
 from boosttune.errors import ConfigError, DataError
-from boosttune.results import FINISHED, baseline_row, finite
+from boosttune.objective import Objective
+from boosttune.results import FINISHED, baseline_row, finite, objective_of
 
-__all__ = ["Selection", "hypervolume", "non_dominated", "pareto_front", "select_best"]
+__all__ = ["Selection", "hypervolume", "non_dominated", "pareto_front", "resolve_tolerance", "select_best"]
 
 
 @dataclass(frozen=True)
@@ -24,7 +28,7 @@ class Selection:
     row: pd.Series
     reason: str
     fell_back_to_baseline: bool
-    tolerance_pt: float
+    tolerance: float
 
 
 def non_dominated(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -50,65 +54,79 @@ def hypervolume(points: list[tuple[float, float]], ref: tuple[float, float]) -> 
 
 
 def _comparable(df: pd.DataFrame) -> pd.DataFrame:
-    """Finished rows with a speed-up and an accuracy."""
+    """Finished rows with a speed-up and an objective value."""
     speedup = pd.to_numeric(df["speedup_vs_baseline"], errors="coerce")
-    acc = pd.to_numeric(df["val_acc"], errors="coerce")
+    acc = pd.to_numeric(df["objective_value"], errors="coerce")
     mask = df["status"].isin(FINISHED) & np.isfinite(speedup) & np.isfinite(acc)
     return df[mask.fillna(False).astype(bool)]
 
 
 def pareto_front(df: pd.DataFrame) -> pd.DataFrame:
-    """Non-dominated rows on (speedup_vs_baseline, val_acc), both maximised, sorted by speed-up.
+    """Non-dominated rows on (speedup_vs_baseline, objective_value), speed maximised and the objective taken in its
+    own direction, sorted by speed-up (the better objective first among equals).
 
     Empty when the table has no finished baseline (no speed-ups).
     """
     rows = _comparable(df)
     if rows.empty:
         return rows
-    mask = non_dominated(rows["speedup_vs_baseline"].to_numpy(float), rows["val_acc"].to_numpy(float))
+    sign = objective_of(df).sign
+    mask = non_dominated(rows["speedup_vs_baseline"].to_numpy(float), sign * rows["objective_value"].to_numpy(float))
     front = rows[mask]
-    return front.sort_values(["speedup_vs_baseline", "val_acc"], ascending=[True, False], kind="stable")
+    return front.sort_values(["speedup_vs_baseline", "objective_value"], ascending=[True, sign < 0], kind="stable")
 
 
-def select_best(df: pd.DataFrame, tolerance_pt: float = 0.5) -> Selection:
-    """The fastest finished trial whose val_acc is at least the baseline's minus ``tolerance_pt`` points.
+def select_best(df: pd.DataFrame, tolerance: float | None = 0.5, default: float = 0.5) -> Selection:
+    """The fastest finished trial whose objective is no more than ``tolerance`` worse than the baseline's.
 
-    The baseline itself qualifies (speed-up 1), so a trial is chosen only when it is faster; among
-    equally fast ones the more accurate wins, then the baseline, then the first in the table.
+    ``tolerance`` is in the objective's gain units (points for accuracy); None: ``default`` points for a fraction
+    objective, or ``default`` percent of the baseline's value for another. The baseline itself qualifies (speed-up
+    1), so a trial is chosen only when it is faster; among equally fast ones the better objective wins, then the
+    baseline, then the first in the table.
 
     Raises:
-        ConfigError: ``tolerance_pt`` is negative or not a number.
-        DataError: the table has no finished O0 baseline with a val_acc.
+        ConfigError: ``tolerance`` is negative or not a number.
+        DataError: the table has no finished O0 baseline with an objective_value.
     """
-    tolerance_pt = _checked_tolerance(tolerance_pt)
+    objective = objective_of(df)
     base = baseline_row(df)
-    if base is None or not finite(base["val_acc"]) or not finite(base["throughput_sps"]):
-        raise DataError("results: no finished O0 baseline with throughput_sps and val_acc (preset 'O0', status "
+    if base is None or not finite(base["objective_value"]) or not finite(base["throughput_sps"]):
+        raise DataError("results: no finished O0 baseline with throughput_sps and objective_value (preset 'O0', status "
                         f"{' or '.join(FINISHED)}); speed-ups are relative to it - rerun the experiment")
+    tolerance = objective.tolerance(None if tolerance is None else _checked_tolerance(tolerance, objective), default,
+                                    base["objective_value"])
     rows = _comparable(df)
     # A tiny slack so a trial exactly at the tolerance is not lost to float rounding.
-    qualifying = rows[rows["val_acc_delta_pt"] >= -tolerance_pt - 1e-9]
-    ranked = qualifying.assign(_base=qualifying["is_baseline"].astype(int)).sort_values(
-        ["speedup_vs_baseline", "val_acc", "_base"], ascending=False, kind="stable")
-    best = ranked.iloc[0].drop("_base")
+    qualifying = rows[rows["objective_gain"] >= -tolerance - 1e-9]
+    ranked = qualifying.assign(_base=qualifying["is_baseline"].astype(int), _score=qualifying["objective_gain"])
+    ranked = ranked.sort_values(["speedup_vs_baseline", "_score", "_base"], ascending=False, kind="stable")
+    best = ranked.iloc[0].drop(["_base", "_score"])
+    within = f"{tolerance:.3g} {objective.unit} of the baseline's {objective.label}"
     if bool(best["is_baseline"]):
-        return Selection(best, _fallback_reason(rows, base, tolerance_pt), True, tolerance_pt)
-    reason = (f"trial {best['trial_id']} is the fastest within {tolerance_pt:g} pt of the baseline's val_acc "
-              f"{base['val_acc']:.4f}: {best['speedup_vs_baseline']:.3f}x the baseline's throughput, "
-              f"val_acc {best['val_acc']:.4f} ({best['val_acc_delta_pt']:+.2f} pt)")
-    return Selection(best, reason, False, tolerance_pt)
+        return Selection(best, _fallback_reason(rows, base, within, tolerance, objective), True, tolerance)
+    reason = (f"trial {best['trial_id']} is the fastest within {within} {objective.format_value(base['objective_value'])}: "
+              f"{best['speedup_vs_baseline']:.3f}x the baseline's throughput, {objective.label} "
+              f"{objective.format_value(best['objective_value'])} ({objective.format_gain(best['objective_gain'])})")
+    return Selection(best, reason, False, tolerance)
 
 
-def _fallback_reason(rows: pd.DataFrame, base: pd.Series, tolerance_pt: float) -> str:
+def _fallback_reason(rows: pd.DataFrame, base: pd.Series, within: str, tolerance: float, objective: Objective) -> str:
     faster = rows[rows["speedup_vs_baseline"] > 1.0]
-    lost = f"; {len(faster)} faster trial(s) lost more than {tolerance_pt:g} pt" if len(faster) else ""
-    return (f"no trial is faster than the O0 baseline within {tolerance_pt:g} pt of its val_acc "
-            f"{base['val_acc']:.4f}{lost}; falling back to the baseline (trial {base['trial_id']})")
+    lost = f"; {len(faster)} faster trial(s) lost more than {tolerance:.3g} {objective.unit}" if len(faster) else ""
+    return (f"no trial is faster than the O0 baseline within {within} {objective.format_value(base['objective_value'])}"
+            f"{lost}; falling back to the baseline (trial {base['trial_id']})")
 
 
-def _checked_tolerance(tolerance_pt: float) -> float:
-    if isinstance(tolerance_pt, bool) or not isinstance(tolerance_pt, (int, float)) or not finite(tolerance_pt) \
-            or tolerance_pt < 0:
-        raise ConfigError(f"tolerance_pt: {tolerance_pt!r} is invalid; allowed: a finite number >= 0 "
-                          "(accuracy points below the baseline's val_acc)")
-    return float(tolerance_pt)
+def _checked_tolerance(tolerance: float, objective: Objective) -> float:
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not finite(tolerance) \
+            or tolerance < 0:
+        raise ConfigError(f"tolerance: {tolerance!r} is invalid; allowed: a finite number >= 0 "
+                          f"({objective.unit} worse than the baseline's {objective.label})")
+    return float(tolerance)
+
+
+def resolve_tolerance(df: pd.DataFrame, tolerance: float | None, default: float) -> float:
+    """A tolerance in the table's objective's gain units: ``tolerance`` when given, else ``default`` points for a
+    fraction objective, or ``default`` percent of the baseline's value for another."""
+    base = baseline_row(df)
+    return objective_of(df).tolerance(tolerance, default, None if base is None else base["objective_value"])

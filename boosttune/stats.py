@@ -15,6 +15,7 @@ import numpy as np
 from scipy import stats as _st
 
 from boosttune.errors import ConfigError
+from boosttune.objective import ACCURACY, Objective
 
 __all__ = ["Interval", "Verdict", "mean_interval", "ratio_interval", "paired_delta", "paired_ratio",
            "seeds_to_show_noninferiority", "verdict", "RECOMMENDED_SEEDS"]
@@ -178,12 +179,13 @@ _FASTER_CODES = {"non-inferiority shown": "faster",
                  "loses more than the tolerance": "faster_too_lossy"}
 
 
-def verdict(speedup: Interval, delta_pt: Interval, margin_pt: float) -> Verdict:
-    """Classify speed (CI vs 1) and accuracy (vs -margin_pt) and say it in one sentence."""
-    margin = _finite(margin_pt, "margin_pt")
+def verdict(speedup: Interval, delta: Interval, margin: float, objective: Objective = ACCURACY) -> Verdict:
+    """Classify speed (CI vs 1) and the objective's gain (vs -margin, both in its gain units: points for accuracy)
+    and say it in one sentence."""
+    margin = _finite(margin, "margin")
     if margin < 0:
-        raise ConfigError(f"margin_pt: must be >= 0, got {margin_pt=}")
-    n, ci = min(speedup.n, delta_pt.n), _ci(speedup, ".3f", "-")  # 3 decimals: 0.998 must not read as 1.00
+        raise ConfigError(f"margin: must be >= 0, got {margin=}")
+    n, ci = min(speedup.n, delta.n), _ci(speedup, ".3f", "-")  # 3 decimals: 0.998 must not read as 1.00
     if speedup.n >= 2 and speedup.low > 1:
         speed, speed_text = "faster", f"{speedup.estimate:.2f}x faster ({ci})"
     elif speedup.n >= 2 and speedup.high < 1:
@@ -193,20 +195,22 @@ def verdict(speedup: Interval, delta_pt: Interval, margin_pt: float) -> Verdict:
         speed = "not separable"
         speed_text = f"{speedup.estimate:.2f}x, speed not separable from the baseline with {seeds} ({ci})"
     seeds_needed = None
-    if delta_pt.n >= 2 and delta_pt.low >= -margin:
-        accuracy, acc_text = "non-inferiority shown", f"non-inferiority within {margin:g} pt shown"
-    elif delta_pt.estimate >= -margin:
+    spec, unit, name = objective.gain_spec, objective.unit, objective.noun
+    within = f"{margin:g} {unit}" if objective.fraction else f"{margin:.3g} {unit}"
+    if delta.n >= 2 and delta.low >= -margin:
+        accuracy, acc_text = "non-inferiority shown", f"non-inferiority within {within} shown"
+    elif delta.estimate >= -margin:
         accuracy = "consistent with non-inferiority"
-        acc_text = f"non-inferiority within {margin:g} pt consistent but not shown"
-        if delta_pt.n >= 2:  # then sd > 0: a constant sample with mean >= -margin is "shown"
-            seeds_needed = seeds_to_show_noninferiority(delta_pt.estimate, delta_pt.sd, margin, delta_pt.confidence)
+        acc_text = f"non-inferiority within {within} consistent but not shown"
+        if delta.n >= 2:  # then sd > 0: a constant sample with mean >= -margin is "shown"
+            seeds_needed = seeds_to_show_noninferiority(delta.estimate, delta.sd, margin, delta.confidence)
             acc_text += (f"; about {seeds_needed} seeds would likely show it" if seeds_needed is not None
                          else "; more than 1000 seeds would be needed to show it")
     else:
-        accuracy, acc_text = "loses more than the tolerance", f"loses more than the {margin:g} pt tolerance"
+        accuracy, acc_text = "loses more than the tolerance", f"loses more than the {within} tolerance"
     code = {"faster": _FASTER_CODES[accuracy], "slower": "slower"}.get(speed, "inconclusive" if n < 2 else "not_faster")
-    text = f"{speed_text}; accuracy {delta_pt.estimate:+.2f} pt ({_ci(delta_pt, '+.2f', ' to ')}): {acc_text}"
+    text = f"{speed_text}; {name} {delta.estimate:{spec}} {unit} ({_ci(delta, spec, ' to ')}): {acc_text}"
     if n < RECOMMENDED_SEEDS:
         text += f"; {RECOMMENDED_SEEDS} or more seeds are recommended (ran {n})"
-    qualifies = speed == "faster" and delta_pt.estimate >= -margin
+    qualifies = speed == "faster" and delta.estimate >= -margin
     return Verdict(code, speed, accuracy, qualifies, seeds_needed, text)

@@ -13,10 +13,11 @@ from typing import Iterable
 
 import pandas as pd
 
-from boosttune.confirm import (BASELINE_NAME, ConfirmedSelection, confirm_table, select_confirmed, summarize)
+from boosttune.confirm import (BASELINE_NAME, ConfirmedSelection, confirm_table, resolve_margin, select_confirmed,
+                               summarize)
 from boosttune.errors import DataError
 from boosttune.files import write_atomically
-from boosttune.results import fmt, with_later_columns
+from boosttune.results import fmt, from_accuracy_schema, with_later_columns
 from boosttune.runs import RunRecord
 
 __all__ = ["CONFIRM_NAME", "SUMMARY_NAME", "Confirmed", "format_confirmed", "load_confirmed", "save_confirmed"]
@@ -30,30 +31,36 @@ class Confirmed:
     summary: pd.DataFrame
     selection: ConfirmedSelection
     seeds: tuple[int, ...]
-    margin_pt: float
+    margin: float
     summary_path: Path | None = None
 
 
-def _confirmed(runs: pd.DataFrame, margin_pt: float, summary_path: Path | None = None) -> Confirmed:
-    summary = summarize(runs, margin_pt=margin_pt)
+def _confirmed(runs: pd.DataFrame, max_drop: float | None, default_drop: float,
+               summary_path: Path | None = None) -> Confirmed:
+    margin = resolve_margin(runs, max_drop, default_drop)
+    summary = summarize(runs, margin=margin)
     seeds = tuple(int(s) for s in sorted(runs.loc[runs["recipe"] == BASELINE_NAME, "seed"].dropna().unique()))
-    return Confirmed(runs, summary, select_confirmed(summary, margin_pt), seeds, margin_pt, summary_path)
+    return Confirmed(runs, summary, select_confirmed(summary, margin), seeds, margin, summary_path)
 
 
-def save_confirmed(records: Iterable[RunRecord], folder: str | Path, *, margin_pt: float,
-                   ray_version: str = "") -> Confirmed:
-    """Write confirm.parquet, confirm.csv and summary.csv into ``folder``; return what they hold."""
+def save_confirmed(records: Iterable[RunRecord], folder: str | Path, *, max_drop: float | None,
+                   default_drop: float = 1.0, ray_version: str = "") -> Confirmed:
+    """Write confirm.parquet, confirm.csv and summary.csv into ``folder``; return what they hold.
+
+    ``max_drop``: the margin in the objective's gain units (points for accuracy); None: ``default_drop`` points,
+    or ``default_drop`` percent of the baseline's value for a non-fraction objective."""
     folder = Path(folder)
     runs = confirm_table(list(records), ray_version=ray_version)
     write_atomically(folder / f"{CONFIRM_NAME}.parquet", lambda temp: runs.to_parquet(temp, index=False))
     write_atomically(folder / f"{CONFIRM_NAME}.csv", lambda temp: runs.to_csv(temp, index=False))
-    confirmed = _confirmed(runs, margin_pt, folder / SUMMARY_NAME)
+    confirmed = _confirmed(runs, max_drop, default_drop, folder / SUMMARY_NAME)
     write_atomically(confirmed.summary_path, lambda temp: confirmed.summary.to_csv(temp, index=False))
     return confirmed
 
 
-def load_confirmed(folder: str | Path, *, margin_pt: float) -> Confirmed | None:
-    """The confirmed figures of a results folder, judged at ``margin_pt``; None when it has no confirm runs."""
+def load_confirmed(folder: str | Path, *, max_drop: float | None, default_drop: float = 1.0) -> Confirmed | None:
+    """The confirmed figures of a results folder, judged at ``max_drop`` (see :func:`save_confirmed`); None when
+    it has no confirm runs."""
     path = Path(folder) / f"{CONFIRM_NAME}.parquet"
     if not path.is_file():
         return None
@@ -61,24 +68,35 @@ def load_confirmed(folder: str | Path, *, margin_pt: float) -> Confirmed | None:
         runs = pd.read_parquet(path)
     except (OSError, ValueError) as e:
         raise DataError(f"{path}: cannot read the confirm runs: {str(e).splitlines()[0]}") from e
-    missing = [c for c in ("recipe", "round", "status", "throughput_sps", "val_acc", "curve_json") if c not in runs]
+    runs = from_accuracy_schema(runs)
+    missing = [c for c in ("recipe", "round", "status", "throughput_sps", "objective_value", "curve_json") if c not in runs]
     if missing:
         raise DataError(f"{path}: missing column {missing[0]!r}; not a boosttune confirm table")
-    return _confirmed(with_later_columns(runs), margin_pt, Path(folder) / SUMMARY_NAME)
+    return _confirmed(with_later_columns(runs), max_drop, default_drop, Path(folder) / SUMMARY_NAME)
 
 
 
 def format_confirmed(summary: pd.DataFrame) -> str:
     """The summary as the terminal shows it: one line per recipe, intervals in brackets, then each verdict."""
-    lines = [f"{'recipe':<24}{'seeds':>6}  {'speed-up [95% CI]':<26}{'e2e':>7}  {'Δ val_acc pt [95% CI]':<26}"
+    name, unit = _named(summary, "objective", "val_acc"), _named(summary, "gain_unit", "pt")
+    spec = "+.2f" if unit == "pt" else "+.3g"
+    lines = [f"{'recipe':<24}{'seeds':>6}  {'speed-up [95% CI]':<26}{'e2e':>7}  {f'Δ {name} {unit} [95% CI]':<26}"
              f"{'p':>7}  verdict"]
     for row in summary.itertuples():
         speed = f"{fmt(row.speedup, '.3f')} [{fmt(row.speedup_ci_low, '.3f')}, {fmt(row.speedup_ci_high, '.3f')}]"
-        delta = (f"{fmt(row.val_acc_delta_pt, '+.2f')} [{fmt(row.val_acc_delta_pt_ci_low, '+.2f')}, "
-                 f"{fmt(row.val_acc_delta_pt_ci_high, '+.2f')}]")
+        delta = (f"{fmt(row.objective_gain, spec)} [{fmt(row.objective_gain_ci_low, spec)}, "
+                 f"{fmt(row.objective_gain_ci_high, spec)}]")
         lines.append(f"{str(row.recipe)[:23]:<24}{int(row.n_seeds):>6}  {speed:<26}{fmt(row.e2e_speedup, '.2f'):>7}  "
                      f"{delta:<26}{fmt(row.p_value, '.3f'):>7}  {row.verdict}")
     lines.append("")
     lines += [f"{row.recipe}: {row.verdict_text}" for row in summary.itertuples() if row.recipe != BASELINE_NAME]
     return "confirmed over paired seeds (speed-up: geometric mean of per-round throughput ratios; e2e: to the "\
-           "target accuracy, compile included):\n" + "\n".join(lines)
+           f"target {name}, compile included; Δ: better than the baseline by, in {unit}):\n" + "\n".join(lines)
+
+
+def _named(summary: pd.DataFrame, column: str, default: str) -> str:
+    """The summary's objective name or gain unit (a summary.csv written before they were columns: accuracy)."""
+    if column not in summary.columns:
+        return default
+    values = summary[column].dropna()
+    return str(values.iloc[0]) if len(values) else default

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from ray.tune.search import Searcher
 
 from boosttune.config.experiment import ExperimentConfig
 from boosttune.errors import BoosttuneError, ConfigError, TrialError, describe_error
+from boosttune.objective import ACCURACY, Objective
 from boosttune.runs import CURVE_KEYS, RecordStore, RunRecord, RunSpec
 from boosttune.space import SpaceContext
 from boosttune.provenance import redact
@@ -139,10 +141,10 @@ def _running_cluster() -> str | None:
         return None
 
 
-def objective_of(config: ExperimentConfig) -> tuple[Any, Any]:
-    """(metric, mode) as OptunaSearch takes them."""
+def objective_of(config: ExperimentConfig, objective: Objective = ACCURACY) -> tuple[Any, Any]:
+    """(metric, mode) as OptunaSearch takes them: the builder's objective in its own direction."""
     if config.objective == "pareto":
-        return ["throughput_sps", "val_acc"], ["max", "max"]
+        return ["throughput_sps", "objective_value"], ["max", objective.sense]
     if config.objective == "constrained":
         return "constrained_score", "max"
     return "tta_score_s", "min"
@@ -158,13 +160,15 @@ class SearchSetup:
     workers: int
     output: str
     presets: dict[str, str]  # equivalence key -> preset name
-    baseline_val_acc: float
-    max_accuracy_drop_pt: float
-    target_accuracy: float | None
+    baseline_objective: float
+    max_drop: float  # the allowed drop, in the objective's gain units (points for accuracy)
+    target: float | None  # the objective's value a trial stops at (time_to_accuracy)
     max_concurrent: int
     labels: dict[str, str] = field(default_factory=dict)  # equivalence key -> start point label
     baseline_throughput_sps: float | None = None  # for the speed-up in Tune's progress table
     outside: list[dict[str, Any]] = field(default_factory=list)  # start points the search cannot draw (slow knobs)
+    objective: Objective = ACCURACY
+    early_stop_margin: float = 5.0  # the multi-objective scheduler's margin, in the objective's gain units
     storage: str | None = None  # Ray's storage every node reaches (--storage); None: the output folder
     accelerator_type: str | None = None
 
@@ -173,8 +177,8 @@ class SearchSetup:
         from boosttune.space import equivalence_key, recipe_from_params
 
         recipe = recipe_from_params(params, self.ctx, self.base)
-        if self.target_accuracy is not None:
-            recipe = recipe.model_copy(update={"target_accuracy": self.target_accuracy})
+        if self.target is not None:
+            recipe = recipe.model_copy(update={"target": self.target})
         key = equivalence_key(recipe)
         label = self.presets.get(key) or self.labels.get(key) or trial_id
         return RunSpec(run_id=trial_id, role="search", recipe=recipe.to_dict(), label=label,
@@ -192,31 +196,35 @@ class SearchSetup:
 
 def _scores(metrics: dict[str, Any], setup: SearchSetup) -> dict[str, float]:
     """Objective values for every report; never None (Optuna cannot tell a None)."""
+    objective = setup.objective
     throughput = float(metrics.get("throughput_sps") or 0.0)
-    accuracy = float(metrics.get("val_acc") or 0.0)
-    floor = setup.baseline_val_acc - setup.max_accuracy_drop_pt / 100.0
-    drop_pt = max(0.0, 100.0 * (floor - accuracy))
+    value = metrics.get("objective_value")
+    value = objective.worst if value is None or not math.isfinite(value) else float(value)
+    shortfall = max(0.0, -setup.max_drop - objective.gain(value, setup.baseline_objective))
     time_to_target = metrics.get("time_to_target_s")
     return {
         "throughput_sps": throughput,
-        "val_acc": accuracy,
-        # Within the allowed drop, faster is better; beyond it, every point lost costs 10% of the speed.
-        "constrained_score": throughput if drop_pt == 0 else throughput / (1.0 + 0.1 * drop_pt) - 1e3,
+        "objective_value": value,
+        "objective_score": objective.oriented(value),  # higher is better, whatever the objective's direction
+        # Within the allowed drop, faster is better; beyond it, every unit (point) lost costs 10% of the speed.
+        "constrained_score": throughput if shortfall == 0 else throughput / (1.0 + 0.1 * shortfall) - 1e3,
         "tta_score_s": float(time_to_target) if time_to_target is not None
         else _TTA_PENALTY_S + float(metrics.get("train_s") or 0.0),
     }
 
 
 # Tune's progress table shows the first numeric metrics of a trial's report: these, in the user's terms.
-PROGRESS_COLUMNS = ("epoch", "throughput_sps", "speedup_vs_baseline", "val_acc")
+PROGRESS_COLUMNS = ("epoch", "throughput_sps", "speedup_vs_baseline", "objective_value")
 
 
-def progress_metrics(report: dict[str, Any], baseline_sps: float | None, baseline_acc: float | None) -> dict[str, Any]:
-    """Rank 0's report, flat, led by the progress columns (speed-up and accuracy delta added), then the rest."""
+def progress_metrics(report: dict[str, Any], baseline_sps: float | None, baseline_value: float | None,
+                     objective: Objective = ACCURACY) -> dict[str, Any]:
+    """Rank 0's report, flat, led by the progress columns (speed-up and objective gain added), then the rest."""
     flat = {k: v for k, v in report.items() if not isinstance(v, (dict, list))}
-    sps, acc = flat.get("throughput_sps"), flat.get("val_acc")
+    sps, value = flat.get("throughput_sps"), flat.get("objective_value")
     flat["speedup_vs_baseline"] = sps / baseline_sps if sps and baseline_sps else None
-    flat["val_acc_delta_pt"] = 100.0 * (acc - baseline_acc) if acc is not None and baseline_acc is not None else None
+    flat["objective_gain"] = (objective.gain(value, baseline_value)
+                              if value is not None and baseline_value is not None else None)
     flat["stage"] = "search"
     return {**{k: flat.get(k) for k in PROGRESS_COLUMNS}, **flat}
 
@@ -239,12 +247,13 @@ class _Progress(tune.Callback):
         how = (f"stopped at epoch {epoch}/{epochs}" if epoch is not None and epoch < epochs
                and not result.get("final") and not result.get("replayed") else
                f"same recipe as {result['duplicate_of']}" if result.get("duplicate_of") else "finished")
-        figures = _figures(result)
-        speed, delta = result.get("speedup_vs_baseline"), result.get("val_acc_delta_pt")
+        objective = self.search.objective
+        figures = _figures(result, objective)
+        speed, delta = result.get("speedup_vs_baseline"), result.get("objective_gain")
         if how == "finished" and speed is not None and delta is not None \
-                and delta >= -self.search.max_accuracy_drop_pt and (self.best is None or speed > self.best[0]):
+                and delta >= -self.search.max_drop and (self.best is None or speed > self.best[0]):
             self.best = (speed, label)
-        best = (f"; fastest within {self.search.max_accuracy_drop_pt:g} pt of O0 so far: {self.best[1]} "
+        best = (f"; fastest within {self.search.max_drop:.3g} {objective.unit} of O0 so far: {self.best[1]} "
                 f"{self.best[0]:.2f}x" if self.best else "")
         self.log(f"search [{self.done}/{self.num_trials}] {label}: {how}{', ' + figures if figures else ''}{best}")
 
@@ -262,15 +271,16 @@ class _Progress(tune.Callback):
         return trial.trial_id if not label or label == trial.trial_id else f"{label} ({trial.trial_id})"
 
 
-def _figures(result: dict[str, Any]) -> str:
+def _figures(result: dict[str, Any], objective: Objective = ACCURACY) -> str:
     parts = []
     if result.get("throughput_sps"):
         parts.append(f"{result['throughput_sps']:.0f} samples/s")
     if result.get("speedup_vs_baseline") is not None:
         parts.append(f"{result['speedup_vs_baseline']:.2f}x O0")
-    if result.get("val_acc") is not None:
-        delta = result.get("val_acc_delta_pt")
-        parts.append(f"val_acc {result['val_acc']:.4f}" + (f" ({delta:+.2f} pt)" if delta is not None else ""))
+    if result.get("objective_value") is not None:
+        delta = result.get("objective_gain")
+        parts.append(f"{objective.label} {objective.format_value(result['objective_value'])}"
+                     + (f" ({objective.format_gain(delta)})" if delta is not None else ""))
     return ", ".join(parts)
 
 
@@ -281,7 +291,8 @@ def _report_callback(setup: SearchSetup):
         """Rank 0's report, plus the objective scores and no nested values (Tune flattens poorly)."""
 
         def after_report(self, run_context, metrics, checkpoint):
-            flat = progress_metrics(metrics[0], setup.baseline_throughput_sps, setup.baseline_val_acc)
+            flat = progress_metrics(metrics[0], setup.baseline_throughput_sps, setup.baseline_objective,
+                                    setup.objective)
             flat.update(_scores(flat, setup))
             super().after_report(run_context, [flat], checkpoint)
 
@@ -289,7 +300,7 @@ def _report_callback(setup: SearchSetup):
 
 
 def _progress(metrics: dict[str, Any], setup: SearchSetup) -> dict[str, Any]:
-    return progress_metrics(metrics, setup.baseline_throughput_sps, setup.baseline_val_acc)
+    return progress_metrics(metrics, setup.baseline_throughput_sps, setup.baseline_objective, setup.objective)
 
 
 def _trial(config: dict[str, Any], setup: SearchSetup) -> None:
@@ -380,8 +391,8 @@ class _RecordStopped:
         last = live[-1] if live else history[-1]
         metrics = {k: v for k, v in last.items() if isinstance(v, (int, float, str, bool)) and k in _KEPT}
         curve = [{k: r.get(k) for k in CURVE_KEYS} for r in live]
-        reason = (f"stopped after epoch {rung} by the multi-objective scheduler: slower and less accurate "
-                  f"than the trials ahead of it at that epoch")
+        reason = (f"stopped after epoch {rung} by the multi-objective scheduler: slower and worse on "
+                  f"{self.setup.objective.label} than the trials ahead of it at that epoch")
         # Tune stamps every result with its wall-clock time and the trial's running time: when it started.
         started = None
         if isinstance(last.get("timestamp"), (int, float)) and isinstance(last.get("time_total_s"), (int, float)):
@@ -393,7 +404,8 @@ class _RecordStopped:
 
 
 _KEPT = ("epoch", "steps", "train_loss", "compile_s", "steady_steps", "throughput_sps", "throughput_mean_sps",
-         "train_s", "peak_rss_mb", "val_acc", "val_loss", "world_size")
+         "train_s", "peak_rss_mb", "objective_value", "val_loss", "world_size", "objective", "objective_higher_is_better",
+         "objective_fraction")
 
 
 class _FixedFirst(Searcher):
@@ -496,7 +508,7 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
 
     from boosttune.scheduler import MultiObjectiveASHA
 
-    metric, mode = objective_of(config)
+    metric, mode = objective_of(config, setup.objective)
     n_startup = startup_trials(config.num_trials, len(points) + len(setup.outside))
     sampler = make_sampler(config.sampler, config.seed, n_startup)
     storage, url = _storage(config, output)
@@ -505,9 +517,9 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
     scheduler = None
     if config.early_stopping and epochs > 1:
         scheduler = (ASHAScheduler(time_attr="epoch", max_t=epochs, grace_period=1, reduction_factor=2) if single
-                     else MultiObjectiveASHA(metric, time_attr="epoch", max_t=epochs, grace_period=1,
-                                             reduction_factor=config.reduction_factor,
-                                             margin=(0.0, config.early_stop_margin_pt / 100.0),
+                     else MultiObjectiveASHA(["throughput_sps", "objective_score"], time_attr="epoch", max_t=epochs,
+                                             grace_period=1, reduction_factor=config.reduction_factor,
+                                             margin=(0.0, setup.early_stop_margin),
                                              on_stop=_RecordStopped(setup)))
     budget = _FailureBudget(config.max_failure_rate)
     resources = {DRIVER_RESOURCE: 1} if ray.cluster_resources().get(DRIVER_RESOURCE) else {"CPU": 0.01}
@@ -517,7 +529,8 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
     log(f"search: {config.num_trials} trials, objective {config.objective} ({metric}), sampler {config.sampler} "
         f"(seed {config.seed}, {how}), {setup.workers} worker(s) per trial, Optuna study {config.name!r} in {redact(url)}")
     if isinstance(scheduler, MultiObjectiveASHA):
-        log(f"search: trials beaten on both speed and accuracy (by more than {config.early_stop_margin_pt:g} points at "
+        log(f"search: trials beaten on both speed and {setup.objective.label} (by more than "
+            f"{setup.early_stop_margin:.3g} {setup.objective.unit} at "
             f"epoch 1) at epoch {', '.join(map(str, scheduler.ladder.milestones))} stop there (multi-objective "
             f"successive halving, reduction factor {config.reduction_factor:g})")
     run_config = tune.RunConfig(

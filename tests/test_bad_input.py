@@ -113,7 +113,7 @@ def corpus(tmp_path_factory) -> dict[str, Path]:
     files["one_run"].mkdir()
     (files["one_run"] / "experiment.json").write_text(json.dumps({"name": "x"}))
     save_results(build_results_table([{"trial_id": "b", "preset": "O0", "status": "completed",
-                                       "metrics": {"throughput_sps": 100.0, "val_acc": 0.8}}], ray_version=ray.__version__),
+                                       "metrics": {"throughput_sps": 100.0, "objective_value": 0.8}}], ray_version=ray.__version__),
                  files["one_run"])
     docs = {
         "dup.yaml": "name: x\nnum_trials: 4\nnum_trials: 8\n",
@@ -159,8 +159,8 @@ CASES = [
     ("workers-zero", "exp --workers 0", "workers_per_trial"),
     ("trials-zero", "exp --trials 0", "num_trials"),
     ("batch-zero", "exp --batch-size 0", "batch_size"),
-    ("max-drop-negative", "exp --max-drop -1", "max_accuracy_drop_pt"),
-    ("max-drop-nan", "exp --max-drop nan", "max_accuracy_drop_pt"),
+    ("max-drop-negative", "exp --max-drop -1", "max_drop: -1.0 is invalid"),
+    ("max-drop-nan", "exp --max-drop nan", "max_drop: nan is invalid"),
     ("learning-rate-zero", "exp --learning-rate 0", "learning_rate"),
     ("sampler-unknown", "exp --sampler bayes", "argument --sampler: invalid choice: 'bayes'"),
     ("model-unknown", "exp --model resnet9", "argument --model: invalid choice"),

@@ -81,14 +81,14 @@ def test_a_recipe_the_device_cannot_run_is_refused_before_anything_starts(probe_
 
 def test_an_exported_best_recipe_joins_the_matrix(probe_report):
     exported = {"boost_level": "O1", "boost_config_dict": FREEZE["boost_config_dict"], "amp_level": "O0",
-                "loss_scale": {"kind": "none"}, "measured": {"val_acc": 0.9}, "provenance": {}}
+                "loss_scale": {"kind": "none"}, "measured": {"objective_value": 0.9}, "provenance": {}}
     override = recipe_override(exported, "best_recipe.json")
     assert set(override) == {"boost_level", "boost_config_dict", "amp_level", "loss_scale"}
     plan = bench_candidates(parse_bench({"base": BASE, "recipes": {}}), probe_report, extra={"best_recipe": override})
     assert [c.name for c in plan.candidates] == ["O0", "best_recipe"]
     assert plan.candidates[1].recipe["boost_config_dict"]["grad_freeze"]["freeze_p"] == 0.4
     with pytest.raises(ConfigError, match="not a boosttune best_recipe.json"):
-        recipe_override({"val_acc": 1}, "x.json")
+        recipe_override({"objective_value": 1}, "x.json")
 
 
 @pytest.mark.slow

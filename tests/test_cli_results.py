@@ -48,8 +48,8 @@ def test_report_output_flag(results_dir, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, fragment", [
-    (["export", "{dir}", "--tolerance", "-1"], "tolerance_pt: -1.0 is invalid"),
-    (["report", "{dir}", "--max-drop", "-1"], "max_accuracy_drop_pt: -1.0 is invalid"),
+    (["export", "{dir}", "--tolerance", "-1"], "tolerance: -1.0 is invalid"),
+    (["report", "{dir}", "--max-drop", "-1"], "max_drop: -1.0 is invalid"),
     (["export", "{dir}/nothing.parquet"], "no such results file"),
     (["report", "{dir}/results.txt"], "expected a results folder"),
 ])
@@ -68,4 +68,4 @@ def test_missing_column_is_one_line_exit_2(results_dir, capsys):
     assert main(["export", str(results_dir / "broken.csv")]) == 2
     assert capsys.readouterr().err.strip() == (f"boosttune: error: {results_dir / 'broken.csv'}: missing column "
                                                "'speedup_vs_baseline'; not a boosttune results table (it says schema "
-                                               "version 2; this boosttune reads versions 1 to 2)")
+                                               "version 3; this boosttune reads versions 1 to 3)")

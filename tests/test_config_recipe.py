@@ -33,7 +33,7 @@ def test_defaults():
     assert recipe.boost_config_dict == {}
     assert recipe.device_target == "CPU"
     assert recipe.warmup_steps == 3
-    assert recipe.target_accuracy is None
+    assert recipe.target is None
     assert recipe.eval_every_epoch is True
     assert recipe.dim_reduce_stage1_steps is None
 
@@ -130,7 +130,8 @@ INVALID = [
                  id="image_size-4"),
     pytest.param({"amp_level": "O4"}, "amp_level", ["'O4' is invalid"], id="amp_level"),
     pytest.param({"device_target": "cpu"}, "device_target", ["'cpu' is invalid", "'CPU'"], id="device-lowercase"),
-    pytest.param({"target_accuracy": 1.5}, "target_accuracy", ["1.5 is invalid"], id="target_accuracy"),
+    pytest.param({"target_accuracy": 0.9}, "target_accuracy", ["renamed; use target"], id="target_accuracy-renamed"),
+    pytest.param({"target": "high"}, "target", ["is invalid"], id="target"),
     pytest.param({"dim_reduce_stage1_steps": 1}, "dim_reduce_stage1_steps", ["1 is invalid"], id="stage1-steps-1"),
     pytest.param({"loss_scale": {"kind": "auto"}}, "loss_scale.kind", ["'auto' is invalid"], id="loss_scale-kind"),
     pytest.param(
@@ -282,7 +283,7 @@ ROUND_TRIP = [
             "boost_config_dict": {"boost": {"mode": "manual", "grad_freeze": False}, "less_bn": {"gc_flag": False}},
             "device_target": "GPU",
             "warmup_steps": 0,
-            "target_accuracy": 0.9,
+            "target": 0.9,
             "eval_every_epoch": False,
         },
         id="everything-set",

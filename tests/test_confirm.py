@@ -31,8 +31,8 @@ def _fake_train(calls: list[RunSpec], noise: float = 0.02):
         sps = 500.0 * machine * speed * (1 + own.normal(0, noise))
         acc = acc_seed + delta + own.normal(0, 0.002)
         per_epoch = 64 / sps * 10
-        curve = [{"epoch": e, "train_s": per_epoch * e + 1.0, "val_acc": acc - 0.1 * (3 - e)} for e in (1, 2, 3)]
-        return RunRecord.from_summary(spec, {"status": "completed", "throughput_sps": sps, "val_acc": acc,
+        curve = [{"epoch": e, "train_s": per_epoch * e + 1.0, "objective_value": acc - 0.1 * (3 - e)} for e in (1, 2, 3)]
+        return RunRecord.from_summary(spec, {"status": "completed", "throughput_sps": sps, "objective_value": acc,
                                              "curve": curve, "boost_config_dict": {}, "observed_boost": {},
                                              "environment": {}})
     return train
@@ -57,7 +57,7 @@ def test_run_paired_gives_each_round_its_seed_and_resumes_without_retraining(tmp
                          log=lambda m: None)
     assert len(records) == 4 and len(calls) == 4
     assert {(c.label, c.seed, c.round) for c in calls} == {("O0", 3, 0), ("fast", 3, 0), ("O0", 4, 1), ("fast", 4, 1)}
-    assert all(c.recipe["target_accuracy"] is None for c in calls)  # runs to the end: accuracy at equal epochs
+    assert all(c.recipe["target"] is None for c in calls)  # runs to the end: accuracy at equal epochs
     # A killed stage: one record lost; the rerun trains only that one.
     store.path("confirm-s4-fast").unlink()
     again: list[RunSpec] = []
@@ -75,17 +75,17 @@ def test_summary_matches_the_paired_statistics_and_judges_each_recipe(tmp_path):
                          role="bench", train=_fake_train(calls), log=lambda m: None)
     table = confirm_table(records)
     assert set(table["recipe"]) == set(EFFECTS) and len(table) == 20
-    summary = summarize(table, margin_pt=1.0)
+    summary = summarize(table, margin=1.0)
     assert tuple(summary.columns) == SUMMARY_COLUMNS and summary.iloc[0]["recipe"] == BASELINE_NAME
     rows = summary.set_index("recipe")
     runs = table.set_index(["recipe", "round"])
     fast = runs.loc["fast"].sort_index()
     base = runs.loc["O0"].sort_index()
     speed = paired_ratio(fast["throughput_sps"].to_numpy(), base["throughput_sps"].to_numpy())
-    delta = paired_delta(fast["val_acc"].to_numpy(), base["val_acc"].to_numpy(), scale=100)
+    delta = paired_delta(fast["objective_value"].to_numpy(), base["objective_value"].to_numpy(), scale=100)
     assert rows.loc["fast", "speedup"] == pytest.approx(speed.estimate)
     assert rows.loc["fast", "speedup_ci_low"] == pytest.approx(speed.low)
-    assert rows.loc["fast", "val_acc_delta_pt_ci_high"] == pytest.approx(delta.high)
+    assert rows.loc["fast", "objective_gain_ci_high"] == pytest.approx(delta.high)
     assert rows.loc["fast", "n_seeds"] == 5
     assert rows.loc["fast", "verdict"] == "faster" and rows.loc["fast", "qualifies"]
     assert rows.loc["lossy", "verdict"] == "faster_too_lossy" and not rows.loc["lossy", "qualifies"]
@@ -102,7 +102,7 @@ def test_summary_matches_the_paired_statistics_and_judges_each_recipe(tmp_path):
 def test_no_qualifying_recipe_falls_back_to_the_baseline_with_the_reason(tmp_path):
     records = run_paired(_candidates("O0", "lossy"), [1, 2, 3], store=RecordStore(tmp_path), role="confirm",
                          train=_fake_train([]), log=lambda m: None)
-    chosen = select_confirmed(summarize(confirm_table(records), margin_pt=1.0), 1.0)
+    chosen = select_confirmed(summarize(confirm_table(records), margin=1.0), 1.0)
     assert chosen.fell_back_to_baseline and chosen.recipe == BASELINE_NAME
     assert "lossy:" in chosen.reason and "loses more than" in chosen.reason
 
@@ -115,20 +115,20 @@ def test_failed_runs_are_counted_and_left_out_of_the_pairs(tmp_path):
 
     records = run_paired(_candidates("O0", "fast"), [1, 2, 3], store=RecordStore(tmp_path), role="confirm",
                          train=train, log=lambda m: None)
-    row = summarize(confirm_table(records), margin_pt=1.0).set_index("recipe").loc["fast"]
+    row = summarize(confirm_table(records), margin=1.0).set_index("recipe").loc["fast"]
     assert row["n_seeds"] == 2 and row["failed_runs"] == 1
 
 
 def test_time_to_accuracy_reads_the_learning_curve():
-    curve = [{"epoch": 1, "train_s": 5.0, "val_acc": 0.5}, {"epoch": 2, "train_s": 9.0, "val_acc": 0.8},
-             {"epoch": 3, "train_s": 13.0, "val_acc": 0.79}]
+    curve = [{"epoch": 1, "train_s": 5.0, "objective_value": 0.5}, {"epoch": 2, "train_s": 9.0, "objective_value": 0.8},
+             {"epoch": 3, "train_s": 13.0, "objective_value": 0.79}]
     assert time_to_accuracy(curve, 0.8) == 9.0
     assert time_to_accuracy(curve, 0.81) is None
 
 
 def _search_record(trial_id, preset, sps, acc, recipe_extra):
     return {"trial_id": trial_id, "status": "completed", "preset": preset,
-            "recipe": {**BASE, **recipe_extra}, "metrics": {"throughput_sps": sps, "val_acc": acc}}
+            "recipe": {**BASE, **recipe_extra}, "metrics": {"throughput_sps": sps, "objective_value": acc}}
 
 
 def test_candidates_are_the_baseline_the_presets_and_the_fastest_pareto_trials_within_the_screen():
@@ -142,7 +142,7 @@ def test_candidates_are_the_baseline_the_presets_and_the_fastest_pareto_trials_w
         _search_record("t6", None, 150, 0.89, {"amp_level": "O2", "seed": 5}),  # t2 again with another seed
     ]
     table = build_results_table(records, ray_version="x")
-    names = [c.name for c in pick_candidates(table, max_candidates=3, screen_pt=3.0)]
+    names = [c.name for c in pick_candidates(table, max_candidates=3, screen=3.0)]
     assert names == ["O0", "O1-equivalent", "t2", "t4"]
     assert [c.name for c in pick_candidates(table, max_candidates=1)] == ["O0", "O1-equivalent", "t2"]
     with pytest.raises(DataError, match="no finished O0 baseline"):
@@ -182,13 +182,13 @@ def test_confirmed_figures_reach_summary_csv_export_and_report(tmp_path):
 
     records = run_paired(candidates, [1, 2, 3, 4], store=RecordStore(tmp_path / "runs"), role="bench", train=train,
                          log=lambda m: None)
-    confirmed = save_confirmed(records, tmp_path, margin_pt=1.0)
+    confirmed = save_confirmed(records, tmp_path, max_drop=1.0)
     on_disk = pd.read_csv(tmp_path / "summary.csv")
     assert list(on_disk["recipe"]) == ["O0", "fast"] and on_disk.loc[1, "verdict"] == confirmed.summary.loc[1, "verdict"]
     assert len(pd.read_parquet(tmp_path / "confirm.parquet")) == 8
     assert confirmed.seeds == (1, 2, 3, 4) and confirmed.selection.recipe == "fast"
 
-    _, recipe_path = export_best(confirmed.runs, tmp_path, tolerance_pt=1.0, confirmed=confirmed)
+    _, recipe_path = export_best(confirmed.runs, tmp_path, tolerance=1.0, confirmed=confirmed)
     recipe = json.loads(recipe_path.read_text())
     assert recipe["confirmed"]["recipe"] == "fast" and recipe["confirmed"]["seeds"] == [1, 2, 3, 4]
     assert recipe["confirmed"]["figures"]["speedup"] == pytest.approx(confirmed.summary.loc[1, "speedup"])
@@ -196,10 +196,10 @@ def test_confirmed_figures_reach_summary_csv_export_and_report(tmp_path):
     assert not recipe["selection"]["fell_back_to_baseline"]
 
     # Re-judged with a margin the recipe's loss does not fit in: the baseline, from the same runs.
-    strict = load_confirmed(tmp_path, margin_pt=0.0)  # "fast" loses 0.2 pt on average (EFFECTS)
+    strict = load_confirmed(tmp_path, max_drop=0.0)  # "fast" loses 0.2 pt on average (EFFECTS)
     assert strict.selection.fell_back_to_baseline and strict.selection.recipe == "O0"
     assert "fast:" in strict.selection.reason
-    inputs = ReportInputs(kind="bench", title="bench", margin_pt=1.0, confirmed=confirmed)
+    inputs = ReportInputs(kind="bench", title="bench", margin=1.0, confirmed=confirmed)
     fast = [p for p in confirmed_points(inputs) if p.recipe == "fast"][0]
     assert fast.is_selected and fast.speedup_low <= fast.speedup <= fast.speedup_high and fast.n_seeds == 4
     page = write_report(inputs, tmp_path)[0].read_text()
@@ -209,7 +209,7 @@ def test_confirmed_figures_reach_summary_csv_export_and_report(tmp_path):
 def test_a_record_with_a_diverged_loss_is_kept_with_null_for_the_non_finite_figures(tmp_path):
     spec = RunSpec(run_id="nan", role="search", recipe=dict(BASE))
     record = RunRecord.from_summary(spec, {"status": "stopped", "reason": "non-finite loss (nan) at step 3",
-                                           "train_loss": float("nan"), "val_acc": None, "curve": []})
+                                           "train_loss": float("nan"), "objective_value": None, "curve": []})
     store = RecordStore(tmp_path)
     store.put(record)
     again = store.get("nan")
@@ -220,8 +220,8 @@ def test_a_record_with_a_diverged_loss_is_kept_with_null_for_the_non_finite_figu
 def test_the_experiment_says_whether_its_baseline_converged():
     from boosttune.experiment import _convergence_note
 
-    curve = [{"val_acc": a} for a in (0.70, 0.80, 0.849, 0.850, 0.8515)]
+    curve = [{"objective_value": a} for a in (0.70, 0.80, 0.849, 0.850, 0.8515)]
     assert _convergence_note(curve).startswith("converged (last epoch +0.15 pt")
-    climbing = [{"val_acc": a} for a in (0.5, 0.6, 0.7)]
+    climbing = [{"objective_value": a} for a in (0.5, 0.6, 0.7)]
     assert "still improving" in _convergence_note(climbing) and "--epochs" in _convergence_note(climbing)
     assert _convergence_note(climbing[:2]) is None  # too short to tell

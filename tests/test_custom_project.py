@@ -44,26 +44,53 @@ def user_project(tmp_path_factory):
 
 
 def test_a_project_outside_the_repository_is_tuned_confirmed_and_exported(user_project):
+    """The team judges recipes by its held-out loss (lower is better, its own units), end to end."""
+    import optuna
+    import pandas as pd
+
     done = subprocess.run(
         [BOOSTTUNE, "tune", "experiment.yaml", "--set", "num_trials=2", "--set", "base.epochs=2",
-         "--set", "confirm_seeds=2", "--set", "confirm_candidates=1", "--output", "runs/smoke"],
+         "--set", "confirm_seeds=2", "--set", "confirm_candidates=1", "--set", "base.model.kwargs.objective=loss",
+         "--set", "max_drop=0.05", "--output", "runs/smoke"],
         cwd=user_project, env=user_env(), capture_output=True, text=True, timeout=560)
     log = done.stdout + done.stderr
     assert done.returncode == 0, log[-4000:]
     assert f"working_dir {user_project}" in log and "shipped to every worker" in log
-    assert "model: digits_lstm:build built on a worker as 1 rank(s)" in log and "objective accuracy" in log
+    assert "model: digits_lstm:build built on a worker as 1 rank(s)" in log
+    assert "objective val_loss (lower is better)" in log
     output = user_project / "runs" / "smoke"
     records = [json.loads(p.read_text()) for p in (output / "trials").glob("*.json")]
     trained = [r for r in records if r["status"] == "completed"]
     assert len(records) == 3 and trained  # the baseline and 2 trials
-    for record in trained:  # the team's metric, computed by the team's own nn.Accuracy on its own eval data
-        assert record["recipe"]["model"] == {"entry": "digits_lstm:build", "kwargs": {"hidden": 32, "data_dir": "data"}}
-        assert record["metrics"]["objective"] == "accuracy"
-        assert record["metrics"]["val_accuracy"] == record["metrics"]["val_acc"] > 0.3
+    for record in trained:  # the team's metric, computed by the team's own nn.Loss on its own eval data
+        assert record["recipe"]["model"] == {"entry": "digits_lstm:build",
+                                             "kwargs": {"hidden": 32, "data_dir": "data", "objective": "loss"}}
+        assert record["metrics"]["objective"] == "loss" and record["metrics"]["objective_higher_is_better"] is False
+        assert record["metrics"]["val_loss"] == record["metrics"]["objective_value"] > 0
     confirm = [json.loads(p.read_text()) for p in (output / "confirm").glob("*.json")]
     assert len(confirm) >= 4 and {r["round"] for r in confirm} == {0, 1}
     info = json.loads((output / "run_info.json").read_text())
     assert info["model"] == "digits_lstm:build"
+
+    # Lower is better everywhere: the gain is the baseline's loss less the trial's, Optuna minimised it, and every
+    # table, verdict and report names the team's metric, never accuracy.
+    table = pd.read_parquet(output / "results.parquet")
+    base = table[table["is_baseline"]].iloc[0]
+    finished = table[table["status"] == "completed"]
+    assert set(finished["objective"]) == {"loss"} and not finished["objective_higher_is_better"].any()
+    assert (finished["objective_gain"] - (base["objective_value"] - finished["objective_value"])).abs().max() < 1e-9
+    study = optuna.load_study(study_name="digits-lstm", storage=f"sqlite:///{output / 'optuna.db'}")
+    assert study.directions == [optuna.study.StudyDirection.MAXIMIZE, optuna.study.StudyDirection.MINIMIZE]
+    summary = pd.read_csv(output / "summary.csv")
+    assert set(summary["objective"]) == {"val_loss"} and set(summary["gain_unit"]) == {"loss"}
+    assert set(summary["margin"]) == {0.05}
+    verdicts = " ".join(summary["verdict_text"].dropna())
+    assert "val_loss" in verdicts and "accuracy" not in verdicts and " pt" not in verdicts
+    best = json.loads((output / "best_recipe.json").read_text())
+    assert best["objective"] == {"name": "loss", "higher_is_better": False, "fraction": False}
+    assert best["confirmed"]["max_drop"] == 0.05
+    report = (output / "report.md").read_text()
+    assert "val_loss" in report and "val_acc" not in report and "accuracy points" not in report
 
     # The exported dict goes into the team's own Model as it is, and MindSpore builds what was measured.
     best = json.loads((output / "best_recipe.json").read_text())
@@ -126,8 +153,8 @@ BAD_BUILDERS = {
                            "one training step on its first batch failed:"),
     "ranks_differ": ("{common}\ndef build(ctx):\n    return parts(ctx, rows=64 + 32 * ctx.rank)\n",
                      "the ranks' training shards differ in batches (rank 0 2, rank 1 3)"),
-    "lower_is_better": ("{common}\ndef build(ctx):\n    return parts(ctx, higher_is_better=False)\n",
-                        "objective 'acc' is lower-is-better, which this version cannot tune yet"),
+    "direction_not_a_bool": ("{common}\ndef build(ctx):\n    return parts(ctx, higher_is_better='no')\n",
+                             "higher_is_better is a str; expected True or False"),
 }
 
 COMMON = '''

@@ -31,9 +31,9 @@ def test_export_writes_the_selected_boost_config_exactly(table, tmp_path):
     assert (recipe["amp_level"], recipe["loss_scale"]["kind"], recipe["optimizer"]["name"], recipe["batch_size"]) == \
         ("O0", "none", "momentum", 32)
     assert recipe["measured"]["speedup_vs_baseline"] == pytest.approx(1.2)
-    assert recipe["measured"]["val_acc_delta_pt"] == pytest.approx(-0.3)
+    assert recipe["measured"]["objective_gain"] == pytest.approx(-0.3)
     assert recipe["measured"]["time_to_target_s"] is None  # NaN becomes null: strict JSON
-    assert recipe["selection"]["tolerance_pt"] == 0.5 and not recipe["selection"]["fell_back_to_baseline"]
+    assert recipe["selection"]["tolerance"] == 0.5 and not recipe["selection"]["fell_back_to_baseline"]
     assert recipe["selection"]["reason"].startswith("trial t_00002")
     assert recipe["provenance"] == {"device_target": "CPU", "mindspore_version": "2.10.0", "ray_version": RAY_VERSION,
                                     "boosttune_version": "0.1.0", "onednn_isa": "AVX2", "seed": 0,
@@ -43,15 +43,15 @@ def test_export_writes_the_selected_boost_config_exactly(table, tmp_path):
 
 
 def test_export_falls_back_to_the_baseline(table, tmp_path):
-    _, recipe_path = export_best(table, tmp_path, tolerance_pt=0.1)
+    _, recipe_path = export_best(table, tmp_path, tolerance=0.1)
     recipe = json.loads(recipe_path.read_text())
     assert recipe["selection"]["fell_back_to_baseline"] and recipe["provenance"]["trial_id"] == "t_00000"
     assert recipe["boost_level"] == "O0" and "loss_scale_manager" not in recipe["model_kwargs"]
 
 
 def test_export_errors(table, tmp_path):
-    with pytest.raises(ConfigError, match="tolerance_pt"):
-        export_best(table, tmp_path, tolerance_pt=-1)
+    with pytest.raises(ConfigError, match="tolerance"):
+        export_best(table, tmp_path, tolerance=-1)
     with pytest.raises(DataError, match="no finished O0 baseline"):
         export_best(table[table["trial_id"] != "t_00000"], tmp_path)
     assert not any(tmp_path.iterdir())

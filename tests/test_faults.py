@@ -78,8 +78,8 @@ def _check_confirm_stage(output: Path, runs: dict[str, dict], recipes: int, seed
         assert {r["label"] for r in round_records} == names and len({r["round"] for r in round_records}) == 1
     assert all(r["status"] == "completed" and r["curve"] for r in runs.values())
     summary = pd.read_csv(output / "summary.csv").set_index("recipe")
-    for column in ("n_seeds", "speedup", "speedup_ci_low", "speedup_ci_high", "e2e_speedup", "val_acc_delta_pt",
-                   "val_acc_delta_pt_ci_low", "val_acc_delta_pt_ci_high", "p_value", "verdict"):
+    for column in ("n_seeds", "speedup", "speedup_ci_low", "speedup_ci_high", "e2e_speedup", "objective_gain",
+                   "objective_gain_ci_low", "objective_gain_ci_high", "p_value", "verdict"):
         assert column in summary.columns
     for name in names - {"O0"}:  # a candidate the search found, judged against the baseline
         row = summary.loc[name]
@@ -169,7 +169,7 @@ def test_faults_in_a_real_search_lose_nothing_and_train_nothing_twice(tmp_path):
         if "outside the searched space" in every else set()
     modelled = [r for r in after.values() if r["role"] == "search" and r["label"] not in outside]
     told = sorted((round(t.values[0], 6), round(t.values[1], 6)) for t in study.trials if t.state.name == "COMPLETE")
-    finished = sorted((round(r["metrics"]["throughput_sps"], 6), round(r["metrics"]["val_acc"], 6))
+    finished = sorted((round(r["metrics"]["throughput_sps"], 6), round(r["metrics"]["objective_value"], 6))
                       for r in modelled if r["status"] != "failed")
     assert told == finished
 

@@ -41,8 +41,8 @@ def bench_dir(tmp_path_factory):
     candidates = [Candidate("O0", RECIPE, "bench", "O0"), Candidate("O1-equivalent", O1, "bench"),
                   Candidate("grad_freeze p=0.5", GF, "bench")]
     records = run_paired(candidates, [0, 1, 2], store=RecordStore(folder / "runs"), role="bench", train=_train,
-                         log=lambda m: None, margin_pt=1.0)
-    save_confirmed(records, folder, margin_pt=1.0)
+                         log=lambda m: None, max_drop=1.0)
+    save_confirmed(records, folder, max_drop=1.0)
     (folder / "bench.json").write_text(json.dumps({"name": "methods", "base": RECIPE, "max_accuracy_drop_pt": 1.0}))
     record_run_info(folder, device="CPU: test", left_out={
         "adasum": "plain data parallel with 1 rank(s) (needs >= 16)",
@@ -53,7 +53,7 @@ def bench_dir(tmp_path_factory):
 def test_card_figures_pick_the_recipes_that_change_only_that_method(bench_dir):
     from boosttune.summary import load_confirmed
 
-    confirmed = load_confirmed(bench_dir, margin_pt=1.0)
+    confirmed = load_confirmed(bench_dir, max_drop=1.0)
     gf = card_figures("grad_freeze", confirmed.summary, confirmed.runs, {})
     assert list(gf.rows["recipe"]) == ["grad_freeze p=0.5"]  # not O1-equivalent, which also applies LessBN
     levels = card_figures("boost_levels", confirmed.summary, confirmed.runs, {"O2-equivalent": "same as O1"})
@@ -65,12 +65,12 @@ def test_card_figures_pick_the_recipes_that_change_only_that_method(bench_dir):
 
 
 def test_verdicts_name_a_collapse_and_too_few_seeds():
-    row = dict(recipe="dim_reduce", speedup=0.4, speedup_ci_low=0.38, speedup_ci_high=0.43, val_acc_delta_pt=-74.0,
-               val_acc_delta_pt_ci_low=-75.0, val_acc_delta_pt_ci_high=-73.0, verdict="slower")
+    row = dict(recipe="dim_reduce", speedup=0.4, speedup_ci_low=0.38, speedup_ci_high=0.43, objective_gain=-74.0,
+               objective_gain_ci_low=-75.0, objective_gain_ci_high=-73.0, verdict="slower")
     from boosttune.methods import CardFigures
 
     assert "broke training here" in verdict_line(CardFigures(pd.DataFrame([row]), ()), 1.0)
-    one = {**row, "val_acc_delta_pt": -0.1, "verdict": "inconclusive", "speedup_ci_low": float("nan")}
+    one = {**row, "objective_gain": -0.1, "verdict": "inconclusive", "speedup_ci_low": float("nan")}
     assert "not judged: fewer than 2 paired seeds" in verdict_line(CardFigures(pd.DataFrame([one]), ()), 1.0)
 
 
@@ -79,7 +79,7 @@ def test_worked_ranges_from_a_search():
     records[3]["params"] = {"boost.grad_freeze": True, "grad_freeze.freeze_p": 0.4}  # 1.4x, -2 pt: too lossy
     records.append({**records[3], "trial_id": "t_00006", "params": {"boost.grad_freeze": True,
                                                                      "grad_freeze.freeze_p": 0.6},
-                    "metrics": {**records[3]["metrics"], "val_acc": 0.799}})
+                    "metrics": {**records[3]["metrics"], "objective_value": 0.799}})
     table = build_results_table(records, ray_version=RAY_VERSION)
     assert worked_ranges("grad_freeze", table, 1.0) == [("grad_freeze.freeze_p", "0.6", "0.4..0.6 (2 trials)")]
 

@@ -14,20 +14,20 @@ from boosttune.tune import PROGRESS_COLUMNS, _figures, progress_metrics  # noqa:
 
 WORKER_REPORT = {"steps": 64, "train_loss": 1.04, "first_step_s": 1.4, "compile_s": 1.4, "steady_steps": 61,
                  "throughput_sps": 1800.0, "throughput_windows": 6, "train_s": 4.3, "peak_rss_mb": 978.0,
-                 "val_acc": 0.84, "val_loss": 0.77, "epoch": 3, "world_rank": 0, "pid": 1, "final": False,
+                 "objective_value": 0.84, "val_loss": 0.77, "epoch": 3, "world_rank": 0, "pid": 1, "final": False,
                  "curve": [{"epoch": 1}]}
 
 
 def test_tunes_table_shows_epoch_throughput_speedup_and_accuracy():
-    flat = progress_metrics(WORKER_REPORT, baseline_sps=1500.0, baseline_acc=0.85)
-    assert flat["speedup_vs_baseline"] == pytest.approx(1.2) and flat["val_acc_delta_pt"] == pytest.approx(-1.0)
+    flat = progress_metrics(WORKER_REPORT, baseline_sps=1500.0, baseline_value=0.85)
+    assert flat["speedup_vs_baseline"] == pytest.approx(1.2) and flat["objective_gain"] == pytest.approx(-1.0)
     assert flat["stage"] == "search" and "curve" not in flat  # nested values do not reach Tune
     trial = SimpleNamespace(last_result={**flat, "training_iteration": 3, "time_total_s": 10.0})
     assert _infer_user_metrics([trial]) == list(PROGRESS_COLUMNS)
 
 
 def test_without_a_baseline_throughput_the_speedup_is_missing_not_invented():
-    flat = progress_metrics(WORKER_REPORT, baseline_sps=None, baseline_acc=None)
-    assert flat["speedup_vs_baseline"] is None and flat["val_acc_delta_pt"] is None
+    flat = progress_metrics(WORKER_REPORT, baseline_sps=None, baseline_value=None)
+    assert flat["speedup_vs_baseline"] is None and flat["objective_gain"] is None
     assert _figures(flat) == "1800 samples/s, val_acc 0.8400"
     assert _figures(progress_metrics(WORKER_REPORT, 1500.0, 0.85)) == "1800 samples/s, 1.20x O0, val_acc 0.8400 (-1.00 pt)"

@@ -37,8 +37,8 @@ def _train(spec: RunSpec) -> RunRecord:
     speed, delta = EFFECTS[spec.label]
     sps = 500.0 * machine * speed * (1 + own.normal(0, 0.01))
     final = acc + delta + own.normal(0, 0.001)
-    curve = [{"epoch": e, "train_s": 1.0 + e * 640 / sps, "val_acc": final - 0.05 * (3 - e)} for e in (1, 2, 3)]
-    return RunRecord.from_summary(spec, {"status": "completed", "throughput_sps": sps, "val_acc": final,
+    curve = [{"epoch": e, "train_s": 1.0 + e * 640 / sps, "objective_value": final - 0.05 * (3 - e)} for e in (1, 2, 3)]
+    return RunRecord.from_summary(spec, {"status": "completed", "throughput_sps": sps, "objective_value": final,
                                          "wall_s": 3 * 640 / sps + 5, "curve": curve},
                                   started=1_800_000_000.0 + 100 * spec.seed + 10 * len(spec.label))
 
@@ -49,10 +49,10 @@ def search():
     for index, record in enumerate(records):  # start times and learning curves, as the search writes them
         record["started"] = 1_700_000_000.0 + 30 * index
         record["label"] = record["preset"] or record["trial_id"]
-        acc = record["metrics"].get("val_acc")
+        acc = record["metrics"].get("objective_value")
         if acc is not None:
-            record["curve"] = [{"epoch": 1, "train_s": 5.0, "val_acc": acc - 0.1},
-                               {"epoch": 2, "train_s": 9.0, "val_acc": acc}]
+            record["curve"] = [{"epoch": 1, "train_s": 5.0, "objective_value": acc - 0.1},
+                               {"epoch": 2, "train_s": 9.0, "objective_value": acc}]
     return build_results_table(records, ray_version=RAY_VERSION)
 
 
@@ -64,19 +64,19 @@ def confirmed(tmp_path_factory):
     candidates = [Candidate("O0", RECIPE, "baseline", "O0"), Candidate("O1-equivalent", O1, "preset", "O1-equivalent"),
                   Candidate("grad_freeze p=0.5", GF, "start point")]
     records = run_paired(candidates, [1, 2, 3, 4, 5], store=RecordStore(folder / "runs"), role="confirm",
-                         train=_train, log=lambda m: None, margin_pt=1.0)
-    return save_confirmed(records, folder, margin_pt=1.0)
+                         train=_train, log=lambda m: None, max_drop=1.0)
+    return save_confirmed(records, folder, max_drop=1.0)
 
 
-def _inputs(search=None, confirmed=None, margin_pt=1.0, kind="experiment", **extra) -> ReportInputs:
-    return ReportInputs(kind=kind, title="LeNet <digits>", margin_pt=margin_pt, search=search, confirmed=confirmed,
+def _inputs(search=None, confirmed=None, margin=1.0, kind="experiment", **extra) -> ReportInputs:
+    return ReportInputs(kind=kind, title="LeNet <digits>", margin=margin, search=search, confirmed=confirmed,
                         **extra)
 
 
 # --- figure data ---------------------------------------------------------------------------------------
 
 def test_scatter_is_speedup_vs_accuracy_points_with_front_band_and_confirmed_intervals(search, confirmed):
-    scatter = info.scatter_info(_inputs(search, confirmed, margin_pt=0.5))
+    scatter = info.scatter_info(_inputs(search, confirmed, margin=0.5))
     by_id = {p.trial_id: p for p in scatter.points}
     assert set(by_id) == {"t_00000", "t_00001", "t_00002", "t_00003", "t_00005"}  # not the failed one
     assert (by_id["t_00003"].x, by_id["t_00003"].y) == (pytest.approx(1.4), pytest.approx(-2.0))
@@ -113,17 +113,17 @@ def test_header_answers_in_one_sentence_with_intervals_and_says_how_to_reproduce
     assert facts["reproduce"] == run_info["command"] and "optuna 5.0.0" in facts["versions"]
     assert facts["device"].startswith("CPU (CPU: Xeon)") and "paired seeds [1, 2, 3, 4, 5]" in facts["confirm stage"]
     # Judged at a margin the recipe's loss does not fit in: keep the baseline.
-    strict = info.header_info(_inputs(search, _rejudged(confirmed, 0.0), margin_pt=0.0))
+    strict = info.header_info(_inputs(search, _rejudged(confirmed, 0.0), margin=0.0))
     assert strict.recipe == "O0" and strict.answer.startswith("Keep O0")
     # Without paired seeds the answer says it is one seed, unconfirmed.
     single = info.header_info(_inputs(search))
     assert single.verdict == "search_only" and "one seed" in single.answer and "t_00002" in single.answer
 
 
-def _rejudged(confirmed, margin_pt):
+def _rejudged(confirmed, margin):
     from boosttune.summary import load_confirmed
 
-    return load_confirmed(confirmed.summary_path.parent, margin_pt=margin_pt)
+    return load_confirmed(confirmed.summary_path.parent, max_drop=margin)
 
 
 def test_mindspore_claims_are_judged_on_paired_figures_and_not_on_one_seed(search, confirmed):
@@ -143,7 +143,7 @@ def test_mindspore_claims_are_judged_on_paired_figures_and_not_on_one_seed(searc
     (float("nan"), float("nan"), 0.0, "not judged"),
 ])
 def test_claim_verdicts(low, high, delta, expected):
-    row = pd.Series({"speedup_ci_low": low, "speedup_ci_high": high, "val_acc_delta_pt": delta})
+    row = pd.Series({"speedup_ci_low": low, "speedup_ci_high": high, "objective_gain": delta})
     assert info._judge_claim(row, 1.2, 1.0).startswith(expected)
 
 
@@ -175,14 +175,14 @@ def test_hypervolume_grows_in_start_order_and_ends_at_the_fronts(search):
     assert hv.trial_ids == tuple(f"t_0000{i}" for i in range(6))  # the baseline first: where the search starts
     assert all(b >= a for a, b in zip(hv.hypervolume, hv.hypervolume[1:]))
     finished = search[search["status"] == "completed"]
-    points = list(zip(finished["speedup_vs_baseline"], finished["val_acc_delta_pt"]))
+    points = list(zip(finished["speedup_vs_baseline"], finished["objective_gain"]))
     assert hv.hypervolume[-1] == pytest.approx(hypervolume(points, hv.reference)) and hv.hypervolume[-1] > 0
 
 
 def test_parameter_importance_per_objective_from_optuna(search):
     extra = [dict(r, trial_id=f"x{i}", label=f"x{i}", params={"boost.grad_freeze": i % 2 == 0,
                                                                  "optimizer.learning_rate": 0.01 * (i + 1)},
-                  metrics={**r["metrics"], "throughput_sps": 500 + 40 * i, "val_acc": 0.8 - 0.001 * i})
+                  metrics={**r["metrics"], "throughput_sps": 500 + 40 * i, "objective_value": 0.8 - 0.001 * i})
              for i, r in enumerate([sample_records()[2]] * 6)]
     table = build_results_table(sample_records()[:1] + extra, ray_version=RAY_VERSION)
     importance = info.importance_info(_inputs(table))
@@ -223,8 +223,8 @@ def _experiment_folder(tmp_path, search, confirmed) -> Path:
     folder = tmp_path / "exp"
     save_results(search, folder)
     save_confirmed([RunRecord.from_dict(json.loads(p.read_text()))
-                    for p in sorted((confirmed.summary_path.parent / "runs").glob("*.json"))], folder, margin_pt=1.0)
-    (folder / "experiment.json").write_text(json.dumps({"name": "lenet-digits", "max_accuracy_drop_pt": 1.0}))
+                    for p in sorted((confirmed.summary_path.parent / "runs").glob("*.json"))], folder, max_drop=1.0)
+    (folder / "experiment.json").write_text(json.dumps({"name": "lenet-digits", "max_drop": 1.0}))
     record_run_info(folder, left_out={"amp.O2": "amp O2: 0.52x O0's throughput on this CPU, not searched"})
     return folder
 
@@ -232,7 +232,7 @@ def _experiment_folder(tmp_path, search, confirmed) -> Path:
 def test_report_folder_writes_a_self_contained_page_and_markdown(tmp_path, search, confirmed):
     folder = _experiment_folder(tmp_path, search, confirmed)
     inputs = load_report_inputs(folder)
-    assert inputs.kind == "experiment" and inputs.margin_pt == 1.0 and inputs.title.endswith("lenet-digits")
+    assert inputs.kind == "experiment" and inputs.margin == 1.0 and inputs.title.endswith("lenet-digits")
     html_path, md_path = write_report(inputs)
     page, text = html_path.read_text(encoding="utf-8"), md_path.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and not re.search(r"<script[^>]*\bsrc=", page)
@@ -250,8 +250,8 @@ def test_empty_or_missing_folders_are_one_line_errors(tmp_path):
         load_report_inputs(tmp_path)
     with pytest.raises(DataError, match="no such results folder"):
         load_report_inputs(tmp_path / "nope")
-    with pytest.raises(ConfigError, match="max_accuracy_drop_pt: -1"):
-        _inputs(build_results_table(sample_records(), ray_version=RAY_VERSION), margin_pt=-1.0)
+    with pytest.raises(ConfigError, match="max_drop: -1"):
+        _inputs(build_results_table(sample_records(), ray_version=RAY_VERSION), margin=-1.0)
 
 
 def test_a_table_written_before_the_new_columns_still_reports(tmp_path, search):

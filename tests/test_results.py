@@ -34,10 +34,10 @@ def make_record(trial_id, status="completed", *, preset=None, level="O0", boost=
     boost = boost or {}
     recipe = parse_recipe({"model": "lenet5", "data": {"name": "digits"}, "batch_size": 32, "epochs": 2, "seed": 0,
                            "optimizer": {"learning_rate": lr}, "boost_level": level, "boost_config_dict": boost})
-    metrics = dict.fromkeys(("throughput_sps", "val_acc", "val_loss", "train_loss", "compile_s", "wall_s",
+    metrics = dict.fromkeys(("throughput_sps", "objective_value", "val_loss", "train_loss", "compile_s", "wall_s",
                              "time_to_target_s", "peak_rss_mb", "steady_steps", "stage1_s", "world_size"))
     if status != "failed":
-        metrics.update(throughput_sps=sps, val_acc=acc, val_loss=0.5, train_loss=0.4, compile_s=1.5, wall_s=20.0,
+        metrics.update(throughput_sps=sps, objective_value=acc, val_loss=0.5, train_loss=0.4, compile_s=1.5, wall_s=20.0,
                        peak_rss_mb=900.0, steady_steps=100, world_size=1)
     return {
         "trial_id": trial_id, "status": status, "reason": reason, "preset": preset, "params": params or {},
@@ -80,7 +80,7 @@ def table(records):
 def test_schema_is_declared_with_units_and_dtypes():
     names = schema_columns()
     assert len(names) == len(set(names))
-    for required in ("trial_id", "is_baseline", "throughput_sps", "speedup_vs_baseline", "val_acc_delta_pt",
+    for required in ("trial_id", "is_baseline", "throughput_sps", "speedup_vs_baseline", "objective_gain",
                      "compile_s", "peak_rss_mb", "ray_version", "onednn_isa", "boost_config_dict_json",
                      "recipe_json", "observed_boost_json"):
         assert required in names
@@ -100,9 +100,9 @@ def test_speedup_and_delta_against_the_baseline(table):
     assert by_id.loc["t_00000", "speedup_vs_baseline"] == 1.0
     assert by_id.loc["t_00002", "speedup_vs_baseline"] == pytest.approx(1.2)
     assert by_id.loc["t_00003", "speedup_vs_baseline"] == pytest.approx(1.4)
-    assert by_id.loc["t_00001", "val_acc_delta_pt"] == pytest.approx(-3.0)
-    assert by_id.loc["t_00002", "val_acc_delta_pt"] == pytest.approx(-0.3)
-    assert by_id.loc["t_00005", "val_acc_delta_pt"] == pytest.approx(1.0)
+    assert by_id.loc["t_00001", "objective_gain"] == pytest.approx(-3.0)
+    assert by_id.loc["t_00002", "objective_gain"] == pytest.approx(-0.3)
+    assert by_id.loc["t_00005", "objective_gain"] == pytest.approx(1.0)
     assert math.isnan(by_id.loc["t_00004", "speedup_vs_baseline"])
     assert by_id.loc["t_00004", "reason"] == "trial failed in MindSpore: boom"
 
@@ -121,7 +121,7 @@ def test_recipe_and_environment_columns(table):
 def test_no_finished_baseline_leaves_ratios_missing(records):
     records[0] = {**records[0], "status": "failed", "reason": "boom", "metrics": {}}
     table = build_results_table(records, ray_version=RAY_VERSION)
-    assert table["speedup_vs_baseline"].isna().all() and table["val_acc_delta_pt"].isna().all()
+    assert table["speedup_vs_baseline"].isna().all() and table["objective_gain"].isna().all()
     assert not table["is_baseline"].any()
 
 
@@ -168,11 +168,11 @@ def test_write_is_atomic(table, tmp_path, monkeypatch):
 
 def test_missing_schema_column_is_one_line_data_error(table, tmp_path):
     path = tmp_path / "results.csv"
-    table.drop(columns=["val_acc_delta_pt"]).to_csv(path, index=False)
+    table.drop(columns=["objective_gain"]).to_csv(path, index=False)
     with pytest.raises(DataError) as error:
         load_results(path)
-    assert str(error.value) == (f"{path}: missing column 'val_acc_delta_pt'; not a boosttune results table (it says "
-                                f"schema version 2; this boosttune reads versions 1 to 2)")
+    assert str(error.value) == (f"{path}: missing column 'objective_gain'; not a boosttune results table (it says "
+                                f"schema version 3; this boosttune reads versions 1 to 3)")
 
 
 def test_a_table_of_an_older_schema_version_reads_with_its_later_columns_missing(table, tmp_path):

@@ -43,7 +43,7 @@ def test_run_record_export_and_report_hold_no_secret_and_no_home_path(tmp_path, 
     (results / "experiment.json").write_text(json.dumps({"name": "x"}))
     record_run_info(results, device="CPU: test")
     save_results(build_results_table([{"trial_id": "b", "preset": "O0", "status": "completed",
-                                       "metrics": {"throughput_sps": 100.0, "val_acc": 0.8}}], ray_version=ray.__version__), results)
+                                       "metrics": {"throughput_sps": 100.0, "objective_value": 0.8}}], ray_version=ray.__version__), results)
     assert main(["export", str(results)]) == 0
     assert main(["report", str(results)]) == 0
     for name in ("run_info.json", "best_recipe.json", "best_boost_config.json", "report.html", "report.md"):

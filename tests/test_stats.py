@@ -262,8 +262,8 @@ def test_verdict_margin_zero_and_other_confidence():
         (lambda: seeds_to_show_noninferiority(0.0, 1.0, 1.0, power=0.0), "power"),
         (lambda: seeds_to_show_noninferiority(0.0, 1.0, 1.0, max_n=1), "max_n"),
         (lambda: seeds_to_show_noninferiority(0.0, 1.0, 1.0, max_n=10.5), "max_n"),
-        (lambda: verdict(_iv(1.2, 1.1, 1.3), _iv(0.0, -0.1, 0.1), -0.5), "margin_pt"),
-        (lambda: verdict(_iv(1.2, 1.1, 1.3), _iv(0.0, -0.1, 0.1), math.nan), "margin_pt"),
+        (lambda: verdict(_iv(1.2, 1.1, 1.3), _iv(0.0, -0.1, 0.1), -0.5), "margin"),
+        (lambda: verdict(_iv(1.2, 1.1, 1.3), _iv(0.0, -0.1, 0.1), math.nan), "margin"),
     ],
 )
 def test_bad_arguments_raise_config_error_naming_them(call, name):

@@ -8,10 +8,20 @@ from typing import Any, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from boosttune.config.boost import format_validation_error
-from boosttune.config.recipe import TrialRecipe, parse_recipe, with_entry_names
+from boosttune.config.recipe import RENAMED_RECIPE_FIELDS, TrialRecipe, parse_recipe, refuse_renamed, with_entry_names
 from boosttune.errors import ConfigError
 
-__all__ = ["OBJECTIVES", "SAMPLERS", "ExperimentConfig", "parse_experiment"]
+__all__ = ["CONFIRM_SCREEN", "EARLY_STOP_MARGIN", "MAX_DROP", "OBJECTIVES", "SAMPLERS", "ExperimentConfig",
+           "parse_experiment"]
+
+# Tolerances left unset: points for a fraction objective (accuracy), percent of the baseline's value otherwise.
+MAX_DROP, EARLY_STOP_MARGIN, CONFIRM_SCREEN = 0.5, 5.0, 3.0
+# Named so before the objective was the user's (they were accuracy points).
+RENAMED_FIELDS = {
+    "max_accuracy_drop_pt": "max_drop (in the objective's units: points for accuracy)",
+    "early_stop_margin_pt": "early_stop_margin (in the objective's units: points for accuracy)",
+    "confirm_screen_pt": "confirm_screen (in the objective's units: points for accuracy)",
+}
 
 OBJECTIVES = ("pareto", "constrained", "time_to_accuracy")
 SAMPLERS = ("tpe", "gp", "nsga2", "random")
@@ -23,9 +33,14 @@ class ExperimentConfig(BaseModel):
     """A search: the base recipe, how many trials, on how many workers each, for which objective.
 
     objective:
-      pareto: maximise (throughput, validation accuracy) together; the Pareto set is the answer.
-      constrained: the fastest recipe within ``max_accuracy_drop_pt`` of the baseline.
-      time_to_accuracy: the least training time to reach (baseline accuracy - the allowed drop).
+      pareto: the best (throughput, objective) pairs together; the Pareto set is the answer.
+      constrained: the fastest recipe within ``max_drop`` of the baseline's objective.
+      time_to_accuracy: the least training time to reach the baseline's objective less the allowed drop.
+
+    The objective is the builder's (accuracy for the built-in models; see :mod:`boosttune.objective`). The
+    tolerances ``max_drop``, ``early_stop_margin`` and ``confirm_screen`` are in its units: points for a
+    fraction such as accuracy, the metric's own units otherwise; left unset, their defaults (0.5, 5 and 3) are
+    points for a fraction and percent of the baseline's value otherwise.
     """
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True, allow_inf_nan=False)
@@ -35,7 +50,7 @@ class ExperimentConfig(BaseModel):
     num_trials: int = Field(12, ge=1)
     workers_per_trial: int = Field(1, ge=1)
     objective: Literal["pareto", "constrained", "time_to_accuracy"] = "pareto"
-    max_accuracy_drop_pt: float = Field(0.5, ge=0.0, le=100.0)
+    max_drop: float | None = Field(None, ge=0.0)  # default: MAX_DROP (see the class docstring)
     # At the main job's budget (8 trials, half of them the informed start) random sampling of the pruned space
     # reached the best front in benchmarks/search_efficiency.py; TPE and GP exploited the start points' neighbours.
     sampler: Literal["tpe", "gp", "nsga2", "random"] = "random"
@@ -58,7 +73,7 @@ class ExperimentConfig(BaseModel):
     # Stop hopeless trials early: ASHA on one objective, multi-objective successive halving in Pareto mode.
     early_stopping: bool = True
     reduction_factor: float = Field(2.0, gt=1.0)
-    early_stop_margin_pt: float = Field(5.0, ge=0.0, le=100.0)  # an accuracy lead at epoch 1 smaller than this is noise
+    early_stop_margin: float | None = Field(None, ge=0.0)  # a lead at epoch 1 smaller than this is noise (default 5)
     # Leave out of the search the knobs this device measured clearly slower than O0 (boosttune.probe.calibrate).
     prune_slow: bool = True
     # Start from the presets and the variations a person would try first, then let the sampler model.
@@ -66,7 +81,7 @@ class ExperimentConfig(BaseModel):
     # The confirm stage (boosttune.confirm): 0 skips it, and the answer then rests on one seed.
     confirm_seeds: int = Field(3, ge=0)
     confirm_candidates: int = Field(3, ge=0)
-    confirm_screen_pt: float = Field(3.0, ge=0.0, le=100.0)
+    confirm_screen: float | None = Field(None, ge=0.0)  # default 3
 
     @property
     def recipe(self) -> TrialRecipe:
@@ -76,7 +91,9 @@ class ExperimentConfig(BaseModel):
 def parse_experiment(document: Mapping[str, Any] | None = None, **overrides: Any) -> ExperimentConfig:
     """Validate an experiment (from YAML/JSON plus overrides); bad input is one ConfigError line."""
     raw = {**dict(document or {}), **{k: v for k, v in overrides.items() if v is not None}}
+    refuse_renamed(raw, RENAMED_FIELDS)
     if isinstance(raw.get("base"), Mapping):
+        refuse_renamed(raw["base"], RENAMED_RECIPE_FIELDS, prefix="base.")
         raw["base"] = with_entry_names(dict(raw["base"]))
     try:
         config = ExperimentConfig.model_validate(raw)

@@ -26,6 +26,7 @@ __all__ = [
     "OptimizerConfig",
     "TrialRecipe",
     "parse_recipe",
+    "refuse_renamed",
 ]
 
 MODELS = ("lenet5", "resnet8", "resnet20", "resnet18", "resnet50")
@@ -121,7 +122,8 @@ class TrialRecipe(_Strict):
     device_target: Literal["CPU", "GPU", "Ascend"] = "CPU"
     shuffle: bool = True
     warmup_steps: int = Field(3, ge=0)
-    target_accuracy: float | None = Field(None, gt=0.0, le=1.0)
+    # Stop once the objective reaches it (at least, or at most for a lower-is-better objective), in its own units.
+    target: float | None = None
     eval_every_epoch: bool = True
     dim_reduce_stage1_steps: int | None = Field(None, ge=2)
 
@@ -173,6 +175,7 @@ def parse_recipe(document: Mapping[str, Any] | None = None, **overrides: Any) ->
         ConfigError: one line naming the field, the value and what is allowed.
     """
     raw = with_entry_names({**dict(document or {}), **overrides})
+    refuse_renamed(raw, RENAMED_RECIPE_FIELDS)
     try:
         recipe = TrialRecipe.model_validate(raw)
     except ValidationError as e:
@@ -189,6 +192,17 @@ def parse_recipe(document: Mapping[str, Any] | None = None, **overrides: Any) ->
         raise ConfigError(message) from None
     _check_combinations(recipe, boost)
     return recipe
+
+
+# Fields renamed when the objective became the user's (any metric, either direction, its own units).
+RENAMED_RECIPE_FIELDS = {"target_accuracy": "target (the objective's value to stop at, in its own units)"}
+
+
+def refuse_renamed(raw: Mapping[str, Any], renamed: Mapping[str, str], prefix: str = "") -> None:
+    """One line for a field of an older boosttune, naming what it is called now."""
+    for old, new in renamed.items():
+        if old in raw:
+            raise ConfigError(f"{prefix}{old}: renamed; use {new}")
 
 
 def with_entry_names(recipe: dict[str, Any]) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from boosttune.report.info import (AblationInfo, CurveInfo, HypervolumeInfo, ImportanceInfo, ParallelInfo,
                                    ScatterInfo, TimelineInfo)
+from boosttune.objective import ACCURACY, Objective
 from boosttune.results import finite
 
 if TYPE_CHECKING:
@@ -23,14 +24,14 @@ def _errors(values, low, high) -> dict:
                 arrayminus=[v - lo if finite(lo) else 0 for v, lo in zip(values, low)], thickness=1.5)
 
 
-def scatter_figure(info: ScatterInfo, margin_pt: float) -> go.Figure:
+def scatter_figure(info: ScatterInfo, margin: float, obj: Objective = ACCURACY) -> go.Figure:
     """Every run, the Pareto front, baseline and presets, the confirmed means with intervals, the tolerance band."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
-    if info.tolerance_y is not None:  # the region a recipe's accuracy may fall to
+    if info.tolerance_y is not None:  # the region a recipe's objective may fall to
         fig.add_hrect(y0=info.tolerance_y, y1=0, fillcolor=GREEN, opacity=0.08, line_width=0,
-                      annotation_text=f"within {margin_pt:g} pt of O0", annotation_position="bottom left")
+                      annotation_text=f"within {margin:.3g} {obj.unit} of O0", annotation_position="bottom left")
         fig.add_hline(y=info.tolerance_y, line_dash="dash", line_color=RED)
     if info.pareto:  # drawn as the staircase bounding the region the front dominates
         xs, ys = zip(*info.pareto)
@@ -60,17 +61,18 @@ def scatter_figure(info: ScatterInfo, margin_pt: float) -> go.Figure:
             error_x=_errors([q.speedup for q in c], [q.speedup_low for q in c], [q.speedup_high for q in c]),
             error_y=_errors([q.delta_pt for q in c], [q.delta_low_pt for q in c], [q.delta_high_pt for q in c]),
             hovertext=[f"<b>{q.recipe}</b>: {q.speedup:.3f}x [{q.speedup_low:.2f}, {q.speedup_high:.2f}], "
-                       f"{q.delta_pt:+.2f} pt [{q.delta_low_pt:+.2f}, {q.delta_high_pt:+.2f}], {q.n_seeds} seeds, "
-                       f"{q.verdict}" for q in c], hoverinfo="text"))
+                       f"{q.delta_pt:{obj.gain_spec}} {obj.unit} [{q.delta_low_pt:{obj.gain_spec}}, "
+                       f"{q.delta_high_pt:{obj.gain_spec}}], {q.n_seeds} seeds, {q.verdict}" for q in c],
+            hoverinfo="text"))
     if info.baseline_y is not None:
         fig.add_vline(x=1.0, line_dash="dot", line_color=GREY)
-    fig.update_layout(title="Speed vs accuracy", xaxis_title=info.x_label, yaxis_title=info.y_label, height=560,
+    fig.update_layout(title=f"Speed vs {obj.noun}", xaxis_title=info.x_label, yaxis_title=info.y_label, height=560,
                       legend=dict(orientation="h", y=-0.15), **_LAYOUT)
     return fig
 
 
-def ablation_figure(info: AblationInfo) -> go.Figure:
-    """A forest plot: each method alone and the recommended recipe, speed-up and accuracy with their intervals."""
+def ablation_figure(info: AblationInfo, obj: Objective = ACCURACY) -> go.Figure:
+    """A forest plot: each method alone and the recommended recipe, speed-up and objective with their intervals."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
@@ -78,10 +80,12 @@ def ablation_figure(info: AblationInfo) -> go.Figure:
     names = [r.name for r in rows]
     colours = [RED if r.name.startswith("recommended") else ORANGE if r.in_best else BLUE for r in rows]
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=("speed-up vs O0 (x)", "accuracy vs O0 (points)"))
+                        subplot_titles=("speed-up vs O0 (x)",
+                                        f"{obj.noun} vs O0 ({'points' if obj.fraction else obj.unit})"))
     for col, (values, low, high, unit) in enumerate((
             ([r.speedup for r in rows], [r.speedup_low for r in rows], [r.speedup_high for r in rows], "x"),
-            ([r.delta_pt for r in rows], [r.delta_low_pt for r in rows], [r.delta_high_pt for r in rows], " pt")),
+            ([r.delta_pt for r in rows], [r.delta_low_pt for r in rows], [r.delta_high_pt for r in rows],
+             f" {obj.unit}")),
             start=1):
         fig.add_trace(go.Scatter(
             x=values, y=names, mode="markers", marker=dict(size=11, color=colours), showlegend=False,
@@ -96,14 +100,14 @@ def ablation_figure(info: AblationInfo) -> go.Figure:
     return fig
 
 
-def hypervolume_figure(info: HypervolumeInfo) -> go.Figure:
+def hypervolume_figure(info: HypervolumeInfo, obj: Objective = ACCURACY) -> go.Figure:
     import plotly.graph_objects as go
 
     fig = go.Figure(go.Scatter(x=list(range(1, len(info.hypervolume) + 1)), y=info.hypervolume, mode="lines+markers",
                                line=dict(shape="hv", color=BLUE), text=info.labels,
                                hovertemplate="trial %{x} (%{text}): %{y:.3f}<extra></extra>"))
     fig.update_layout(title="Hypervolume of the front found so far", xaxis_title="trial (in start order)",
-                      yaxis_title=f"hypervolume above ({info.reference[0]:g}x, {info.reference[1]:+g} pt)",
+                      yaxis_title=f"hypervolume above ({info.reference[0]:g}x, {info.reference[1]:+.3g} {obj.unit})",
                       height=380, **_LAYOUT)
     return fig
 
@@ -147,12 +151,12 @@ def curves_figure(info: CurveInfo) -> go.Figure:
     for s in info.series:
         colour = BLACK if s.role == "baseline" else colours.setdefault(s.name, palette[len(colours) % len(palette)])
         first = s.name not in {t.name for t in fig.data}
-        fig.add_trace(go.Scatter(x=s.train_s, y=s.val_acc, mode="lines+markers", name=s.name, legendgroup=s.name,
+        fig.add_trace(go.Scatter(x=s.train_s, y=s.objective_value, mode="lines+markers", name=s.name, legendgroup=s.name,
                                  showlegend=first, line=dict(color=colour, width=2 if s.role == "baseline" else 1.3),
                                  marker=dict(size=4), hovertemplate=f"{s.name} ({s.run_id})<br>%{{x:.1f}} s: "
                                                                     "%{y:.4f}<extra></extra>"))
     fig.update_layout(title=f"Learning curves ({info.source})", xaxis_title="training time, s (compile included)",
-                      yaxis_title="validation accuracy", height=460, **_LAYOUT)
+                      yaxis_title=info.y_label, height=460, **_LAYOUT)
     return fig
 
 

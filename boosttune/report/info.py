@@ -2,7 +2,9 @@
 
 As in Optuna's visualisations, each ``*_info`` function returns a small NamedTuple that
 :mod:`boosttune.report.figures` draws and :mod:`boosttune.report.render` lays out. Speed is a ratio
-to the O0 baseline (per paired round for confirm and bench runs), accuracy a difference to it in points.
+to the O0 baseline (per paired round for confirm and bench runs), the objective a gain over it (points for
+accuracy, the metric's own units otherwise, positive is better: :mod:`boosttune.objective`), named as the runs
+name it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from boosttune.errors import BoosttuneError, DataError
+from boosttune.objective import ACCURACY, Objective
 from boosttune.report.inputs import ReportInputs
 from boosttune.results import FINISHED, PARAM_PREFIX, baseline_row, finite, fmt
 from boosttune.select import hypervolume, non_dominated
@@ -42,8 +45,9 @@ _VERDICT_WORDS = {
 }
 
 
-def verdict_words(code: str) -> str:
-    return _VERDICT_WORDS.get(code, code)
+def verdict_words(code: str, objective: Objective = ACCURACY) -> str:
+    words = _VERDICT_WORDS.get(code, code)
+    return words if objective == ACCURACY else words.replace("accuracy", objective.noun)
 
 
 
@@ -115,21 +119,24 @@ class HeaderInfo(NamedTuple):
 
 def header_info(inputs: ReportInputs) -> HeaderInfo:
     confirmed = inputs.confirmed
-    margin = inputs.margin_pt
+    margin = inputs.margin
+    obj = inputs.objective
+    spec = obj.gain_spec
     if confirmed is not None:
         sel = confirmed.selection
         row = sel.row
         n = int(row["n_seeds"]) if finite(row.get("n_seeds")) else 0
         if sel.fell_back_to_baseline:
-            answer = (f"Keep O0: no recipe was shown faster than the O0 baseline within {margin:g} pt of its accuracy "
+            answer = (f"Keep O0: no recipe was shown faster than the O0 baseline within {margin:.3g} {obj.unit} of its "
+                      f"{obj.noun} "
                       f"over {len(confirmed.seeds)} paired seeds.")
             verdict = "baseline"
         else:
             answer = (f"Use {sel.recipe}: {fmt(row['speedup'], '.2f')}x the O0 baseline's training throughput "
                       f"(95% CI {fmt(row['speedup_ci_low'], '.2f')}-{fmt(row['speedup_ci_high'], '.2f')}) at "
-                      f"{fmt(row['val_acc_delta_pt'], '+.2f')} accuracy points (95% CI "
-                      f"{fmt(row['val_acc_delta_pt_ci_low'], '+.2f')} to {fmt(row['val_acc_delta_pt_ci_high'], '+.2f')}"
-                      f") over {n} paired seeds: {verdict_words(str(row['verdict']))}.")
+                      f"{fmt(row['objective_gain'], spec)} {obj.gain_words} (95% CI "
+                      f"{fmt(row['objective_gain_ci_low'], spec)} to {fmt(row['objective_gain_ci_high'], spec)}"
+                      f") over {n} paired seeds: {verdict_words(str(row['verdict']), obj)}.")
             verdict = str(row["verdict"])
         recipe = sel.recipe
     else:
@@ -147,8 +154,8 @@ def header_info(inputs: ReportInputs) -> HeaderInfo:
             recipe = "O0"
         else:
             answer = (f"Candidate {recipe}: {fmt(row['speedup_vs_baseline'], '.2f')}x at "
-                      f"{fmt(row['val_acc_delta_pt'], '+.2f')} pt on one seed; not confirmed (no paired seeds ran: "
-                      "one run's throughput moves by about 10%, its accuracy by about a point).")
+                      f"{fmt(row['objective_gain'], spec)} {obj.gain_words} on one seed; not confirmed (no "
+                      "paired seeds ran: one run's throughput moves by about 10%, and one seed's result is noisy).")
         verdict = "search_only"
     facts = _facts(inputs)
     chosen = _chosen_recipe(inputs, recipe)
@@ -200,7 +207,9 @@ def _facts(inputs: ReportInputs) -> tuple[tuple[str, str], ...]:
         what = "bench" if inputs.kind == "bench" else "confirm stage"
         facts.append((what, f"{inputs.confirmed.summary['recipe'].nunique()} recipes x paired seeds "
                             f"{list(inputs.confirmed.seeds)}"))
-    facts.append(("accuracy margin", f"{inputs.margin_pt:g} pt below the O0 baseline"))
+    obj = inputs.objective
+    facts.append(("objective", obj.describe()))
+    facts.append((f"{obj.noun} margin", f"{inputs.margin:.3g} {obj.unit} worse than the O0 baseline"))
     facts.append(("versions", ", ".join(f"{k} {v}" for k, v in versions.items())))
     if info.get("host"):
         facts.append(("machine", f"{info['host']}, {info.get('cpu_count', '?')} CPUs, {info.get('platform', '')}"))
@@ -241,33 +250,36 @@ class ScatterInfo(NamedTuple):
     points: tuple[ScatterPoint, ...]  # every run with figures (search trials, or bench runs per round)
     pareto: tuple[tuple[float, float], ...]  # the front's (x, y), by increasing x; empty for bench runs
     baseline_y: float | None
-    tolerance_y: float | None  # the lowest accuracy within the margin
+    tolerance_y: float | None  # the lowest gain within the margin
     selection_reason: str | None
     confirmed: tuple[ConfirmedPoint, ...]  # paired means with 95% intervals, on the same axes
     not_plotted: tuple[tuple[str, str, str], ...]  # (trial_id, status, reason)
 
 
 def scatter_info(inputs: ReportInputs) -> ScatterInfo:
-    """x: speed-up vs O0 (throughput without a baseline); y: accuracy delta vs O0 in points (val_acc without)."""
-    df, margin = inputs.runs, inputs.margin_pt
+    """x: speed-up vs O0 (throughput without a baseline); y: the objective's gain over O0 (its value without)."""
+    df, margin = inputs.runs, inputs.margin
+    obj = inputs.objective
     base = baseline_row(df)
-    relative = base is not None and finite(base["throughput_sps"]) and finite(base["val_acc"])
-    x_column, y_column = ("speedup_vs_baseline", "val_acc_delta_pt") if relative else ("throughput_sps", "val_acc")
+    relative = base is not None and finite(base["throughput_sps"]) and finite(base["objective_value"])
+    x_column, y_column = ("speedup_vs_baseline", "objective_gain") if relative else ("throughput_sps", "objective_value")
     finished = df["status"].isin(FINISHED)
     plottable = (finished & df[x_column].map(finite) & df[y_column].map(finite)).astype(bool)
     plotted = df[plottable]
     searched = inputs.search is not None
-    on_front = (non_dominated(plotted[x_column].to_numpy(float), plotted[y_column].to_numpy(float)) if searched
+    sign = 1.0 if relative else obj.sign  # a gain is better upwards; a raw value in the objective's direction
+    on_front = (non_dominated(plotted[x_column].to_numpy(float), sign * plotted[y_column].to_numpy(float)) if searched
                 else np.zeros(len(plotted), bool))
     selected = _selected_id(inputs)
-    points = tuple(_point(row, x_column, y_column, bool(front), row["trial_id"] == selected)
+    points = tuple(_point(row, x_column, y_column, bool(front), row["trial_id"] == selected, obj)
                    for (_, row), front in zip(plotted.iterrows(), on_front))
-    pareto = tuple(sorted(((p.x, p.y) for p in points if p.is_pareto), key=lambda xy: (xy[0], -xy[1])))
+    pareto = tuple(sorted(((p.x, p.y) for p in points if p.is_pareto), key=lambda xy: (xy[0], -sign * xy[1])))
     confirmed = confirmed_points(inputs) if relative else ()
     return ScatterInfo(
         x_label="speed-up vs O0 (x, steady-state throughput)" if relative
         else "throughput (samples/s); no finished O0 baseline",
-        y_label="accuracy vs O0 (points)" if relative else "validation accuracy",
+        y_label=(f"{obj.noun} vs O0 ({'points' if obj.fraction else obj.unit}, up is better)" if relative
+                 else obj.label),
         points=points, pareto=pareto, baseline_y=0.0 if relative else None,
         tolerance_y=-margin if relative else None,
         selection_reason=_selection_reason(inputs), confirmed=confirmed,
@@ -281,7 +293,7 @@ def _selected_id(inputs: ReportInputs) -> str | None:
     from boosttune.select import select_best
 
     try:
-        return str(select_best(inputs.search, inputs.margin_pt).row["trial_id"])
+        return str(select_best(inputs.search, inputs.margin).row["trial_id"])
     except DataError:
         return None
 
@@ -292,19 +304,20 @@ def _selection_reason(inputs: ReportInputs) -> str | None:
     from boosttune.select import select_best
 
     try:
-        return select_best(inputs.runs, inputs.margin_pt).reason
+        return select_best(inputs.runs, inputs.margin).reason
     except DataError:
         return None
 
 
-def _point(row: pd.Series, x_column: str, y_column: str, is_pareto: bool, is_selected: bool) -> ScatterPoint:
+def _point(row: pd.Series, x_column: str, y_column: str, is_pareto: bool, is_selected: bool,
+           obj: Objective = ACCURACY) -> ScatterPoint:
     preset = row["preset"] if pd.notna(row["preset"]) else None
     label = str(row["label"]) if "label" in row and pd.notna(row["label"]) else (preset or str(row["trial_id"]))
     lines = [f"<b>{html.escape(label)}</b> ({html.escape(str(row['trial_id']))}, {row['status']})",
              f"boost_level {row['boost_level']}, amp {row['amp_level']}, loss scale {row['loss_scale_kind']}",
              f"throughput {fmt(row['throughput_sps'], '.1f')} samples/s, "
              f"speed-up {fmt(row['speedup_vs_baseline'], '.3f')}x",
-             f"val_acc {fmt(row['val_acc'], '.4f')} ({fmt(row['val_acc_delta_pt'], '+.2f')} pt)"]
+             f"{obj.label} {obj.format_value(row['objective_value'])} ({obj.format_gain(row['objective_gain'])})"]
     params = [f"{name.removeprefix(PARAM_PREFIX)}={_param_text(row[name])}" for name in row.index
               if name.startswith(PARAM_PREFIX) and _present(row[name])]
     lines += [html.escape(", ".join(params[i:i + 3])) for i in range(0, len(params), 3)]
@@ -316,9 +329,9 @@ def _point(row: pd.Series, x_column: str, y_column: str, is_pareto: bool, is_sel
 
 
 def _compared(table: pd.DataFrame) -> pd.DataFrame:
-    """Finished rows with both a speed-up and an accuracy delta against the baseline."""
+    """Finished rows with both a speed-up and an objective gain against the baseline."""
     return table[table["status"].isin(FINISHED) & table["speedup_vs_baseline"].map(finite)
-                 & table["val_acc_delta_pt"].map(finite)]
+                 & table["objective_gain"].map(finite)]
 
 
 def _present(value: object) -> bool:
@@ -338,8 +351,8 @@ def confirmed_points(inputs: ReportInputs) -> tuple[ConfirmedPoint, ...]:
     return tuple(
         ConfirmedPoint(recipe=str(row["recipe"]), speedup=float(row["speedup"]),
                        speedup_low=float(row["speedup_ci_low"]), speedup_high=float(row["speedup_ci_high"]),
-                       delta_pt=float(row["val_acc_delta_pt"]), delta_low_pt=float(row["val_acc_delta_pt_ci_low"]),
-                       delta_high_pt=float(row["val_acc_delta_pt_ci_high"]), n_seeds=int(row["n_seeds"]),
+                       delta_pt=float(row["objective_gain"]), delta_low_pt=float(row["objective_gain_ci_low"]),
+                       delta_high_pt=float(row["objective_gain_ci_high"]), n_seeds=int(row["n_seeds"]),
                        verdict=str(row["verdict"]), is_selected=row["recipe"] == confirmed.selection.recipe)
         for _, row in confirmed.summary.iterrows()
         if finite(row["speedup"]) and row["verdict"] != "baseline")
@@ -351,11 +364,11 @@ def failures_info(inputs: ReportInputs) -> list[tuple[str, str, str]]:
               if t is not None]
     out = []
     for table in tables:
-        comparable = table["status"].isin(FINISHED) & table["throughput_sps"].map(finite) & table["val_acc"].map(finite)
+        comparable = table["status"].isin(FINISHED) & table["throughput_sps"].map(finite) & table["objective_value"].map(finite)
         for _, row in table[~comparable.astype(bool)].iterrows():
             if row["status"] == "duplicate":
                 continue  # answered by an equivalent run's figures: not a failure
-            reason = str(row["reason"]) if pd.notna(row["reason"]) else "no throughput or val_acc recorded"
+            reason = str(row["reason"]) if pd.notna(row["reason"]) else "no throughput or objective recorded"
             out.append((str(row["trial_id"]), str(row["status"]), reason))
     return out
 
@@ -370,8 +383,11 @@ class ClaimInfo(NamedTuple):
 
 
 def claims_info(inputs: ReportInputs) -> tuple[ClaimInfo, ...]:
-    """MindSpore's O1 (~+20% at equal accuracy) and O2 (~+30% at < 3 pt) claims against this run's figures."""
+    """MindSpore's O1 (~+20% at equal accuracy) and O2 (~+30% at < 3 pt) claims against this run's figures (for an
+    objective other than a fraction, the loss allowed is the run's margin: the claims' points are accuracy's)."""
     out = []
+    obj = inputs.objective
+    spec = obj.gain_spec
     for level, (speed, loss_pt, claim) in CLAIMS.items():
         name = f"{level}-equivalent"
         row = _summary_row(inputs, name)
@@ -380,29 +396,29 @@ def claims_info(inputs: ReportInputs) -> tuple[ClaimInfo, ...]:
             note = _left_out_note(inputs, level)
             if single is not None:
                 out.append(ClaimInfo(level, claim, f"{fmt(single['speedup_vs_baseline'], '.2f')}x, "
-                                                   f"{fmt(single['val_acc_delta_pt'], '+.2f')} pt on one seed",
+                                                   f"{fmt(single['objective_gain'], spec)} {obj.unit} on one seed",
                                      "not judged: one seed (run the confirm stage)"))
             else:
                 out.append(ClaimInfo(level, claim, "not run", f"not measured{': ' + note if note else ''}"))
             continue
         measured = (f"{fmt(row['speedup'], '.2f')}x (95% CI {fmt(row['speedup_ci_low'], '.2f')}-"
-                    f"{fmt(row['speedup_ci_high'], '.2f')}), {fmt(row['val_acc_delta_pt'], '+.2f')} pt (95% CI "
-                    f"{fmt(row['val_acc_delta_pt_ci_low'], '+.2f')} to {fmt(row['val_acc_delta_pt_ci_high'], '+.2f')}"
+                    f"{fmt(row['speedup_ci_high'], '.2f')}), {fmt(row['objective_gain'], spec)} {obj.unit} (95% CI "
+                    f"{fmt(row['objective_gain_ci_low'], spec)} to {fmt(row['objective_gain_ci_high'], spec)}"
                     f"), {int(row['n_seeds'])} paired seeds")
-        allowed = max(loss_pt, inputs.margin_pt) if loss_pt == 0 else loss_pt
-        out.append(ClaimInfo(level, claim, measured, _judge_claim(row, speed, allowed)))
+        allowed = (max(loss_pt, inputs.margin) if loss_pt == 0 else loss_pt) if obj.fraction else inputs.margin
+        out.append(ClaimInfo(level, claim, measured, _judge_claim(row, speed, allowed, obj.unit)))
     return tuple(out)
 
 
-def _judge_claim(row: pd.Series, speed: float, allowed_pt: float) -> str:
-    low, high, delta = row["speedup_ci_low"], row["speedup_ci_high"], row["val_acc_delta_pt"]
+def _judge_claim(row: pd.Series, speed: float, allowed_pt: float, unit: str = "pt") -> str:
+    low, high, delta = row["speedup_ci_low"], row["speedup_ci_high"], row["objective_gain"]
     if not (finite(low) and finite(high)):
         return "not judged: fewer than 2 paired seeds"
     accurate = finite(delta) and delta >= -allowed_pt
     if high < speed:
         return f"does not hold here: the whole interval is below {speed:.2f}x"
     if not accurate:
-        return f"does not hold here: loses more than {allowed_pt:g} pt"
+        return f"does not hold here: loses more than {allowed_pt:.3g} {unit}"
     if low >= speed:
         return f"holds here: the whole interval is at or above {speed:.2f}x"
     return f"not separable: the interval includes {speed:.2f}x"
@@ -466,8 +482,8 @@ def ablation_info(inputs: ReportInputs) -> AblationInfo:
             recipe_rows = runs[runs["recipe"] == row["recipe"]]
             methods = methods_of(_recipe(recipe_rows.iloc[0])) if len(recipe_rows) else ()
             ablation = AblationRow(str(row["recipe"]), float(row["speedup"]), float(row["speedup_ci_low"]),
-                                   float(row["speedup_ci_high"]), float(row["val_acc_delta_pt"]),
-                                   float(row["val_acc_delta_pt_ci_low"]), float(row["val_acc_delta_pt_ci_high"]),
+                                   float(row["speedup_ci_high"]), float(row["objective_gain"]),
+                                   float(row["objective_gain_ci_low"]), float(row["objective_gain_ci_high"]),
                                    int(row["n_seeds"]), "paired seeds", False)
             if row["recipe"] == header.recipe:
                 best, best_methods = ablation, methods
@@ -497,7 +513,7 @@ def ablation_info(inputs: ReportInputs) -> AblationInfo:
 def _single(name: str, rows: list[pd.Series]) -> AblationRow:
     """Search trials with one seed each: the median over them, no interval."""
     speed = float(np.median([r["speedup_vs_baseline"] for r in rows]))
-    delta = float(np.median([r["val_acc_delta_pt"] for r in rows]))
+    delta = float(np.median([r["objective_gain"] for r in rows]))
     return AblationRow(name, speed, math.nan, math.nan, delta, math.nan, math.nan, len(rows),
                        "search, one seed each" + (" (median)" if len(rows) > 1 else ""), False, name)
 
@@ -518,7 +534,7 @@ class HypervolumeInfo(NamedTuple):
     trial_ids: tuple[str, ...]  # in the order the trials started
     labels: tuple[str, ...]
     hypervolume: tuple[float, ...]  # of the front found so far, after each trial
-    reference: tuple[float, float]  # (speed-up, accuracy delta pt) the area is measured from
+    reference: tuple[float, float]  # (speed-up, objective gain) the area is measured from
 
 
 def _search_order(search: pd.DataFrame) -> pd.DataFrame:
@@ -528,16 +544,18 @@ def _search_order(search: pd.DataFrame) -> pd.DataFrame:
 
 
 def hypervolume_info(inputs: ReportInputs) -> HypervolumeInfo | None:
-    """Hypervolume of (speed-up, accuracy delta) after each search trial, from 0.8x O0 and O0 - 5 pt."""
-    if inputs.search is None or baseline_row(inputs.search) is None:
+    """Hypervolume of (speed-up, objective gain) after each search trial, from 0.8x O0 and O0 - 5 pt (5% of the
+    baseline's value for an objective that is not a fraction)."""
+    base = None if inputs.search is None else baseline_row(inputs.search)
+    if base is None:
         return None
     ordered = _search_order(inputs.search)
-    ref = (HV_SPEED_FLOOR, -HV_DROP_CEILING_PT)
+    ref = (HV_SPEED_FLOOR, -inputs.objective.tolerance(None, HV_DROP_CEILING_PT, base["objective_value"]))
     points: list[tuple[float, float]] = []
     values = []
     for _, row in ordered.iterrows():
-        if row["status"] in FINISHED and finite(row["speedup_vs_baseline"]) and finite(row["val_acc_delta_pt"]):
-            points.append((float(row["speedup_vs_baseline"]), float(row["val_acc_delta_pt"])))
+        if row["status"] in FINISHED and finite(row["speedup_vs_baseline"]) and finite(row["objective_gain"]):
+            points.append((float(row["speedup_vs_baseline"]), float(row["objective_gain"])))
         values.append(hypervolume(points, ref))
     labels = tuple(str(v) for v in ordered["label"].fillna(ordered["trial_id"]))
     return HypervolumeInfo(tuple(ordered["trial_id"].astype(str)), labels, tuple(values), ref)
@@ -551,7 +569,7 @@ class ImportanceInfo(NamedTuple):
 
 
 def importance_info(inputs: ReportInputs, evaluator: str = "fanova") -> ImportanceInfo | None:
-    """Optuna's parameter importance for speed-up and for accuracy, over the finished search trials.
+    """Optuna's parameter importance for speed-up and for the objective, over the finished search trials.
 
     Only parameters every finished trial has (Optuna's rule) and that vary count; None with fewer than
     3 such trials or no varying parameter.
@@ -578,11 +596,11 @@ def importance_info(inputs: ReportInputs, evaluator: str = "fanova") -> Importan
         values = {name: _param_value(row[PARAM_PREFIX + name], dist) for name, dist in distributions.items()}
         study.add_trial(optuna.trial.create_trial(params=values, distributions=distributions,
                                                   values=[float(row["speedup_vs_baseline"]),
-                                                          float(row["val_acc_delta_pt"])]))
+                                                          float(row["objective_gain"])]))
     chosen = (optuna.importance.PedAnovaImportanceEvaluator() if evaluator == "ped_anova"
               else optuna.importance.FanovaImportanceEvaluator(seed=0))
     objectives = []
-    for index, name in enumerate(("speed-up", "accuracy")):
+    for index, name in enumerate(("speed-up", inputs.objective.noun)):
         scores = optuna.importance.get_param_importances(study, evaluator=chosen,
                                                          target=lambda t, i=index: t.values[i])
         objectives.append((name, tuple((k, float(v)) for k, v in scores.items())))
@@ -625,7 +643,7 @@ class ParallelInfo(NamedTuple):
 
 
 def parallel_info(inputs: ReportInputs) -> ParallelInfo | None:
-    """The searched knobs of every finished trial, then its speed-up and accuracy delta (categories as codes)."""
+    """The searched knobs of every finished trial, then its speed-up and objective gain (categories as codes)."""
     if inputs.search is None:
         return None
     table = inputs.search
@@ -647,7 +665,8 @@ def parallel_info(inputs: ReportInputs) -> ParallelInfo | None:
             dimensions.append((name, codes, tuple(names)))
     speed = tuple(float(v) for v in finished["speedup_vs_baseline"])
     dimensions.append(("speed-up (x)", speed, None))
-    dimensions.append(("accuracy (pt)", tuple(float(v) for v in finished["val_acc_delta_pt"]), None))
+    obj = inputs.objective
+    dimensions.append((f"{obj.noun} ({obj.unit})", tuple(float(v) for v in finished["objective_gain"]), None))
     return ParallelInfo(tuple(dimensions), speed, tuple(finished["trial_id"].astype(str)))
 
 
@@ -658,16 +677,17 @@ class CurveSeries(NamedTuple):
     run_id: str
     role: str  # baseline / preset / candidate
     train_s: tuple[float, ...]
-    val_acc: tuple[float, ...]
+    objective_value: tuple[float, ...]
 
 
 class CurveInfo(NamedTuple):
     series: tuple[CurveSeries, ...]
     source: str  # which runs the curves come from
+    y_label: str = "val_acc"  # the objective's name
 
 
 def curves_info(inputs: ReportInputs) -> CurveInfo:
-    """Validation accuracy against training time (compile included, evaluation excluded) for the baseline, the
+    """The objective's held-out value against training time (compile included, evaluation excluded) for the baseline, the
     presets and the confirmed candidates: every paired seed when there are some, else the search's own runs."""
     series = []
     if inputs.confirmed is not None:
@@ -683,7 +703,7 @@ def curves_info(inputs: ReportInputs) -> CurveInfo:
             name = str(row["label"]) if pd.notna(row["label"]) else str(row["trial_id"])
             series.append(_curve(row, name, _role(row)))
         source = "the search (one seed each): baseline, presets and the selected trial"
-    return CurveInfo(tuple(s for s in series if s.train_s), source)
+    return CurveInfo(tuple(s for s in series if s.train_s), source, inputs.objective.label)
 
 
 def _role(row: pd.Series) -> str:
@@ -697,8 +717,8 @@ def _curve(row: pd.Series, name: str, role: str) -> CurveSeries:
         curve = json.loads(row["curve_json"]) if isinstance(row.get("curve_json"), str) else []
     except ValueError:
         curve = []
-    points = [(float(e["train_s"]), float(e["val_acc"])) for e in curve
-              if finite(e.get("train_s")) and finite(e.get("val_acc"))]
+    points = [(float(e["train_s"]), float(e["objective_value"])) for e in curve
+              if finite(e.get("train_s")) and finite(e.get("objective_value"))]
     return CurveSeries(name, str(row["trial_id"]), role, tuple(p[0] for p in points), tuple(p[1] for p in points))
 
 

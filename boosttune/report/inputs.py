@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 
 from boosttune.errors import DataError
+from boosttune.objective import Objective
 from boosttune.provenance import load_run_info
+from boosttune.results import objective_of
 
 if TYPE_CHECKING:
     from boosttune.summary import Confirmed
@@ -25,12 +27,13 @@ class ReportInputs:
     """The tables a report reads, and what is known about the run that wrote them.
 
     ``search`` is the experiment's results table (one row per search trial, the baseline included);
-    ``confirmed`` the paired runs of the confirm stage or of a bench, with their summary.
+    ``confirmed`` the paired runs of the confirm stage or of a bench, with their summary. ``margin`` is the
+    tolerance in the objective's gain units (points for accuracy).
     """
 
     kind: Kind
     title: str
-    margin_pt: float
+    margin: float
     search: pd.DataFrame | None = None
     confirmed: Confirmed | None = None
     config: dict[str, Any] = field(default_factory=dict)
@@ -40,10 +43,10 @@ class ReportInputs:
     def __post_init__(self) -> None:
         if self.search is None and self.confirmed is None:
             raise DataError("report: nothing to report (no search results and no confirmed runs)")
-        if not self.margin_pt >= 0:
+        if not self.margin >= 0:
             from boosttune.errors import ConfigError
 
-            raise ConfigError(f"max_accuracy_drop_pt: {self.margin_pt!r} is invalid; expected a number >= 0")
+            raise ConfigError(f"max_drop: {self.margin!r} is invalid; expected a number >= 0")
 
     @property
     def left_out(self) -> dict[str, str]:
@@ -56,18 +59,27 @@ class ReportInputs:
         return dict(self.run_info.get("unsupported") or {})
 
     @property
+    def objective(self) -> Objective:
+        """What the runs were judged on (accuracy for the built-in models)."""
+        return objective_of(self.runs)
+
+    @property
     def runs(self) -> pd.DataFrame:
         """Every run with figures: the search's trials, else the bench's runs."""
         return self.search if self.search is not None else self.confirmed.runs  # type: ignore[union-attr]
 
 
-def load_report_inputs(folder: str | Path, *, margin_pt: float | None = None) -> ReportInputs:
-    """The tables of an experiment or bench folder; ``margin_pt`` defaults to the run's own accuracy margin.
+def load_report_inputs(folder: str | Path, *, margin: float | None = None) -> ReportInputs:
+    """The tables of an experiment or bench folder; ``margin`` (the objective's gain units) defaults to the run's
+    own ``max_drop``.
 
     Raises:
         DataError: the folder holds neither results.parquet/.csv nor confirm.parquet, or one is unreadable.
     """
+    from boosttune.bench import BENCH_MAX_DROP
+    from boosttune.config.experiment import MAX_DROP
     from boosttune.results import CSV_NAME, PARQUET_NAME, baseline_row, load_results
+    from boosttune.select import resolve_tolerance
     from boosttune.summary import CONFIRM_NAME, load_confirmed
 
     folder = Path(folder)
@@ -75,11 +87,16 @@ def load_report_inputs(folder: str | Path, *, margin_pt: float | None = None) ->
         raise DataError(f"{folder}: no such results folder")
     kind: Kind = "bench" if (folder / "bench.json").is_file() else "experiment"
     config = _read_json(folder / f"{kind}.json")
-    if margin_pt is None:
-        margin_pt = float(config.get("max_accuracy_drop_pt", 1.0))
+    if margin is None:  # the run's own (older runs named it max_accuracy_drop_pt)
+        margin = config.get("max_drop", config.get("max_accuracy_drop_pt"))
+    default = BENCH_MAX_DROP if kind == "bench" else MAX_DROP
     has_search = (folder / PARQUET_NAME).is_file() or (folder / CSV_NAME).is_file()
     search = load_results(folder) if has_search and kind == "experiment" else None
-    confirmed = load_confirmed(folder, margin_pt=margin_pt)
+    confirmed = load_confirmed(folder, max_drop=margin, default_drop=default)
+    if confirmed is not None:
+        margin = confirmed.margin
+    elif search is not None and baseline_row(search) is not None:
+        margin = resolve_tolerance(search, margin, default)
     if search is None and confirmed is None:
         raise DataError(f"{folder}: no {PARQUET_NAME} or {CONFIRM_NAME}.parquet here; run an experiment "
                         "(python experiments/resnet.py) or a bench (boosttune bench) first")
@@ -89,7 +106,7 @@ def load_report_inputs(folder: str | Path, *, margin_pt: float | None = None) ->
                         "against; rerun the experiment")
     name = config.get("name") or folder.name
     title = f"boosttune {'bench' if kind == 'bench' else 'experiment'}: {name}"
-    return ReportInputs(kind=kind, title=title, margin_pt=margin_pt, search=search, confirmed=confirmed,
+    return ReportInputs(kind=kind, title=title, margin=margin, search=search, confirmed=confirmed,
                         config=config, run_info=load_run_info(folder), folder=folder)
 
 

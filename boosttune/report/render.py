@@ -53,15 +53,17 @@ def build_sections(inputs: ReportInputs) -> list[Section]:
 
 def _speed_vs_accuracy(inputs: ReportInputs) -> Section:
     scatter = info.scatter_info(inputs)
-    text = [f"Answer at {inputs.margin_pt:g} pt: {scatter.selection_reason or 'none (no finished O0 baseline)'}."]
+    obj = inputs.objective
+    text = [f"Answer at {inputs.margin:.3g} {obj.unit}: "
+            f"{scatter.selection_reason or 'none (no finished O0 baseline)'}."]
     if inputs.kind == "bench":
         text.append("Each small point is one run, as a ratio to the O0 run of its own paired round; crosses are the "
                     "paired means with 95% intervals.")
     else:
         text.append("Each small point is one search trial (one seed); crosses are the confirmed recipes' paired means "
-                    "with 95% intervals; the shaded band is the accuracy the margin allows.")
-    return Section("speed-vs-accuracy", "Speed vs accuracy", tuple(text),
-                   figures=(lambda: figures.scatter_figure(scatter, inputs.margin_pt),))
+                    f"with 95% intervals; the shaded band is the {obj.noun} the margin allows.")
+    return Section("speed-vs-accuracy", f"Speed vs {obj.noun}", tuple(text),
+                   figures=(lambda: figures.scatter_figure(scatter, inputs.margin, obj),))
 
 
 def _confirmed(inputs: ReportInputs) -> Section:
@@ -73,20 +75,25 @@ def _confirmed(inputs: ReportInputs) -> Section:
     if confirmed is None:
         return Section("confirmed", "Confirmed over paired seeds", (
             "No confirm stage ran: every figure here rests on one seed of one run (this machine's throughput moves "
-            "by about 10% between runs, one seed's accuracy by about a point). Rerun with --confirm-seeds 5.",),
+            f"by about 10% between runs, one seed's {inputs.objective.noun} is noisy too). Rerun with "
+            "--confirm-seeds 5.",),
             tables=(claims_table,))
     rows = []
+    obj = inputs.objective
+    spec = obj.gain_spec
     for _, r in confirmed.summary.iterrows():
         rows.append((str(r["recipe"]), str(int(r["n_seeds"])), _f(r["speedup"], ".3f"),
                      _ci(r["speedup_ci_low"], r["speedup_ci_high"], ".3f"), _f(r["e2e_speedup"], ".2f"),
-                     _f(r["val_acc"], ".4f"), _f(r["val_acc_delta_pt"], "+.2f"),
-                     _ci(r["val_acc_delta_pt_ci_low"], r["val_acc_delta_pt_ci_high"], "+.2f"),
-                     _f(r["p_value"], ".3f"), info.verdict_words(str(r["verdict"]))))
-    table = Table(("recipe", "seeds", "speed-up", "95% CI", "e2e", "val_acc", "Δ pt", "95% CI", "p", "verdict"),
-                  tuple(rows))
+                     obj.format_value(r["objective_value"]) if finite(r["objective_value"]) else "n/a",
+                     _f(r["objective_gain"], spec),
+                     _ci(r["objective_gain_ci_low"], r["objective_gain_ci_high"], spec),
+                     _f(r["p_value"], ".3f"), info.verdict_words(str(r["verdict"]), obj)))
+    table = Table(("recipe", "seeds", "speed-up", "95% CI", "e2e", obj.label, f"Δ {obj.unit}", "95% CI", "p",
+                   "verdict"), tuple(rows))
     text = (f"Paired seeds {list(confirmed.seeds)}: every recipe of a round shares its seed, rounds interleaved. "
             "Speed-up: geometric mean of per-round throughput ratios (steady state, compile apart); e2e: training "
-            "time to the baseline's accuracy minus the margin, compile included.",
+            f"time to the baseline's {obj.noun} less the margin, compile included; Δ: better than the baseline by "
+            f"({obj.describe()}).",
             *[f"{r['recipe']}: {r['verdict_text']}" for _, r in confirmed.summary.iterrows() if r["recipe"] != "O0"])
     return Section("confirmed", "Confirmed over paired seeds", text, tables=(table, claims_table))
 
@@ -96,30 +103,33 @@ def _ablation(inputs: ReportInputs) -> Section | None:
     if not ablation.alone and ablation.best is None:
         return Section("ablation", "Ablation", ("No run changed a single method from the baseline recipe, so no "
                                                 "method can be judged alone.",))
-    rows = [(r.name, _f(r.speedup, ".3f"), _ci(r.speedup_low, r.speedup_high, ".3f"), _f(r.delta_pt, "+.2f"),
-             _ci(r.delta_low_pt, r.delta_high_pt, "+.2f"), str(r.runs), r.source, "yes" if r.in_best else "")
+    obj = inputs.objective
+    spec = obj.gain_spec
+    rows = [(r.name, _f(r.speedup, ".3f"), _ci(r.speedup_low, r.speedup_high, ".3f"), _f(r.delta_pt, spec),
+             _ci(r.delta_low_pt, r.delta_high_pt, spec), str(r.runs), r.source, "yes" if r.in_best else "")
             for r in ablation.alone]
     if ablation.best is not None:
         b = ablation.best
         rows.append((f"recommended: {b.name} ({' + '.join(ablation.best_methods) or 'no method'})",
-                     _f(b.speedup, ".3f"), _ci(b.speedup_low, b.speedup_high, ".3f"), _f(b.delta_pt, "+.2f"),
-                     _ci(b.delta_low_pt, b.delta_high_pt, "+.2f"), str(b.runs), b.source, ""))
-    table = Table(("method", "speed-up", "95% CI", "Δ pt", "95% CI", "runs", "from", "in the recommended recipe"),
-                  tuple(rows))
+                     _f(b.speedup, ".3f"), _ci(b.speedup_low, b.speedup_high, ".3f"), _f(b.delta_pt, spec),
+                     _ci(b.delta_low_pt, b.delta_high_pt, spec), str(b.runs), b.source, ""))
+    table = Table(("method", "speed-up", "95% CI", f"Δ {obj.unit}", "95% CI", "runs", "from",
+                   "in the recommended recipe"), tuple(rows))
     return Section("ablation", "Ablation: each method alone, and in the recommended recipe",
                    ("A method counts as alone when it is the only change from the baseline recipe (same optimizer "
                     "and learning rate).",), tables=(table,),
-                   figures=(lambda: figures.ablation_figure(ablation),))
+                   figures=(lambda: figures.ablation_figure(ablation, obj),))
 
 
 def _search(inputs: ReportInputs) -> Section:
     text, tables, drawn = [], [], []
     hv = info.hypervolume_info(inputs)
     if hv is not None:
-        drawn.append(lambda: figures.hypervolume_figure(hv))
+        obj = inputs.objective
+        drawn.append(lambda: figures.hypervolume_figure(hv, obj))
         text.append(f"Hypervolume after {len(hv.hypervolume)} trials: {hv.hypervolume[-1]:.3f} "
-                    f"(area of speed-up x accuracy points the front dominates above {hv.reference[0]:g}x and "
-                    f"{hv.reference[1]:+g} pt).")
+                    f"(area of speed-up x {obj.noun} gain ({obj.unit}) the front dominates above "
+                    f"{hv.reference[0]:g}x and {hv.reference[1]:+.3g} {obj.unit}).")
     importance = _importance(inputs)
     if isinstance(importance, str):
         text.append(importance)
@@ -151,22 +161,25 @@ def _importance(inputs: ReportInputs):
 
 
 _TOP = ("trial_id", "label", "status", "boost_level", "amp_level", "loss_scale_kind", "optimizer_name",
-        "learning_rate", "throughput_sps", "speedup_vs_baseline", "val_acc", "val_acc_delta_pt", "compile_s")
-_FORMATS = {"throughput_sps": ".1f", "speedup_vs_baseline": ".3f", "val_acc": ".4f", "val_acc_delta_pt": "+.2f",
+        "learning_rate", "throughput_sps", "speedup_vs_baseline", "objective_value", "objective_gain", "compile_s")
+_FORMATS = {"throughput_sps": ".1f", "speedup_vs_baseline": ".3f", "objective_value": ".4f", "objective_gain": "+.2f",
             "compile_s": ".2f", "learning_rate": ".4g"}
 
 
 def _top_trials(inputs: ReportInputs, top: int = 15) -> Table:
     table = inputs.search
     finished = table[table["status"].isin(FINISHED)]
-    rows = finished.sort_values(["speedup_vs_baseline", "val_acc"], ascending=False, na_position="last").head(top)
+    obj = inputs.objective
+    rows = finished.sort_values(["speedup_vs_baseline", "objective_gain"], ascending=False, na_position="last").head(top)
+    formats = {**_FORMATS, "objective_value": ".4f" if obj.fraction else ".4g", "objective_gain": obj.gain_spec}
     cells = []
     for _, row in rows.iterrows():
-        delta = row["val_acc_delta_pt"]
-        within = "" if not finite(delta) else "yes" if delta >= -inputs.margin_pt - 1e-9 else "no"
-        cells.append(tuple(_f(row[c], _FORMATS[c]) if c in _FORMATS else ("" if pd.isna(row[c]) else str(row[c]))
+        delta = row["objective_gain"]
+        within = "" if not finite(delta) else "yes" if delta >= -inputs.margin - 1e-9 else "no"
+        cells.append(tuple(_f(row[c], formats[c]) if c in formats else ("" if pd.isna(row[c]) else str(row[c]))
                            for c in _TOP) + (within,))
-    return Table(_TOP + (f"within {inputs.margin_pt:g} pt",), tuple(cells))
+    header = tuple({"objective_value": obj.label, "objective_gain": f"Δ {obj.unit}"}.get(c, c) for c in _TOP)
+    return Table(header + (f"within {inputs.margin:.3g} {obj.unit}",), tuple(cells))
 
 
 def _curves(inputs: ReportInputs) -> Section | None:

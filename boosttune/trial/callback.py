@@ -10,6 +10,7 @@ from typing import Any, Callable
 import numpy as np
 from mindspore.train.callback import Callback
 
+from boosttune.objective import ACCURACY, Objective
 from boosttune.trial.timing import summarize_steps
 
 __all__ = ["MetricsCallback", "peak_rss_mb"]
@@ -35,16 +36,18 @@ def _loss_and_overflow(outputs: Any) -> tuple[float, bool | None]:
 
 
 class MetricsCallback(Callback):
-    """Times every step, evaluates after every epoch, stops on NaN loss or a reached target."""
+    """Times every step, evaluates after every epoch, stops on NaN loss or a reached target (the objective's value
+    at least ``target``, or at most for a lower-is-better objective)."""
 
-    def __init__(self, model, val_dataset, batch_size: int, warmup_steps: int, target_accuracy: float | None,
-                 reporter: Reporter | None, evaluate: bool, log: Callable[[str], None], objective: str = "acc") -> None:
+    def __init__(self, model, val_dataset, batch_size: int, warmup_steps: int, target: float | None,
+                 reporter: Reporter | None, evaluate: bool, log: Callable[[str], None],
+                 objective: Objective = ACCURACY) -> None:
         super().__init__()
         self.model = model
         self.val_dataset = val_dataset
         self.batch_size = batch_size
         self.warmup_steps = warmup_steps
-        self.target_accuracy = target_accuracy
+        self.target = target
         self.reporter = reporter
         self.evaluate = evaluate
         self.log = log
@@ -85,13 +88,14 @@ class MetricsCallback(Callback):
         self.records.append(record)
         self.log(
             f"epoch {epoch}: loss {record['train_loss']:.4f}"
-            + (f", val_{self.objective} {record['val_acc']:.4f}" if record.get("val_acc") is not None else "")
+            + (f", {self.objective.label} {self.objective.format_value(record['objective_value'])}"
+               if record.get("objective_value") is not None else "")
             + (f", {record['throughput_sps']:.1f} samples/s" if record.get("throughput_sps") else "")
         )
         if self.reporter is not None:
             self.reporter(dict(record))
         if self.time_to_target_s is not None and self.stop_reason is None:
-            self.stop_reason = f"target accuracy {self.target_accuracy} reached"
+            self.stop_reason = f"target {self.objective.label} {self.target:g} reached"
             run_context.request_stop()
 
     def _epoch_record(self, epoch: int) -> dict[str, Any]:
@@ -111,28 +115,30 @@ class MetricsCallback(Callback):
             "train_s": sum(self.step_durations),
             "peak_rss_mb": peak_rss_mb(),
             "overflow_steps": self.overflow_steps,
-            "val_acc": None,
+            "objective_value": None,
             "val_loss": None,
             "time_to_target_s": self.time_to_target_s,
+            **self.objective.flat(),
         }
         self.epoch_losses = []
         if self.evaluate and self.stop_reason is None:
             record.update(self.evaluate_now())
-            if (self.target_accuracy is not None and self.time_to_target_s is None
-                    and record["val_acc"] >= self.target_accuracy):
+            if (self.target is not None and self.time_to_target_s is None and record["objective_value"] is not None
+                    and self.objective.reached(record["objective_value"], self.target)):
                 # Training time only: evaluation is not part of what boost speeds up.
                 self.time_to_target_s = record["train_s"]
                 record["time_to_target_s"] = self.time_to_target_s
         return record
 
     def evaluate_now(self) -> dict[str, Any]:
-        """The held-out figures now: the objective (as ``val_acc``, the column the search judges, and under its
-        own name as ``val_<objective>``), the loss when a metric named ``loss`` is there, every other metric."""
+        """The held-out figures now: every metric under its own name (``val_<name>``), the objective's value again as
+        ``objective_value`` (what the search judges, whatever its name), the loss when a metric named ``loss`` is
+        there."""
         start = time.perf_counter()
         scores = self.model.eval(self.val_dataset, dataset_sink_mode=False)
         self.eval_s += time.perf_counter() - start
         figures = {f"val_{name}": _scalar(value) for name, value in scores.items()}
-        figures["val_acc"] = _scalar(scores[self.objective])
+        figures["objective_value"] = _scalar(scores[self.objective.name])
         figures["val_loss"] = _scalar(scores["loss"]) if "loss" in scores else None
         return figures
 

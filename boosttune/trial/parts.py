@@ -11,8 +11,9 @@ from typing import Any, Callable
 
 from boosttune.builder import TrialContext, TrialParts, load_builder
 from boosttune.errors import BoosttuneError, BuilderError
+from boosttune.objective import FRACTION_METRICS, Objective
 
-__all__ = ["build_parts", "check_parts", "dataset_batches", "first_line", "preflight"]
+__all__ = ["build_parts", "check_parts", "dataset_batches", "first_line", "objective_of", "preflight"]
 
 
 def build_parts(entry: str, ctx: TrialContext,
@@ -61,11 +62,6 @@ def check_parts(parts: Any, entry: str) -> None:
         fail(f"objective {parts.objective!r} is not among the metrics; allowed: {', '.join(map(str, parts.metrics))}")
     if not isinstance(parts.higher_is_better, bool):
         fail(f"higher_is_better is a {type(parts.higher_is_better).__name__}; expected True or False")
-    if not parts.higher_is_better:
-        # The search, the confirm stage and the report judge a higher-is-better objective today; a
-        # lower-is-better one (loss, MAE) would be read upside down, so it is refused rather than mis-tuned.
-        fail(f"objective {parts.objective!r} is lower-is-better, which this version cannot tune yet; return a "
-             "higher-is-better metric as the objective (e.g. accuracy)")
     if parts.optimizer is not None and not callable(parts.optimizer):
         fail(f"optimizer is a {type(parts.optimizer).__name__}; expected a factory (params, learning_rate) -> "
              "nn.Optimizer, or None")
@@ -98,7 +94,7 @@ def preflight(recipe: Any, workers: int, work_dir: str) -> dict[str, Any]:
     different numbers of batches are refused here, in one line, not in the baseline.
 
     Returns the facts the search space needs: ``total_steps`` (per rank), ``param_count``, the ``objective`` and
-    its direction.
+    its direction and units (:class:`boosttune.objective.Objective` as a dict).
     """
     import mindspore as ms
 
@@ -146,8 +142,16 @@ def preflight(recipe: Any, workers: int, work_dir: str) -> dict[str, Any]:
                            f"({type(value).__name__}); choose a metric that returns one value") from None
     steps = batches[0] if recipe.steps_per_epoch is None else min(batches[0], recipe.steps_per_epoch)
     return {"total_steps": steps * recipe.epochs, "param_count": len(first.network.trainable_params()),
-            "objective": first.objective, "higher_is_better": first.higher_is_better,
-            "metrics": sorted(first.metrics)}
+            "objective": objective_of(first).to_dict(), "metrics": sorted(first.metrics)}
+
+
+def objective_of(parts: Any) -> Objective:
+    """The parts' objective: its name, direction, and whether MindSpore's metric class is a fraction (accuracy,
+    precision, ...: judged in points) or not (a loss, MAE, a team's own metric: judged in its own units)."""
+    metric = parts.metrics[parts.objective]
+    fraction = any(cls.__name__ in FRACTION_METRICS and cls.__module__.startswith("mindspore")
+                   for cls in type(metric).__mro__)
+    return Objective(str(parts.objective), bool(parts.higher_is_better), fraction)
 
 
 def first_line(error: BaseException) -> str:

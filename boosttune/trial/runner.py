@@ -21,7 +21,7 @@ import numpy as np
 from boosttune.config.recipe import TrialRecipe
 from boosttune.data import DataSplits
 from boosttune.errors import BoosttuneError, ConfigError, TrialError
-from boosttune.trial.parts import dataset_batches, first_line
+from boosttune.trial.parts import dataset_batches, first_line, objective_of
 from boosttune.runtime import current_runtime_env
 
 __all__ = ["TrialResult", "observed_boost", "run_trial"]
@@ -133,9 +133,9 @@ def run_trial(
     train_ds = parts.train
     steps_per_epoch = dataset_batches(train_ds, "train", recipe.entry.entry)
     dataset_batches(parts.eval, "eval", recipe.entry.entry)
+    objective = objective_of(parts)
     log(f"build: {recipe.entry.entry} gave {steps_per_epoch} training batches of {recipe.batch_size} in "
-        f"{time.perf_counter() - building:.1f} s; objective {parts.objective} "
-        f"({'higher' if parts.higher_is_better else 'lower'} is better)")
+        f"{time.perf_counter() - building:.1f} s; objective {objective.describe()}")
     if recipe.steps_per_epoch is not None and recipe.steps_per_epoch < steps_per_epoch:
         steps_per_epoch = recipe.steps_per_epoch
         train_ds = train_ds.take(steps_per_epoch)
@@ -148,8 +148,8 @@ def run_trial(
     try:
         model = _build_model(recipe, parts, boost_dict, steps_per_epoch)
         observed = observed_boost(model)
-        callback = MetricsCallback(model, parts.eval, recipe.batch_size, recipe.warmup_steps, recipe.target_accuracy,
-                                   reporter, evaluate and recipe.eval_every_epoch, log, objective=parts.objective)
+        callback = MetricsCallback(model, parts.eval, recipe.batch_size, recipe.warmup_steps, recipe.target,
+                                   reporter, evaluate and recipe.eval_every_epoch, log, objective=objective)
         log(f"training: {recipe.epochs} epoch(s) of {steps_per_epoch} steps; the first step compiles the graph")
         model.train(recipe.epochs, train_ds, callbacks=[callback, *extra_callbacks],
                     dataset_sink_mode=False)
@@ -173,7 +173,7 @@ def run_trial(
         total_steps=len(callback.step_durations),
         world_size=num_shards,
         first_step_at=callback.first_step_at,
-        objective=parts.objective,
+        **objective.flat(),
     )
     if callback.stop_reason and callback.time_to_target_s is None:
         status = "stopped"

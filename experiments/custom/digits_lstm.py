@@ -38,6 +38,9 @@ def _data(path: Path, ctx: TrialContext, train: bool) -> ds.Dataset:
 
 
 def build(ctx: TrialContext) -> TrialParts:
+    """kwargs: ``hidden`` (LSTM width), ``data_dir`` (the MindRecord folder), ``objective`` ("accuracy", or
+    "loss" to judge recipes by the held-out cross-entropy: lower is better)."""
+    objective = ctx.kwargs.get("objective", "accuracy")
     folder = Path(ctx.kwargs.get("data_dir", "data"))
     if not folder.is_absolute():
         folder = Path(__file__).parent / folder  # shipped next to this file to every node
@@ -47,5 +50,6 @@ def build(ctx: TrialContext) -> TrialParts:
         train=_data(folder / "train.mindrecord", ctx, train=True),
         eval=_data(folder / "val.mindrecord", ctx, train=False),
         metrics={"accuracy": nn.Accuracy(), "loss": nn.Loss()},
-        objective="accuracy",
+        objective=objective,
+        higher_is_better=objective != "loss",
     )
