@@ -1,6 +1,6 @@
 """The reference: the same training as a boosttune trial, written as a bare MindSpore script.
 
-Same network and data arrays (built by the same functions), plain ``Model.train``, a timing
+Same network and data pipeline (built by the same functions), plain ``Model.train``, a timing
 callback that reads the loss each step (as the trial does) and the same steady-state rule.
 Prints one JSON line. Not a test: run by overhead.py.
 """
@@ -27,7 +27,6 @@ def main() -> int:
     args = parser.parse_args()
 
     import mindspore as ms
-    import mindspore.dataset as ds
     from mindspore import nn
     from mindspore.train.callback import Callback
 
@@ -40,10 +39,7 @@ def main() -> int:
     ms.set_seed(args.seed)
     size = default_image_size(args.model)
     data = load_dataset(DataConfig(name=args.data, train_limit=args.train_limit, val_limit=64), size)
-    train = ds.NumpySlicesDataset((data.train.images, data.train.labels), column_names=["image", "label"],
-                                  shuffle=True)
-    ds.config.set_seed(args.seed)
-    train = train.batch(args.batch_size, drop_remainder=True)
+    train = data.train.dataset(args.batch_size, shuffle=True, seed=args.seed)
     steps_per_epoch = train.get_dataset_size()
     epochs = -(-args.steps // steps_per_epoch)
     train = train.take(min(steps_per_epoch, args.steps))

@@ -7,11 +7,9 @@ trains the parts it returns. Its kwargs are the recipe's ``model`` name, ``data`
 
 from __future__ import annotations
 
-from typing import Any
-
 from boosttune.builder import TrialContext, TrialParts
 from boosttune.config.recipe import DataConfig
-from boosttune.data import ArraySplit, DataSplits, load_dataset
+from boosttune.data import DataSplits, default_workers, load_dataset
 
 __all__ = ["build", "parts_from_splits"]
 
@@ -26,33 +24,23 @@ def build(ctx: TrialContext) -> TrialParts:
 
 
 def parts_from_splits(ctx: TrialContext, data: DataSplits) -> TrialParts:
-    """The parts of one rank from splits already read (tests read a data set once for many trials)."""
+    """The parts of one rank from splits already described (tests describe a data set once for many trials).
+
+    The rank trains on its shard of the training split and evaluates on the whole validation split.
+    """
     from mindspore import nn
     from mindspore.train import Accuracy, Loss
 
     from boosttune.models import build_network
 
-    shard = data.shard(ctx.world_size, ctx.rank)
     shuffle = bool(ctx.kwargs.get("shuffle", True))
     return TrialParts(
         network=build_network(ctx.kwargs["model"], data.num_classes, data.channels, data.image_size),
         loss_fn=nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"),
-        train=_dataset(shard.train, ctx.batch_size, shuffle, ctx.seed),
-        eval=_dataset(shard.val, ctx.batch_size, False, ctx.seed),
+        train=data.train.dataset(ctx.batch_size, num_shards=ctx.world_size, shard_id=ctx.rank, shuffle=shuffle,
+                                 seed=ctx.seed),
+        eval=data.val.dataset(ctx.batch_size, workers=default_workers(ctx.world_size)),  # not sharded
         metrics={"acc": Accuracy(), "loss": Loss()},
         objective="acc",
         higher_is_better=True,
     )
-
-
-def _dataset(split: Any, batch_size: int, shuffle: bool, seed: int):
-    import mindspore.dataset as ds
-
-    if isinstance(split, ArraySplit):
-        source = ds.NumpySlicesDataset((split.images, split.labels), column_names=["image", "label"],
-                                       shuffle=shuffle)
-    else:
-        source = ds.GeneratorDataset(split, column_names=["image", "label"], shuffle=shuffle)
-    if shuffle:
-        ds.config.set_seed(seed)
-    return source.batch(batch_size, drop_remainder=True)

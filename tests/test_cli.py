@@ -53,7 +53,7 @@ def test_console_script_never_prints_a_traceback(tmp_path):
     done = subprocess.run([sys.executable, "-m", "boosttune.cli", "validate", path], capture_output=True, text=True)
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
-    assert done.stderr.strip() == (f"boosttune: error: common.device_num: unknown key (did you mean device_number?); "
+    assert done.stderr.strip() == ("boosttune: error: common.device_num: unknown key (did you mean device_number?); "
                                    "allowed: gradient_split_groups, device_number")
 
 

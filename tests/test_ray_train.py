@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from boosttune.config.recipe import parse_recipe  # noqa: E402
-from boosttune.data import ArraySplit, DataSplits, load_dataset  # noqa: E402
+from boosttune.data import load_dataset, prepared_split  # noqa: E402
 from boosttune.ray_train import SCHEDULER_MARKER, run_on_ray  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -86,11 +87,10 @@ def test_two_workers_match_averaged_gradient_training(local_ray, tmp_path):
     from boosttune.trial.runner import run_trial
 
     data = load_dataset(parse_recipe(RECIPE).data, 32)
-    shards = [data.train.shard(2, rank) for rank in (0, 1)]
-    batches = [np.concatenate([s.images[k * 16:(k + 1) * 16] for s in shards]) for k in range(8)]
-    labels = [np.concatenate([s.labels[k * 16:(k + 1) * 16] for s in shards]) for k in range(8)]
-    union = DataSplits("digits", ArraySplit(np.concatenate(batches), np.concatenate(labels)), data.val,
-                       data.num_classes, data.channels, data.image_size, data.source)
+    shards = [data.train.arrays(num_shards=2, shard_id=rank) for rank in (0, 1)]  # what each rank's pipeline yields
+    batches = [np.concatenate([images[k * 16:(k + 1) * 16] for images, _ in shards]) for k in range(8)]
+    labels = [np.concatenate([ys[k * 16:(k + 1) * 16] for _, ys in shards]) for k in range(8)]
+    union = dataclasses.replace(data, train=prepared_split(np.concatenate(batches), np.concatenate(labels)))
     weights, initial = {}, {}
 
     class Keep(Callback):

@@ -238,7 +238,7 @@ def test_report_folder_writes_a_self_contained_page_and_markdown(tmp_path, searc
     assert page.startswith("<!DOCTYPE html>") and not re.search(r"<script[^>]*\bsrc=", page)
     assert not re.search(r"<link[^>]*href=[\"']https?://", page) and "* plotly.js v" in page
     for anchor in ("speed-vs-accuracy", "confirmed", "ablation", "search", "curves", "timeline", "failures"):
-        assert f'<section id="{anchor}">' in page and f"](#" not in text
+        assert f'<section id="{anchor}">' in page and "](#" not in text
     assert page.count('class="plotly-graph-div"') == 7  # scatter, ablation, hypervolume, importance? no: see below
     assert "Use grad_freeze p=0.5" in text and "| O1 | ~20% faster at equal accuracy |" in text
     assert "amp O2: 0.52x" in text and "trial failed in MindSpore: boom" in text

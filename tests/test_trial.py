@@ -193,7 +193,7 @@ def test_nan_loss_stops_the_trial_with_its_reason(digits):
 
 
 def test_target_accuracy_records_time_and_stops(digits):
-    recipe = _recipe(epochs=5, steps_per_epoch=None, target_accuracy=0.3, optimizer={"learning_rate": 0.05})
+    recipe = _recipe(epochs=5, steps_per_epoch=None, target=0.3, optimizer={"learning_rate": 0.05})
     result = run_trial(recipe, data=digits, log=lambda m: None)
     assert result.status == "target_reached"
     assert 0 < result.metrics["time_to_target_s"] <= result.metrics["train_s"]
