@@ -907,3 +907,23 @@ def test_check_data_batch_larger_than_a_workers_shard(tmp_path):
 def test_config_requires_path(name):
     with pytest.raises(ValueError, match="data.path"):
         DataConfig(name=name)
+
+
+def test_a_damaged_image_the_trial_meets_is_named_in_one_line(tmp_path, monkeypatch):
+    """Past the images checked before the start, MindSpore's own decode error is cut to the line naming the file."""
+    import mindspore.dataset as ds
+    import mindspore.dataset.vision as vision
+
+    from boosttune.trial.parts import first_line
+
+    root = make_flat_image_folder(tmp_path / "images", per_class=3)
+    damaged = root / "bee" / "img1.png"
+    damaged.write_bytes(damaged.read_bytes()[:60])
+    monkeypatch.chdir(tmp_path)  # MindSpore dumps the image it could not decode into the current folder
+    pipeline = ds.ImageFolderDataset(str(root), extensions=[".png"], shuffle=False).map([vision.Decode()], input_columns=["image"])
+    with pytest.raises(RuntimeError) as error:
+        for _ in pipeline.create_tuple_iterator():
+            pass
+    line = first_line(error.value)
+    assert line.startswith("RuntimeError: dataset pipeline: map operation: [Decode] failed")
+    assert str(damaged) in line and "\n" not in line

@@ -154,9 +154,18 @@ def objective_of(parts: Any) -> Objective:
     return Objective(str(parts.objective), bool(parts.higher_is_better), fraction)
 
 
+_PIPELINE_HEADER = "- Dataset Pipeline Error Message:"
+
+
 def first_line(error: BaseException) -> str:
     """MindSpore's first meaningful line, after the exception's type (its messages carry pages of C++ context)."""
     text = str(error).strip() or type(error).__name__
+    if _PIPELINE_HEADER in text:  # the dataset engine's own message names the op and the file it failed on
+        after = [line.strip() for line in text.split(_PIPELINE_HEADER, 1)[1].splitlines()]
+        message = next((line for line in after if line and not line.startswith("-")), "")
+        message = message.removeprefix("[ERROR] ").split(" Dump the abnormal image")[0]
+        if message:
+            return f"{type(error).__name__}: dataset pipeline: {message}"
     for line in text.splitlines():
         line = line.strip()
         if line and not line.startswith("-"):
