@@ -97,6 +97,18 @@ def test_grad_freeze_leaves_frozen_groups_unchanged(digits):
     assert all(0 < len(c) < len(all_params) for c in frozen_steps)
 
 
+@pytest.mark.parametrize("switch", ["grad_freeze", "less_bn"])
+def test_adam_is_rebuilt_by_grad_freeze_and_less_bn(digits, switch):
+    """MindSpore 2.10 records nn.Adam's **kwargs as an argument named kwargs, and boost rebuilt it with
+    kwargs={}: KeyError "invalid keys are passed as kwargs". boosttune spreads them back (trial/optim)."""
+    extra = {"less_bn": {"gc_flag": False}} if switch == "less_bn" else {}
+    recipe = _recipe(optimizer={"name": "adam", "learning_rate": 0.01}, boost_level="O1",
+                     boost_config_dict={**_manual(**{switch: True}), **extra})
+    result = run_trial(recipe, data=digits, log=lambda m: None)
+    assert result.status == "completed" and result.observed_boost[switch]
+    assert result.observed_boost["optimizer"] == ("FreezeOpt" if switch == "grad_freeze" else "Adam")
+
+
 def test_without_boost_every_step_updates_every_parameter(digits):
     snapshots = WeightSnapshots()
     run_trial(_recipe(), data=digits, extra_callbacks=[snapshots], log=lambda m: None)
