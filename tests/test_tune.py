@@ -130,7 +130,7 @@ def _check_report_and_progress(output: Path, result, lines: list[str]) -> None:
     """One line per finished trial in the user's terms; report.md and run_info.json beside the page."""
     progress = [line for line in lines if line.startswith("search [")]
     assert len(progress) == 4 and progress[-1].startswith("search [4/4] ")
-    assert any("x O0, objective_value" in line for line in progress)
+    assert any("x O0, val_acc" in line for line in progress)
     assert any(line.startswith("search [") and "O1-equivalent" in line for line in progress)
     info = json.loads((output / "run_info.json").read_text())
     assert info["command"] and info["versions"]["mindspore"] and "device" in info
@@ -174,16 +174,16 @@ def test_time_to_accuracy_objective_with_early_stopping(tmp_path, fresh_ray):
     from boosttune.experiment import run_experiment
 
     config = parse_experiment({"name": "tta", "base": {**BASE, "epochs": 2, "steps_per_epoch": 8},
-                               "num_trials": 3, "objective": "time_to_accuracy", "max_accuracy_drop_pt": 50.0,
+                               "num_trials": 3, "objective": "time_to_accuracy", "max_drop": 50.0,
                                "search": ["grad_freeze", "optimizer"], "confirm_seeds": 0})
     result = run_experiment(config, tmp_path / "run", log=lambda m: None)
     records = [r for r in _records(tmp_path / "run").values() if r["trial_id"] != "baseline"]
     baseline_acc = _records(tmp_path / "run")["baseline"]["metrics"]["objective_value"]
-    target = max(0.01, baseline_acc - 0.5)
+    target = baseline_acc - 0.5  # 50 points below the baseline
     trained = [r for r in records if r["status"] not in ("duplicate", "failed")]
     assert trained
     for record in trained:
-        assert record["recipe"]["target_accuracy"] == pytest.approx(target)
+        assert record["recipe"]["target"] == pytest.approx(target)
         if record["status"] == "target_reached":
             assert record["metrics"]["time_to_target_s"] > 0
     assert any(r["status"] == "target_reached" for r in trained)  # half the baseline's accuracy is reachable
@@ -213,16 +213,17 @@ def test_multi_objective_scheduler_stops_a_trial_beaten_on_both_objectives(tmp_p
     connect_ray(lambda m: None)
     o0_key = equivalence_key(recipe_from_params(good, ctx, base))
     setup = SearchSetup(base=base, ctx=ctx, env={}, workers=1, output=str(output), presets={o0_key: "O0"},
-                        baseline_objective=0.5, max_accuracy_drop_pt=1.0, target_accuracy=None, max_concurrent=1)
+                        baseline_objective=0.5, max_drop=1.0, target=None, max_concurrent=1)
     lines: list[str] = []
     outcome = run_search(config, output, setup=setup, points=[good, bad], resume=False, log=lines.append)
     records = {r.params.get("amp_level"): r for r in outcome.records}
     first, second = records["O0"], records["O2"]
     assert first.status == "completed" and len(first.curve) == 3
-    at_rung = [(e["throughput_sps"], e["objective_value"]) for e in (first.curve[0], second.curve[0])]
+    # The scheduler compares (throughput, the objective in points): accuracy x 100, margin 5 points at epoch 1.
+    at_rung = [(e["throughput_sps"], 100 * e["objective_value"]) for e in (first.curve[0], second.curve[0])]
     # The rule, checked on what was measured: it stops exactly when the first trial beat it on both.
     expected_stop = not promote(at_rung[1], [at_rung[0]], config.reduction_factor,
-                                margin=(0.0, config.early_stop_margin_pt / 100))
+                                margin=(0.0, setup.early_stop_margin))
     assert (second.status == "stopped") == expected_stop
     if expected_stop:
         assert second.rung == 1 and len(second.curve) == 1 and "multi-objective scheduler" in second.reason
@@ -255,7 +256,7 @@ def test_a_start_point_outside_the_searched_space_trains_but_is_not_told_to_the_
     output.mkdir()
     connect_ray(lambda m: None)
     setup = SearchSetup(base=base, ctx=ctx, env={}, workers=1, output=str(output), presets=keys,
-                        baseline_objective=0.5, max_accuracy_drop_pt=1.0, target_accuracy=None, max_concurrent=1,
+                        baseline_objective=0.5, max_drop=1.0, target=None, max_concurrent=1,
                         outside=[o1])
     outcome = run_search(config, output, setup=setup, points=[o0], resume=False, log=lambda m: None)
     records = {r.label: r for r in outcome.records}
