@@ -86,6 +86,30 @@ def test_calibration_measures_every_supported_knob_on_this_machine(probe_report)
     assert {k: again.ratios[k] for k in clear} == {k: report.ratios[k] for k in clear}
 
 
+@pytest.mark.slow
+def test_the_calibration_times_knobs_on_a_team_network_outside_the_repository(probe_report, tmp_path, monkeypatch):
+    """The example project's LSTM on its MindRecord data (copied outside the repository, not installed), two knobs
+    of the calibration (the full set is the test above, on the built-in stand-in): real runs, keyed by the
+    builder, cached per fingerprint."""
+    from boosttune.probe import calibrate
+    from test_custom_project import copy_example
+
+    project = copy_example(tmp_path)
+    monkeypatch.syspath_prepend(str(project))
+    monkeypatch.setenv("BOOSTTUNE_CACHE_DIR", str(tmp_path / "cache"))
+    knobs = ("amp.O2", "boost.grad_freeze")
+    monkeypatch.setattr(calibrate, "CALIBRATED", {k: calibrate.CALIBRATED[k] for k in knobs})
+    base = {"model": {"entry": "digits_lstm:build", "kwargs": {"hidden": 32, "data_dir": str(project / "data")}},
+            "batch_size": 32, "optimizer": {"learning_rate": 0.1}}
+    lines: list[str] = []
+    report = calibrate.run_calibration(probe_report, base=base, log=lines.append)
+    assert report.measured_on.startswith("digits_lstm:build") and set(report.ratios) == set(knobs)
+    assert any("timing 2 knobs on CPU for digits_lstm:build" in line for line in lines)
+    assert all(r is None or 0.05 < r < 20 for r in report.ratios.values()) and report.baseline_sps > 0
+    cached = list((tmp_path / "cache" / "probe").glob("speed-*.json"))
+    assert len(cached) == 1
+
+
 def test_the_gp_sampler_without_pytorch_is_one_line_before_anything_trains(monkeypatch):
     import importlib.util
 
