@@ -26,7 +26,7 @@ from boosttune.runs import CURVE_KEYS, RecordStore, RunRecord, RunSpec
 from boosttune.space import SpaceContext
 from boosttune.provenance import redact
 
-__all__ = ["PROGRESS_COLUMNS", "SearchOutcome", "SearchSetup", "code_runtime_env", "connect_ray", "describe_code", "make_sampler", "objective_of",
+__all__ = ["PROGRESS_COLUMNS", "progress_columns", "SearchOutcome", "SearchSetup", "code_runtime_env", "connect_ray", "describe_code", "make_sampler", "objective_of",
            "progress_metrics", "run_search", "startup_trials"]
 
 DRIVER_RESOURCE = "TRAIN_DRIVER"  # trial drivers take no CPU: the CPUs go to the Train workers
@@ -214,7 +214,12 @@ def _scores(metrics: dict[str, Any], setup: SearchSetup) -> dict[str, float]:
 
 
 # Tune's progress table shows the first numeric metrics of a trial's report: these, in the user's terms.
-PROGRESS_COLUMNS = ("epoch", "throughput_sps", "speedup_vs_baseline", "objective_value")
+PROGRESS_COLUMNS = ("epoch", "throughput_sps", "speedup_vs_baseline", "val_acc")
+
+
+def progress_columns(objective: Objective = ACCURACY) -> tuple[str, ...]:
+    """The progress columns for ``objective``: the last one is its held-out value under its own name."""
+    return (*PROGRESS_COLUMNS[:-1], objective.label)
 
 
 def progress_metrics(report: dict[str, Any], baseline_sps: float | None, baseline_value: float | None,
@@ -226,7 +231,9 @@ def progress_metrics(report: dict[str, Any], baseline_sps: float | None, baselin
     flat["objective_gain"] = (objective.gain(value, baseline_value)
                               if value is not None and baseline_value is not None else None)
     flat["stage"] = "search"
-    return {**{k: flat.get(k) for k in PROGRESS_COLUMNS}, **flat}
+    if flat.get(objective.label) is None:  # a worker's report names it so; a replayed record may not
+        flat[objective.label] = value
+    return {**{k: flat.get(k) for k in progress_columns(objective)}, **flat}
 
 
 class _Progress(tune.Callback):
