@@ -88,7 +88,7 @@ SCHEMA: tuple[Column, ...] = (
     Column("train_loss", "float64", "final training loss"),
     Column("compile_s", "float64", "graph compile time, seconds (reported apart from training)"),
     Column("wall_s", "float64", "trial wall-clock time, seconds"),
-    Column("time_to_target_s", "float64", "training time until target_accuracy was reached, seconds"),
+    Column("time_to_target_s", "float64", "training time until the objective reached the recipe's target, seconds"),
     Column("peak_rss_mb", "float64", "peak resident memory, MiB"),
     Column("steady_steps", "Int64", "training steps the throughput was measured on"),
     Column("stage1_s", "float64", "DimReduce stage-1 training time, seconds"),
