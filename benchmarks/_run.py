@@ -31,7 +31,7 @@ def run_trial_process(recipe: dict[str, Any], env: dict[str, str], work_dir: str
     with tempfile.TemporaryDirectory() as tmp:
         recipe_path, out = Path(tmp) / "recipe.json", Path(tmp) / "result.json"
         recipe_path.write_text(json.dumps(recipe))
-        cmd = [sys.executable, "-m", "boosttune.cli", "trial", str(recipe_path), "--output", str(out)]
+        cmd = [sys.executable, "-m", "boosttune.cli.main", "trial", str(recipe_path), "--output", str(out)]
         if work_dir:
             cmd += ["--work-dir", work_dir]
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tmp)

@@ -31,8 +31,8 @@ def main() -> int:
     from mindspore.train.callback import Callback
 
     from boosttune.config.recipe import DataConfig
-    from boosttune.data import load_dataset
-    from boosttune.models import build_network, default_image_size
+    from boosttune.builtin.data import load_dataset
+    from boosttune.builtin.models import build_network, default_image_size
     from boosttune.trial.timing import summarize_steps
 
     ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU")

@@ -47,9 +47,9 @@ REF_EVERY = 10
 
 
 def space_context():
-    from boosttune.data import load_dataset
+    from boosttune.builtin.data import load_dataset
     from boosttune.config.recipe import parse_recipe
-    from boosttune.models import build_network
+    from boosttune.builtin.models import build_network
     from boosttune.probe import run_probe
     from boosttune.space import SpaceContext
 
@@ -101,7 +101,7 @@ def train(params: dict, ctx, env: dict, timeout: float) -> tuple[dict, list[dict
     with tempfile.TemporaryDirectory(prefix="bt_table_") as tmp:
         recipe_path, out = Path(tmp) / "recipe.json", Path(tmp) / "result.json"
         recipe_path.write_text(json.dumps(recipe))
-        cmd = [sys.executable, "-m", "boosttune.cli", "trial", str(recipe_path), "--output", str(out),
+        cmd = [sys.executable, "-m", "boosttune.cli.main", "trial", str(recipe_path), "--output", str(out),
                "--work-dir", str(Path(tmp) / "work")]
         try:
             done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tmp, timeout=timeout)

@@ -48,7 +48,7 @@ def main() -> int:
     os.environ.update({k: v for k, v in env.items() if k in ("ONEDNN_MAX_CPU_ISA", "GLOG_v")})
     import ray
 
-    from boosttune.ray_train import run_on_ray
+    from boosttune.execution.ray_train import run_on_ray
 
     start = time.perf_counter()
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)

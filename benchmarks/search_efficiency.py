@@ -6,7 +6,7 @@ Fashion-MNIST at the main job's budget) is looked up instead of training, as tab
 define-by-run code the search uses); each point it proposes is snapped to the nearest recipe of the
 table it has not used yet (pool-based replay), and the sampler is told that recipe's parameters and
 measured objectives. The multi-fidelity scheduler is the same rung rule the search uses
-(boosttune.scheduler.RungLadder), fed the table's per-epoch speed-up and accuracy; a stopped trial
+(boosttune.search.scheduler.RungLadder), fed the table's per-epoch speed-up and accuracy; a stopped trial
 costs only the epochs it trained and counts for nothing on the front.
 
 Printed per strategy, over --reps repetitions (sampler seeds) with 95% t-intervals: the hypervolume of
@@ -33,7 +33,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from boosttune.select import hypervolume  # noqa: E402  (the report draws the same measure)
+from boosttune.evaluation.select import hypervolume  # noqa: E402  (the report draws the same measure)
 
 TABLE = HERE / "data" / "search_table"
 SPEED_FLOOR, DROP_CEILING_PT = 0.8, 5.0
@@ -209,9 +209,9 @@ def replay(strategy: Strategy, table: Table, ctx, base: dict[str, Any], budget: 
     import optuna
 
     from boosttune.experiment import StartPoints, start_points
-    from boosttune.scheduler import RungLadder
+    from boosttune.search.scheduler import RungLadder
     from boosttune.space import searchable, suggest_recipe
-    from boosttune.tune import make_sampler, startup_trials
+    from boosttune.search.tune import make_sampler, startup_trials
 
     space = replace(ctx, slow=slow if strategy.pruned else frozenset())
     pool = [r for r in table.rows if not strategy.pruned or searchable(r.params, space, base)]

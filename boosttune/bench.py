@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from boosttune.config.boost import format_validation_error
 from boosttune.config.recipe import parse_recipe
-from boosttune.confirm import BASELINE_NAME, Candidate
+from boosttune.evaluation.confirm import BASELINE_NAME, Candidate
 from boosttune.errors import BoosttuneError, ConfigError
 
 __all__ = ["BenchConfig", "bench_candidates", "default_matrix", "merge", "parse_bench", "run_bench"]
@@ -87,7 +87,7 @@ def merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any
 
 def default_matrix(report, world_size: int = 1) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """The default recipes (name -> override) for this device, and a note for each one left out."""
-    from boosttune.presets import device_presets
+    from boosttune.probe.presets import device_presets
 
     matrix: dict[str, dict[str, Any]] = {BASELINE_NAME: {}}
     skipped: list[str] = []
@@ -170,17 +170,17 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
     """Run (or resume) the bench in ``output``; write confirm.parquet/.csv, summary.csv, report.html and report.md."""
     import ray
 
-    from boosttune.confirm import run_paired
-    from boosttune.data import check_data
+    from boosttune.evaluation.confirm import run_paired
+    from boosttune.builtin.data import check_data
     from boosttune.files import check_folder, claim_folder
-    from boosttune.cluster import probe_on_worker
-    from boosttune.ray_train import train_run
-    from boosttune.provenance import load_run_info, record_run_info
+    from boosttune.execution.cluster import probe_on_worker
+    from boosttune.execution.ray_train import train_run
+    from boosttune.execution.provenance import load_run_info, record_run_info
     from boosttune.report import ReportInputs, write_report
-    from boosttune.runs import RecordStore
-    from boosttune.summary import save_confirmed
-    from boosttune.ray_train import worker_resources
-    from boosttune.tune import check_local_capacity, code_runtime_env, connect_ray
+    from boosttune.execution.runs import RecordStore
+    from boosttune.evaluation.summary import save_confirmed
+    from boosttune.execution.ray_train import worker_resources
+    from boosttune.search.tune import check_local_capacity, code_runtime_env, connect_ray
 
     recipe = parse_recipe(config.base)
     if config.recipes is not None:  # named recipes are checked before Ray starts (the probe checks them again)

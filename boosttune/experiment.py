@@ -1,7 +1,7 @@
 """An experiment end to end: probe, baseline, search, confirm, results table, best recipe, report.
 
-Every stage's runs are run records (:mod:`boosttune.runs`) trained by one function
-(:func:`boosttune.ray_train.train_run`) and kept as they end, so ``--resume`` continues any stage
+Every stage's runs are run records (:mod:`boosttune.execution.runs`) trained by one function
+(:func:`boosttune.execution.ray_train.train_run`) and kept as they end, so ``--resume`` continues any stage
 without losing or retraining a finished run.
 """
 
@@ -20,8 +20,8 @@ from boosttune.config.experiment import CONFIRM_SCREEN, EARLY_STOP_MARGIN, MAX_D
 from boosttune.errors import ConfigError, TrialError, ray_get
 from boosttune.files import claim_folder
 from boosttune.objective import ACCURACY, Objective
-from boosttune.provenance import record_run_info
-from boosttune.select import resolve_tolerance
+from boosttune.execution.provenance import record_run_info
+from boosttune.evaluation.select import resolve_tolerance
 
 __all__ = ["ExperimentResult", "StartPoints", "format_summary", "run_experiment", "start_points"]
 
@@ -66,11 +66,11 @@ def _stage(name: str, times: dict[str, float], log: Callable[[str], None]) -> It
 
 def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool = False,
                    log: Callable[[str], None] = print, command: str | None = None) -> ExperimentResult:
-    from boosttune.cluster import check_storage
-    from boosttune.data import check_data
+    from boosttune.execution.cluster import check_storage
+    from boosttune.builtin.data import check_data
     from boosttune.files import check_folder
-    from boosttune.ray_train import worker_resources
-    from boosttune.tune import check_local_capacity, code_runtime_env, describe_code
+    from boosttune.execution.ray_train import worker_resources
+    from boosttune.search.tune import check_local_capacity, code_runtime_env, describe_code
 
     output = _output_folder(output)
     check_folder(output, "experiment.json", config.model_dump(mode="json"), resume=resume, what="experiment",
@@ -134,13 +134,13 @@ def _driver_in(folder: Path) -> Iterator[None]:
 
 def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None, *, resume: bool,
                     log: Callable[[str], None], code: dict[str, Any] | None = None) -> ExperimentResult:
-    from boosttune.cluster import check_placeable, default_concurrency, probe_on_worker, task_options
+    from boosttune.execution.cluster import check_placeable, default_concurrency, probe_on_worker, task_options
     from boosttune.probe.calibrate import slow_knobs
-    from boosttune.ray_train import train_run, worker_resources
-    from boosttune.runs import RecordStore, RunSpec
+    from boosttune.execution.ray_train import train_run, worker_resources
+    from boosttune.execution.runs import RecordStore, RunSpec
     from boosttune.space import SpaceContext, equivalence_key, preset_params, recipe_from_params
     from boosttune.space.fragments.adasum import adasum_applies
-    from boosttune.tune import SearchSetup, connect_ray, run_search
+    from boosttune.search.tune import SearchSetup, connect_ray, run_search
 
     times: dict[str, float] = {}
     base = config.recipe.to_dict()
@@ -256,7 +256,7 @@ class StartPoints:
 def start_points(report, ctx, base: dict[str, Any], config: ExperimentConfig) -> StartPoints:
     """O0 and each preset that trains differently here (by equivalence key), then, with ``informed_start``,
     the informed variations the searched space can draw, up to half the trial budget in all."""
-    from boosttune.presets import device_presets
+    from boosttune.probe.presets import device_presets
     from boosttune.space import equivalence_key, informed_points, preset_params, recipe_from_params, searchable
 
     start = StartPoints()
@@ -299,7 +299,7 @@ def _convergence_note(curve: list[dict[str, Any]], objective: Objective = ACCURA
 
 
 def _search_table(records):
-    from boosttune.results import build_results_table
+    from boosttune.evaluation.results import build_results_table
 
     return build_results_table([r.to_dict() for r in records], ray_version=ray.__version__)
 
@@ -310,8 +310,8 @@ def _confirm_seeds(config: ExperimentConfig) -> list[int]:
 
 
 def _confirm(config: ExperimentConfig, table, output: Path, train, log: Callable[[str], None]):
-    from boosttune.confirm import pick_candidates, run_paired
-    from boosttune.runs import RecordStore
+    from boosttune.evaluation.confirm import pick_candidates, run_paired
+    from boosttune.execution.runs import RecordStore
 
     screen = resolve_tolerance(table, config.confirm_screen, CONFIRM_SCREEN)
     candidates = pick_candidates(table, max_candidates=config.confirm_candidates, screen=screen)
@@ -325,11 +325,11 @@ def _confirm(config: ExperimentConfig, table, output: Path, train, log: Callable
 
 
 def _finish(config: ExperimentConfig, output: Path, table, confirm_records, aborted: str | None) -> ExperimentResult:
-    from boosttune.export import export_best
-    from boosttune.provenance import load_run_info
+    from boosttune.evaluation.export import export_best
+    from boosttune.execution.provenance import load_run_info
     from boosttune.report import ReportInputs, write_report
-    from boosttune.results import save_results
-    from boosttune.summary import save_confirmed
+    from boosttune.evaluation.results import save_results
+    from boosttune.evaluation.summary import save_confirmed
 
     parquet, _ = save_results(table, output)
     confirmed = None
@@ -356,8 +356,8 @@ def format_summary(result: ExperimentResult) -> str:
     """The closing lines: trials by speed-up, the confirmed summary, the selection, stage times, where things are."""
     import pandas as pd
 
-    from boosttune.results import load_results
-    from boosttune.summary import format_confirmed
+    from boosttune.evaluation.results import load_results
+    from boosttune.evaluation.summary import format_confirmed
 
     table = load_results(result.results_path)
     columns = ["trial_id", "preset", "status", "throughput_sps", "speedup_vs_baseline", "objective_value",

@@ -6,7 +6,7 @@
 import sys
 
 # The command line lives in the package, so this file runs alone: `ray submit` copies only the script.
-from boosttune.search_cli import run
+from boosttune.cli.search import run
 
 if __name__ == "__main__":
     sys.exit(run("lenet5", __doc__.strip().splitlines()[0]))

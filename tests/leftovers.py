@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from boosttune.ray_train import SCHEDULER_MARKER
+from boosttune.execution.ray_train import SCHEDULER_MARKER
 
 # Command-line fragments of the processes a local Ray instance and a MindSpore trial start.
 MARKERS = ("raylet", "gcs_server", "ray::", "default_worker.py", "ray/dashboard", "log_monitor.py",

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import ray
 
-from boosttune import cli, search_cli
+from boosttune.cli import main as cli, search as search_cli
 from boosttune.config.recipe import DEFAULT_FASHION_MNIST
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,7 +99,7 @@ def corpus(tmp_path_factory) -> dict[str, Path]:
     files["empty_results"] = root / "empty-results"
     files["empty_results"].mkdir()
     (files["empty_results"] / "experiment.json").write_text(json.dumps({"name": "x"}))
-    from boosttune.results import build_results_table, save_results
+    from boosttune.evaluation.results import build_results_table, save_results
 
     files["other_schema"] = root / "other-schema"  # a real parquet table, of somebody else's columns
     files["other_schema"].mkdir()
@@ -268,13 +268,13 @@ def _run(argv: list[str]) -> int:
 @pytest.fixture
 def no_ray(monkeypatch):
     """Fail the case if it reaches Ray: nothing may start before the input is known to be good."""
-    import boosttune.tune
+    import boosttune.search.tune
 
     def started(*args, **kwargs):
         raise AssertionError("Ray was started before the input was refused")
 
     monkeypatch.setattr(ray, "init", started)
-    monkeypatch.setattr(boosttune.tune, "connect_ray", started)
+    monkeypatch.setattr(boosttune.search.tune, "connect_ray", started)
 
 
 def test_the_corpus_is_large_and_its_ids_unique():
@@ -310,7 +310,7 @@ def test_bad_input_is_one_line_exit_2_nothing_started_nothing_written(argv, frag
 def test_a_start_that_failed_before_any_training_leaves_the_folder_free(tmp_path, corpus, capsys, monkeypatch):
     """A start refused after the folder was claimed (here: Ray cannot start) trained nothing, so the corrected
     command takes the folder again without --resume, and a folder where a run did train is still refused."""
-    import boosttune.tune
+    import boosttune.search.tune
 
     if not FASHION:
         pytest.skip("the experiment's default data (dataset-fashion-mnist) is not installed")
@@ -319,7 +319,7 @@ def test_a_start_that_failed_before_any_training_leaves_the_folder_free(tmp_path
     def refused(*args, **kwargs):
         raise UnsupportedError("base.device_target: refused for this test, as a device MindSpore cannot use is")
 
-    monkeypatch.setattr(boosttune.tune, "connect_ray", refused)
+    monkeypatch.setattr(boosttune.search.tune, "connect_ray", refused)
     output = tmp_path / "run"
     assert _run(["exp", "--output", str(output)]) == 2
     assert (output / "experiment.json").is_file()  # claimed, then refused: nothing trained
@@ -356,7 +356,7 @@ def test_report_and_export_write_only_into_new_empty_or_boosttune_folders(tmp_pa
 
 @pytest.mark.parametrize("argv, fragment", [
     (["experiments/resnet.py", "--epoch", "3"], "unrecognized arguments: --epoch"),
-    (["-m", "boosttune.cli", "trial", "--set", "data.name=imagefolder", "--set", "data.path={images}",
+    (["-m", "boosttune.cli.main", "trial", "--set", "data.name=imagefolder", "--set", "data.path={images}",
       "--set", "batch_size=2"], "broken.png: unreadable image"),
 ], ids=["script-flag", "trial-damaged-image"])
 def test_a_real_process_prints_one_line_without_mindspore_noise(argv, fragment, corpus):

@@ -97,7 +97,7 @@ def test_bench_runs_paired_seeds_on_ray_writes_the_summary_and_resumes(tmp_path)
     bench_file.write_text(json.dumps({"name": "freeze", "base": BASE, "seeds": [5, 6, 7],
                                       "recipes": {"O0": {}, "freeze_p 0.4": FREEZE}}))
     output = tmp_path / "out"
-    cmd = [sys.executable, "-m", "boosttune.cli", "bench", str(bench_file), "--output", str(output), "--seeds", "3,4"]
+    cmd = [sys.executable, "-m", "boosttune.cli.main", "bench", str(bench_file), "--output", str(output), "--seeds", "3,4"]
 
     # The driver killed with SIGKILL once two runs are in: --resume trains the rest and nothing again.
     before_run = footprint()
@@ -131,7 +131,7 @@ def test_bench_runs_paired_seeds_on_ray_writes_the_summary_and_resumes(tmp_path)
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert again.returncode == 2 and "pass --resume" in again.stderr and again.stderr.count("\n") == 1
 
-    exported = subprocess.run([sys.executable, "-m", "boosttune.cli", "export", str(output)], capture_output=True,
+    exported = subprocess.run([sys.executable, "-m", "boosttune.cli.main", "export", str(output)], capture_output=True,
                               text=True, timeout=120, cwd=tmp_path)
     assert exported.returncode == 0, exported.stderr
     recipe = json.loads((output / "best_recipe.json").read_text())
@@ -139,7 +139,7 @@ def test_bench_runs_paired_seeds_on_ray_writes_the_summary_and_resumes(tmp_path)
     assert json.loads((output / "best_boost_config.json").read_text()) == recipe["boost_config_dict"]
 
     # The report again, re-judged at another margin, from the tables alone.
-    reported = subprocess.run([sys.executable, "-m", "boosttune.cli", "report", str(output), "--max-drop", "0.5"],
+    reported = subprocess.run([sys.executable, "-m", "boosttune.cli.main", "report", str(output), "--max-drop", "0.5"],
                               capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert reported.returncode == 0, reported.stderr
     assert reported.stdout.strip() == f"report written to {output / 'report.html'} (tables also in report.md)"

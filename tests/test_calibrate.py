@@ -124,7 +124,7 @@ def test_the_gp_sampler_without_pytorch_is_one_line_before_anything_trains(monke
 
 
 def test_startup_trials_match_the_budget():
-    from boosttune.tune import startup_trials
+    from boosttune.search.tune import startup_trials
 
     assert startup_trials(8, 4) == 4  # the start points are the start-up
     assert startup_trials(8, 0) == 2 and startup_trials(30, 0) == 10
@@ -137,7 +137,7 @@ def test_the_gp_sampler_models_the_search_space_after_its_start_up():
     import optuna
 
     from boosttune.space import SpaceContext, recipe_from_params, suggest_recipe
-    from boosttune.tune import make_sampler
+    from boosttune.search.tune import make_sampler
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     ctx = SpaceContext(total_steps=100, param_count=20, slow=frozenset({"amp.O1", "amp.O2", "amp.O3"}),

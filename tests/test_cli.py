@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from boosttune.cli import main
+from boosttune.cli.main import main
 
 
 def _write(tmp_path, name, text):
@@ -50,7 +50,7 @@ def test_validate_bad_input_is_one_line(tmp_path, capsys, text, fragment):
 
 def test_console_script_never_prints_a_traceback(tmp_path):
     path = _write(tmp_path, "bad.yaml", "common:\n  device_num: 8\n")
-    done = subprocess.run([sys.executable, "-m", "boosttune.cli", "validate", path], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "boosttune.cli.main", "validate", path], capture_output=True, text=True)
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert done.stderr.strip() == ("boosttune: error: common.device_num: unknown key (did you mean device_number?); "
@@ -74,7 +74,7 @@ def test_trial_rejects_unsupported_knob_before_training(capsys):
 def test_trial_command_end_to_end(tmp_path):
     output = tmp_path / "result.json"
     done = subprocess.run(
-        [sys.executable, "-m", "boosttune.cli", "trial", "--set", "steps_per_epoch=10", "--set", "boost_level=O1",
+        [sys.executable, "-m", "boosttune.cli.main", "trial", "--set", "steps_per_epoch=10", "--set", "boost_level=O1",
          "--set", "boost_config_dict={less_bn: {gc_flag: false}}", "--output", str(output)],
         capture_output=True, text=True, timeout=300,
     )

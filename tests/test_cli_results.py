@@ -7,8 +7,8 @@ import json
 import pytest
 from test_results import RAY_VERSION, sample_records
 
-from boosttune.cli import main
-from boosttune.results import build_results_table, save_results
+from boosttune.cli.main import main
+from boosttune.evaluation.results import build_results_table, save_results
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from boosttune.cluster import (  # noqa: E402
+from boosttune.execution.cluster import (  # noqa: E402
     check_placeable,
     check_storage,
     default_concurrency,
@@ -26,7 +26,7 @@ from boosttune.cluster import (  # noqa: E402
     task_options,
 )
 from boosttune.errors import ConfigError, describe_error  # noqa: E402
-from boosttune.ray_train import build_trainer, device_id_for, worker_resources  # noqa: E402
+from boosttune.execution.ray_train import build_trainer, device_id_for, worker_resources  # noqa: E402
 
 # --- pure logic -------------------------------------------------------------------------------------------
 

@@ -8,12 +8,12 @@ import zlib
 import numpy as np
 import pytest
 
-from boosttune.confirm import (BASELINE_NAME, SUMMARY_COLUMNS, Candidate, confirm_table, paired_schedule,
+from boosttune.evaluation.confirm import (BASELINE_NAME, SUMMARY_COLUMNS, Candidate, confirm_table, paired_schedule,
                                pick_candidates, run_paired, select_confirmed, summarize, time_to_accuracy)
 from boosttune.errors import ConfigError, DataError
-from boosttune.results import build_results_table
-from boosttune.runs import RecordStore, RunRecord, RunSpec
-from boosttune.stats import paired_delta, paired_ratio
+from boosttune.evaluation.results import build_results_table
+from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
+from boosttune.evaluation.stats import paired_delta, paired_ratio
 
 BASE = {"model": "lenet5", "epochs": 3, "seed": 0, "data": {"name": "digits"}}
 # True per-recipe effects: throughput multiplier and accuracy delta (fraction).
@@ -168,10 +168,10 @@ def test_run_records_round_trip_through_the_store(tmp_path):
 def test_confirmed_figures_reach_summary_csv_export_and_report(tmp_path):
     import pandas as pd
 
-    from boosttune.export import export_best
+    from boosttune.evaluation.export import export_best
     from boosttune.report import ReportInputs, write_report
     from boosttune.report.info import confirmed_points
-    from boosttune.summary import load_confirmed, save_confirmed
+    from boosttune.evaluation.summary import load_confirmed, save_confirmed
 
     boosted = {**BASE, "boost_level": "O1", "boost_config_dict": {"less_bn": {"gc_flag": False}}}
     candidates = [Candidate("O0", dict(BASE), "baseline", "O0"), Candidate("fast", boosted, "search")]

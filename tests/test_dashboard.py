@@ -21,9 +21,9 @@ import optuna
 import psutil
 import pytest
 
-from boosttune.cli import main
+from boosttune.cli.main import main
 from boosttune.config.experiment import parse_experiment
-from boosttune.dashboard import is_loopback, resolve_study
+from boosttune.search.dashboard import is_loopback, resolve_study
 from boosttune.files import claim_folder
 
 STUDY = "dash-test"
@@ -67,7 +67,7 @@ def check_dashboard(results_dir: Path, study_name: str, n_trials: int) -> None:
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     process = subprocess.Popen(
-        [sys.executable, "-m", "boosttune.cli", "dashboard", str(results_dir), "--port", str(port)],
+        [sys.executable, "-m", "boosttune.cli.main", "dashboard", str(results_dir), "--port", str(port)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         # Ctrl-C as a terminal sends it, even when this test runs in a background job (which ignores SIGINT).
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),

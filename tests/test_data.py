@@ -1,4 +1,4 @@
-"""Tests for boosttune.data: the built-in data sets described, read by MindSpore's engine, split and sharded.
+"""Tests for boosttune.builtin.data: the built-in data sets described, read by MindSpore's engine, split and sharded.
 
 What a split holds is checked through what its MindSpore pipeline yields (``Split.arrays``). Every
 malformed-input test goes through :func:`raises_data_error`, which also checks that the message is a
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from boosttune.config.recipe import DataConfig
-from boosttune.data import (CIFAR10_MEAN, CIFAR10_STD, IMAGENET_MEAN, IMAGENET_STD, DataSplits, _pixel_stats,
+from boosttune.builtin.data import (CIFAR10_MEAN, CIFAR10_STD, IMAGENET_MEAN, IMAGENET_STD, DataSplits, _pixel_stats,
                             check_data, load_dataset, prepared_split)
 from boosttune.errors import DataError
 
@@ -442,7 +442,7 @@ def test_mnist_idx_padding_and_subsampling(tmp_path):
 def test_mnist_idx_gz_unpacked_once_and_atomically(tmp_path):
     """Four processes describe the same gzipped folder at once: one cache folder, complete, nothing left over."""
     folder = make_idx_folder(tmp_path / "idx", gz=True)
-    code = ("from boosttune.config.recipe import DataConfig; from boosttune.data import load_dataset; "
+    code = ("from boosttune.config.recipe import DataConfig; from boosttune.builtin.data import load_dataset; "
             f"print(load_dataset(DataConfig(name='mnist_idx', path={str(folder)!r}), 28).train.source.folder)")
     env = {**os.environ, "BOOSTTUNE_CACHE_DIR": str(tmp_path / "cache")}
     runs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -603,7 +603,7 @@ def test_cifar10_resized_limited_and_sharded(tmp_path):
 
 def test_cifar10_official_files_read_by_cifar10dataset(tmp_path):
     """Files of 10,000 records each are read by MindSpore's Cifar10Dataset, row for row as our own reader would."""
-    from boosttune.data import Split, _CifarRecords, _CifarSource
+    from boosttune.builtin.data import Split, _CifarRecords, _CifarSource
 
     folder = tmp_path / "cifar"
     folder.mkdir()

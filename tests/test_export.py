@@ -9,8 +9,8 @@ from test_results import RAY_VERSION, make_record, sample_records
 
 from boosttune.config.boost import parse_boost_config
 from boosttune.errors import ConfigError, DataError
-from boosttune.export import export_best
-from boosttune.results import build_results_table
+from boosttune.evaluation.export import export_best
+from boosttune.evaluation.results import build_results_table
 
 _BOOST_KEYS = ("less_bn", "grad_freeze", "grad_accumulation", "grad_accumulation_step", "dim_reduce")
 
@@ -76,7 +76,7 @@ def test_mindspore_builds_what_the_export_says(tmp_path, boost, observed):
     from mindspore import nn
     from mindspore.train import Accuracy
 
-    from boosttune.models import build_network
+    from boosttune.builtin.models import build_network
     from boosttune.trial.mindspore_state import reset_boost_state
     from boosttune.trial.runner import observed_boost
 

@@ -180,7 +180,7 @@ def test_a_run_out_of_memory_fails_with_that_reason_and_the_next_run_trains(tmp_
     and the run's data, digits at 448 x 448 pixels, takes about 3 GB more."""
     import ray
 
-    from boosttune.ray_train import run_on_ray
+    from boosttune.execution.ray_train import run_on_ray
 
     if ray.is_initialized():
         ray.shutdown()
@@ -204,7 +204,7 @@ def test_a_run_out_of_memory_fails_with_that_reason_and_the_next_run_trains(tmp_
 
 
 def test_an_allocation_that_fails_is_named_out_of_memory():
-    from boosttune.ray_train import worker_error_reason
+    from boosttune.execution.ray_train import worker_error_reason
 
     ray_oom = RuntimeError("Training failed due to worker errors:\n[Rank 0 Error Snippet]:\nA worker health check "
                            "failed.\n1 worker(s) were killed due to the node running low on memory. Memory on the node "

@@ -1,4 +1,4 @@
-"""Method cards: generated from a bench folder, one per method in boosttune.method_notes, nothing by hand."""
+"""Method cards: generated from a bench folder, one per method in boosttune.report.method_notes, nothing by hand."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import pytest
 from test_report import GF, O1, RECIPE, _train
 from test_results import RAY_VERSION, sample_records
 
-from boosttune.cli import main
-from boosttune.confirm import Candidate, run_paired
+from boosttune.cli.main import main
+from boosttune.evaluation.confirm import Candidate, run_paired
 from boosttune.errors import DataError
-from boosttune.method_notes import NOTES
-from boosttune.methods import card_figures, searched_ranges, verdict_line, worked_ranges
-from boosttune.results import build_results_table, save_results
-from boosttune.runs import RecordStore
+from boosttune.report.method_notes import NOTES
+from boosttune.report.methods import card_figures, searched_ranges, verdict_line, worked_ranges
+from boosttune.evaluation.results import build_results_table, save_results
+from boosttune.execution.runs import RecordStore
 
 
 def test_every_note_is_complete_and_names_its_source():
@@ -34,8 +34,8 @@ def test_the_searched_ranges_are_read_from_the_space_fragments():
 
 @pytest.fixture(scope="module")
 def bench_dir(tmp_path_factory):
-    from boosttune.provenance import record_run_info
-    from boosttune.summary import save_confirmed
+    from boosttune.execution.provenance import record_run_info
+    from boosttune.evaluation.summary import save_confirmed
 
     folder = tmp_path_factory.mktemp("bench")
     candidates = [Candidate("O0", RECIPE, "bench", "O0"), Candidate("O1-equivalent", O1, "bench"),
@@ -51,7 +51,7 @@ def bench_dir(tmp_path_factory):
 
 
 def test_card_figures_pick_the_recipes_that_change_only_that_method(bench_dir):
-    from boosttune.summary import load_confirmed
+    from boosttune.evaluation.summary import load_confirmed
 
     confirmed = load_confirmed(bench_dir, max_drop=1.0)
     gf = card_figures("grad_freeze", confirmed.summary, confirmed.runs, {})
@@ -67,7 +67,7 @@ def test_card_figures_pick_the_recipes_that_change_only_that_method(bench_dir):
 def test_verdicts_name_a_collapse_and_too_few_seeds():
     row = dict(recipe="dim_reduce", speedup=0.4, speedup_ci_low=0.38, speedup_ci_high=0.43, objective_gain=-74.0,
                objective_gain_ci_low=-75.0, objective_gain_ci_high=-73.0, verdict="slower")
-    from boosttune.methods import CardFigures
+    from boosttune.report.methods import CardFigures
 
     assert "broke training here" in verdict_line(CardFigures(pd.DataFrame([row]), ()), 1.0)
     one = {**row, "objective_gain": -0.1, "verdict": "inconclusive", "speedup_ci_low": float("nan")}
@@ -104,5 +104,5 @@ def test_methods_refuses_a_folder_that_is_not_a_bench(tmp_path, capsys):
     assert main(["methods", str(tmp_path / "exp"), "--output", str(tmp_path / "cards")]) == 2
     assert "not a bench folder" in capsys.readouterr().err and not (tmp_path / "cards").exists()
     with pytest.raises(DataError):
-        from boosttune.methods import write_method_cards
+        from boosttune.report.methods import write_method_cards
         write_method_cards(tmp_path / "nothing", tmp_path / "cards")

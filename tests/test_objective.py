@@ -11,12 +11,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from boosttune.confirm import (BASELINE_NAME, Candidate, confirm_table, pick_candidates, resolve_margin, run_paired,
+from boosttune.evaluation.confirm import (BASELINE_NAME, Candidate, confirm_table, pick_candidates, resolve_margin, run_paired,
                                select_confirmed, summarize)
 from boosttune.objective import ACCURACY, Objective
-from boosttune.results import build_results_table, load_results, objective_of, save_results
-from boosttune.runs import RecordStore, RunRecord, RunSpec
-from boosttune.select import pareto_front, resolve_tolerance, select_best
+from boosttune.evaluation.results import build_results_table, load_results, objective_of, save_results
+from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
+from boosttune.evaluation.select import pareto_front, resolve_tolerance, select_best
 from test_results import RAY_VERSION, make_record
 
 MAE = Objective("mae", higher_is_better=False, fraction=False)
@@ -141,7 +141,7 @@ def test_the_confirm_candidates_are_screened_in_the_objectives_units(mae_table):
 
 
 def test_a_diverged_run_scores_as_the_worst_value_not_the_best():
-    from boosttune.tune import SearchSetup, _scores
+    from boosttune.search.tune import SearchSetup, _scores
 
     setup = SearchSetup(base={}, ctx=None, env={}, workers=1, output="/nowhere", presets={}, baseline_objective=0.4,
                         max_drop=0.01, target=None, max_concurrent=1, objective=MAE)

@@ -11,7 +11,7 @@ pytest.importorskip("ray")
 from ray.tune.experimental.output import _infer_user_metrics  # noqa: E402  (what Tune's table shows)
 
 from boosttune.objective import Objective  # noqa: E402
-from boosttune.tune import PROGRESS_COLUMNS, _figures, progress_columns, progress_metrics  # noqa: E402
+from boosttune.search.tune import PROGRESS_COLUMNS, _figures, progress_columns, progress_metrics  # noqa: E402
 
 WORKER_REPORT = {"steps": 64, "train_loss": 1.04, "first_step_s": 1.4, "compile_s": 1.4, "steady_steps": 61,
                  "throughput_sps": 1800.0, "throughput_windows": 6, "train_s": 4.3, "peak_rss_mb": 978.0,

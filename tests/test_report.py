@@ -14,13 +14,13 @@ import pandas as pd
 import pytest
 from test_results import RAY_VERSION, sample_records
 
-from boosttune.confirm import Candidate, run_paired
+from boosttune.evaluation.confirm import Candidate, run_paired
 from boosttune.errors import ConfigError, DataError
 from boosttune.report import ReportInputs, load_report_inputs, write_report
 from boosttune.report import info
-from boosttune.results import build_results_table, save_results
-from boosttune.runs import RecordStore, RunRecord, RunSpec
-from boosttune.select import hypervolume
+from boosttune.evaluation.results import build_results_table, save_results
+from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
+from boosttune.evaluation.select import hypervolume
 
 RECIPE = {"model": "lenet5", "epochs": 3, "seed": 0, "data": {"name": "digits"}, "optimizer": {"learning_rate": 0.05}}
 GF = {**RECIPE, "boost_level": "O1",
@@ -58,7 +58,7 @@ def search():
 
 @pytest.fixture(scope="module")
 def confirmed(tmp_path_factory):
-    from boosttune.summary import save_confirmed
+    from boosttune.evaluation.summary import save_confirmed
 
     folder = tmp_path_factory.mktemp("confirmed")
     candidates = [Candidate("O0", RECIPE, "baseline", "O0"), Candidate("O1-equivalent", O1, "preset", "O1-equivalent"),
@@ -121,7 +121,7 @@ def test_header_answers_in_one_sentence_with_intervals_and_says_how_to_reproduce
 
 
 def _rejudged(confirmed, margin):
-    from boosttune.summary import load_confirmed
+    from boosttune.evaluation.summary import load_confirmed
 
     return load_confirmed(confirmed.summary_path.parent, max_drop=margin)
 
@@ -217,8 +217,8 @@ def test_curves_timeline_and_failures(search, confirmed):
 # --- the page, report.md, the folder and the CLI ------------------------------------------------------------
 
 def _experiment_folder(tmp_path, search, confirmed) -> Path:
-    from boosttune.provenance import record_run_info
-    from boosttune.summary import save_confirmed
+    from boosttune.execution.provenance import record_run_info
+    from boosttune.evaluation.summary import save_confirmed
 
     folder = tmp_path / "exp"
     save_results(search, folder)
@@ -294,10 +294,10 @@ def test_report_in_a_real_browser_renders_every_figure_offline_without_console_e
 
 @pytest.mark.parametrize("argv, expected", [
     (["/venv/bin/boosttune", "bench", "b.yaml", "--seeds", "0,1"], "boosttune bench b.yaml --seeds 0,1"),
-    (["/x/boosttune/cli.py", "report", "runs/a b"], "boosttune report 'runs/a b'"),
+    (["/x/boosttune/cli/main.py", "report", "runs/a b"], "boosttune report 'runs/a b'"),
     (["experiments/resnet.py", "--epochs", "3"], "python experiments/resnet.py --epochs 3"),
 ])
 def test_the_command_that_reproduces_a_run_is_recorded_as_typed(argv, expected):
-    from boosttune.provenance import command_line
+    from boosttune.execution.provenance import command_line
 
     assert command_line(argv) == expected

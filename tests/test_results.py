@@ -12,7 +12,7 @@ import pytest
 from boosttune.config.boost import parse_boost_config
 from boosttune.config.recipe import parse_recipe
 from boosttune.errors import DataError
-from boosttune.results import (
+from boosttune.evaluation.results import (
     SCHEMA,
     build_results_table,
     load_results,
@@ -177,7 +177,7 @@ def test_missing_schema_column_is_one_line_data_error(table, tmp_path):
 
 def test_a_table_of_an_older_schema_version_reads_with_its_later_columns_missing(table, tmp_path):
     """A version-1 table (written before label, started_at, curve_json, rung and schema_version) still reads."""
-    from boosttune.results import SCHEMA_VERSION
+    from boosttune.evaluation.results import SCHEMA_VERSION
 
     path = tmp_path / "results.csv"
     assert set(table["schema_version"]) == {SCHEMA_VERSION}
@@ -215,7 +215,7 @@ def test_saved_files_follow_the_umask(tmp_path):
     import os
     import stat
 
-    from boosttune.results import build_results_table, save_results
+    from boosttune.evaluation.results import build_results_table, save_results
 
     umask = os.umask(0o022)
     try:

@@ -14,8 +14,8 @@ import sys
 
 import ray
 
-from boosttune.provenance import record_run_info, redact
-from boosttune.results import build_results_table, save_results
+from boosttune.execution.provenance import record_run_info, redact
+from boosttune.evaluation.results import build_results_table, save_results
 
 SECRET = "hunter2-do-not-leak"
 
@@ -30,7 +30,7 @@ def test_redact_masks_url_passwords_keys_and_the_home_folder(monkeypatch):
 
 
 def test_run_record_export_and_report_hold_no_secret_and_no_home_path(tmp_path, monkeypatch):
-    from boosttune.cli import main
+    from boosttune.cli.main import main
 
     home = tmp_path / "home" / "alice"
     (home / "project").mkdir(parents=True)

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from boosttune.scheduler import (
+from boosttune.search.scheduler import (
     RungLadder,
     crowding_distances,
     nondominated_fronts,

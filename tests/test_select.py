@@ -7,8 +7,8 @@ import pytest
 from test_results import RAY_VERSION, make_record, sample_records
 
 from boosttune.errors import ConfigError, DataError
-from boosttune.results import build_results_table
-from boosttune.select import non_dominated, pareto_front, select_best
+from boosttune.evaluation.results import build_results_table
+from boosttune.evaluation.select import non_dominated, pareto_front, select_best
 
 
 @pytest.fixture

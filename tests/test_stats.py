@@ -1,4 +1,4 @@
-"""boosttune.stats against scipy on known data, plus the verdict rules and argument checks."""
+"""boosttune.evaluation.stats against scipy on known data, plus the verdict rules and argument checks."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from scipy import stats as st
 
 from boosttune.errors import ConfigError
-from boosttune.stats import (
+from boosttune.evaluation.stats import (
     Interval,
     mean_interval,
     paired_delta,

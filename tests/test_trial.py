@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from boosttune.config.recipe import parse_recipe
-from boosttune.data import load_dataset
+from boosttune.builtin.data import load_dataset
 from boosttune.errors import TrialError, UnsupportedError
 from boosttune.probe import check_recipe
 

@@ -42,9 +42,9 @@ def _records(output: Path) -> dict[str, dict]:
 def test_search_end_to_end(tmp_path, fresh_ray, capsys, monkeypatch):
     """``boosttune tune FILE --set ...`` as a user runs it: probe, baseline, search, confirm, export, report."""
     import boosttune.experiment
-    from boosttune.cli import main
+    from boosttune.cli.main import main
     from boosttune.config.boost import parse_boost_config
-    from boosttune.results import load_results
+    from boosttune.evaluation.results import load_results
 
     results, real = [], boosttune.experiment.run_experiment
 
@@ -193,11 +193,11 @@ def test_time_to_accuracy_objective_with_early_stopping(tmp_path, fresh_ray):
 @pytest.mark.filterwarnings("ignore:Fixed parameter optimizer.learning_rate")  # 1e-4: below the searched range
 def test_multi_objective_scheduler_stops_a_trial_beaten_on_both_objectives(tmp_path, fresh_ray):
     """Pareto mode, real Ray Tune + Train + MindSpore: a slower, less accurate recipe stops at epoch 1."""
-    from boosttune.results import build_results_table
-    from boosttune.scheduler import promote
-    from boosttune.select import pareto_front
+    from boosttune.evaluation.results import build_results_table
+    from boosttune.search.scheduler import promote
+    from boosttune.evaluation.select import pareto_front
     from boosttune.space import SpaceContext, equivalence_key, preset_params, recipe_from_params
-    from boosttune.tune import SearchSetup, connect_ray, run_search
+    from boosttune.search.tune import SearchSetup, connect_ray, run_search
 
     # A small ResNet (BatchNorm): there fp16 on a CPU runs at about 0.4x (LeNet barely notices it).
     base = {**BASE, "model": "resnet8", "data": {"name": "digits", "image_size": 8}, "epochs": 3,
@@ -243,7 +243,7 @@ def test_multi_objective_scheduler_stops_a_trial_beaten_on_both_objectives(tmp_p
 def test_a_start_point_outside_the_searched_space_trains_but_is_not_told_to_the_sampler(tmp_path, fresh_ray):
     """LessBN measured slow: the search never draws it, yet the O1-equivalent preset still trains as it is."""
     from boosttune.space import SpaceContext, equivalence_key, preset_params, recipe_from_params, searchable
-    from boosttune.tune import SearchSetup, connect_ray, run_search
+    from boosttune.search.tune import SearchSetup, connect_ray, run_search
 
     base = {**BASE, "steps_per_epoch": 8}
     config = parse_experiment({"name": "outside", "base": base, "num_trials": 2, "seed": 0, "confirm_seeds": 0})

@@ -78,7 +78,7 @@ class ExperimentConfig(BaseModel):
     prune_slow: bool = True
     # Start from the presets and the variations a person would try first, then let the sampler model.
     informed_start: bool = True
-    # The confirm stage (boosttune.confirm): 0 skips it, and the answer then rests on one seed.
+    # The confirm stage (boosttune.evaluation.confirm): 0 skips it, and the answer then rests on one seed.
     confirm_seeds: int = Field(3, ge=0)
     confirm_candidates: int = Field(3, ge=0)
     confirm_screen: float | None = Field(None, ge=0.0)  # default 3

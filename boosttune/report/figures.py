@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from boosttune.report.info import (AblationInfo, CurveInfo, HypervolumeInfo, ImportanceInfo, ParallelInfo,
                                    ScatterInfo, TimelineInfo)
 from boosttune.objective import ACCURACY, Objective
-from boosttune.results import finite
+from boosttune.evaluation.results import finite
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go

@@ -20,8 +20,8 @@ import pandas as pd
 from boosttune.errors import BoosttuneError, DataError
 from boosttune.objective import ACCURACY, Objective
 from boosttune.report.inputs import ReportInputs
-from boosttune.results import FINISHED, PARAM_PREFIX, baseline_row, finite, fmt
-from boosttune.select import hypervolume, non_dominated
+from boosttune.evaluation.results import FINISHED, PARAM_PREFIX, baseline_row, finite, fmt
+from boosttune.evaluation.select import hypervolume, non_dominated
 
 __all__ = [
     "AblationInfo", "ClaimInfo", "ConfirmedPoint", "CurveInfo", "HeaderInfo", "HypervolumeInfo", "ImportanceInfo",
@@ -140,7 +140,7 @@ def header_info(inputs: ReportInputs) -> HeaderInfo:
             verdict = str(row["verdict"])
         recipe = sel.recipe
     else:
-        from boosttune.select import select_best
+        from boosttune.evaluation.select import select_best
 
         try:
             sel_search = select_best(inputs.runs, margin)
@@ -290,7 +290,7 @@ def scatter_info(inputs: ReportInputs) -> ScatterInfo:
 def _selected_id(inputs: ReportInputs) -> str | None:
     if inputs.search is None:
         return None
-    from boosttune.select import select_best
+    from boosttune.evaluation.select import select_best
 
     try:
         return str(select_best(inputs.search, inputs.margin).row["trial_id"])
@@ -301,7 +301,7 @@ def _selected_id(inputs: ReportInputs) -> str | None:
 def _selection_reason(inputs: ReportInputs) -> str | None:
     if inputs.confirmed is not None:
         return f"confirmed: {inputs.confirmed.selection.reason}"
-    from boosttune.select import select_best
+    from boosttune.evaluation.select import select_best
 
     try:
         return select_best(inputs.runs, inputs.margin).reason

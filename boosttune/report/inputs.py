@@ -11,11 +11,11 @@ import pandas as pd
 
 from boosttune.errors import DataError
 from boosttune.objective import Objective
-from boosttune.provenance import load_run_info
-from boosttune.results import objective_of
+from boosttune.execution.provenance import load_run_info
+from boosttune.evaluation.results import objective_of
 
 if TYPE_CHECKING:
-    from boosttune.summary import Confirmed
+    from boosttune.evaluation.summary import Confirmed
 
 __all__ = ["ReportInputs", "load_report_inputs"]
 
@@ -78,9 +78,9 @@ def load_report_inputs(folder: str | Path, *, margin: float | None = None) -> Re
     """
     from boosttune.bench import BENCH_MAX_DROP
     from boosttune.config.experiment import MAX_DROP
-    from boosttune.results import CSV_NAME, PARQUET_NAME, baseline_row, load_results
-    from boosttune.select import resolve_tolerance
-    from boosttune.summary import CONFIRM_NAME, load_confirmed
+    from boosttune.evaluation.results import CSV_NAME, PARQUET_NAME, baseline_row, load_results
+    from boosttune.evaluation.select import resolve_tolerance
+    from boosttune.evaluation.summary import CONFIRM_NAME, load_confirmed
 
     folder = Path(folder)
     if not folder.is_dir():

@@ -12,7 +12,7 @@ import pandas as pd
 from boosttune.files import write_atomically
 from boosttune.report import figures, info
 from boosttune.report.inputs import ReportInputs
-from boosttune.results import FINISHED, finite, fmt
+from boosttune.evaluation.results import FINISHED, finite, fmt
 
 __all__ = ["HTML_NAME", "MARKDOWN_NAME", "Section", "Table", "build_sections", "render_html", "render_markdown",
            "write_report"]

@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from boosttune.config.recipe import TrialRecipe
-from boosttune.data import DataSplits
+from boosttune.builtin.data import DataSplits
 from boosttune.errors import BoosttuneError, ConfigError, TrialError
 from boosttune.trial.parts import dataset_batches, first_line, objective_of
 from boosttune.runtime import current_runtime_env

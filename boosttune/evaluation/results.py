@@ -20,7 +20,7 @@ import pandas as pd
 from boosttune.errors import DataError
 from boosttune.files import json_safe, write_atomically
 from boosttune.objective import ACCURACY, Objective
-from boosttune.runs import FINISHED, STATUSES
+from boosttune.execution.runs import FINISHED, STATUSES
 
 __all__ = [
     "BASELINE_PRESET",

@@ -27,7 +27,7 @@ from typing import Any, Callable, Mapping
 import ray
 from ray.train.backend import Backend, BackendConfig
 
-from boosttune.runs import CURVE_KEYS, RunRecord, RunSpec
+from boosttune.execution.runs import CURVE_KEYS, RunRecord, RunSpec
 from boosttune.files import write_json
 
 __all__ = ["ACCELERATOR_RESOURCES", "LOCAL_TRAIN_ENV", "SCHEDULER_MARKER", "MindSporeConfig", "build_trainer",
@@ -409,7 +409,7 @@ def _fit_interruptibly(trainer: Any) -> Any:
     import threading
 
     if not ray.is_initialized():  # what fit() does first itself; Ray must start from the main thread
-        from boosttune.tune import connect_ray  # the one place that tells a local instance from a cluster
+        from boosttune.search.tune import connect_ray  # the one place that tells a local instance from a cluster
 
         connect_ray(lambda message: None)
     outcome: dict[str, Any] = {}

@@ -17,11 +17,11 @@ import pandas as pd
 from boosttune.config.boost import parse_boost_config
 from boosttune.errors import BoosttuneError, DataError
 from boosttune.files import write_json
-from boosttune.results import FINISHED, finite, objective_of
-from boosttune.select import Selection, select_best
+from boosttune.evaluation.results import FINISHED, finite, objective_of
+from boosttune.evaluation.select import Selection, select_best
 
 if TYPE_CHECKING:
-    from boosttune.summary import Confirmed
+    from boosttune.evaluation.summary import Confirmed
 
 __all__ = ["BEST_BOOST_CONFIG_NAME", "BEST_RECIPE_NAME", "export_best"]
 
@@ -39,8 +39,8 @@ def export_best(df: pd.DataFrame, out_dir: str | Path, *, tolerance: float | Non
     """Select the best recipe and write its two JSON files.
 
     With ``confirmed`` figures (the confirm stage or a bench), the selection is theirs
-    (:func:`boosttune.confirm.select_confirmed`) and ``best_recipe.json`` carries the intervals, seeds
-    and verdict; without, it is the single-seed :func:`boosttune.select.select_best` over ``df``.
+    (:func:`boosttune.evaluation.confirm.select_confirmed`) and ``best_recipe.json`` carries the intervals, seeds
+    and verdict; without, it is the single-seed :func:`boosttune.evaluation.select.select_best` over ``df``.
 
     Returns:
         The paths of ``best_boost_config.json`` and ``best_recipe.json``.

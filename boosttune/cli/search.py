@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from boosttune.cli_args import ArgumentParser, DefaultsFormatter, interrupted, quiet_mindspore
+from boosttune.cli.args import ArgumentParser, DefaultsFormatter, interrupted, quiet_mindspore
 from boosttune.errors import BoosttuneError, ConfigError
 
 DATA_CHOICES = ["auto", "fashion_mnist", "mnist5k", "digits", "mnist_idx", "cifar10", "imagefolder"]

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from boosttune.cli_args import ArgumentParser, interrupted, quiet_mindspore
+from boosttune.cli.args import ArgumentParser, interrupted, quiet_mindspore
 from boosttune.errors import BoosttuneError, ConfigError
 
 __all__ = ["main"]
@@ -103,7 +103,7 @@ def _prepare_runtime(device: str, log) -> Any:
 def cmd_trial(args: argparse.Namespace) -> int:
     from boosttune.config import load_document
     from boosttune.config.recipe import parse_recipe
-    from boosttune.data import check_data
+    from boosttune.builtin.data import check_data
     from boosttune.files import check_new_file
     from boosttune.probe import check_recipe
 
@@ -167,9 +167,9 @@ EXPORT_MAX_DROP = 1.0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from boosttune.export import export_best
+    from boosttune.evaluation.export import export_best
     from boosttune.files import claim_output_folder
-    from boosttune.summary import load_confirmed
+    from boosttune.evaluation.summary import load_confirmed
 
     table, folder = _load_any_results(args.results)
     confirmed = load_confirmed(folder, max_drop=args.max_drop, default_drop=EXPORT_MAX_DROP)
@@ -185,8 +185,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def _load_any_results(results: str):
     """The results table of an experiment folder, or the runs of a bench folder (which has no search)."""
-    from boosttune.results import load_results
-    from boosttune.summary import CONFIRM_NAME
+    from boosttune.evaluation.results import load_results
+    from boosttune.evaluation.summary import CONFIRM_NAME
 
     folder = _results_folder(results)
     path = Path(results)
@@ -208,14 +208,14 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
-    from boosttune.dashboard import serve
+    from boosttune.search.dashboard import serve
 
     serve(args.results, host=args.host, port=args.port, log=lambda m: print(m, flush=True))
     return 0
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
-    from boosttune.methods import write_method_cards
+    from boosttune.report.methods import write_method_cards
 
     written = write_method_cards(args.bench, args.output, searches=tuple(args.search or ()),
                                  log=lambda m: print(m, flush=True))
@@ -258,7 +258,7 @@ def _seeds(text: str | None) -> list[int] | None:
 def cmd_bench(args: argparse.Namespace) -> int:
     from boosttune.bench import parse_bench, recipe_override, run_bench
     from boosttune.config import load_document
-    from boosttune.summary import format_confirmed
+    from boosttune.evaluation.summary import format_confirmed
 
     document = load_document(args.file)
     if not isinstance(document, dict):

@@ -2,7 +2,7 @@
 sized from what the cluster has, and a storage location every node can reach.
 
 The capability probe and the speed calibration run as a Ray task that asks for exactly what one
-trial rank asks for (:func:`boosttune.ray_train.worker_resources`), so they land on the kind of node
+trial rank asks for (:func:`boosttune.execution.ray_train.worker_resources`), so they land on the kind of node
 the trials will use: a cluster's head is often CPU-only, and a probe there would mark every GPU knob
 unsupported. Results are cached per node type (device, CPU model, accelerator model, MindSpore and
 boosttune versions) on the node that measured them and, through the driver, on the head, which sends
@@ -21,7 +21,7 @@ import ray
 
 from boosttune.errors import ConfigError, ray_get
 from boosttune.files import write_atomically
-from boosttune.provenance import redact
+from boosttune.execution.provenance import redact
 
 __all__ = ["WorkerProbe", "check_placeable", "check_storage", "default_concurrency", "placeable_ranks",
            "probe_on_worker", "task_options"]
@@ -94,7 +94,7 @@ def probe_on_worker(device_target: str, *, calibrate: bool, refresh: bool = Fals
     """
     from boosttune.probe import ProbeReport
     from boosttune.probe.calibrate import SpeedReport
-    from boosttune.ray_train import worker_resources
+    from boosttune.execution.ray_train import worker_resources
 
     options = {**task_options(worker_resources(device_target), accelerator_type), "max_retries": 0}
     task = ray.remote(max_calls=1)(_probe_here).options(**options)  # a fresh process: MindSpore state stays there

@@ -13,12 +13,12 @@ from typing import Iterable
 
 import pandas as pd
 
-from boosttune.confirm import (BASELINE_NAME, ConfirmedSelection, confirm_table, resolve_margin, select_confirmed,
+from boosttune.evaluation.confirm import (BASELINE_NAME, ConfirmedSelection, confirm_table, resolve_margin, select_confirmed,
                                summarize)
 from boosttune.errors import DataError
 from boosttune.files import write_atomically
-from boosttune.results import fmt, from_accuracy_schema, with_later_columns
-from boosttune.runs import RunRecord
+from boosttune.evaluation.results import fmt, from_accuracy_schema, with_later_columns
+from boosttune.execution.runs import RunRecord
 
 __all__ = ["CONFIRM_NAME", "SUMMARY_NAME", "Confirmed", "format_confirmed", "load_confirmed", "save_confirmed"]
 

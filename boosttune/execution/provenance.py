@@ -31,7 +31,8 @@ def command_line(argv: Sequence[str] | None = None) -> str:
     if not argv:
         return ""
     program = Path(argv[0])
-    if program.name == "boosttune" or (program.name in ("cli.py", "__main__.py") and program.parent.name == "boosttune"):
+    run_as_module = program.name == "main.py" and program.parent.name == "cli" and program.parent.parent.name == "boosttune"
+    if program.name == "boosttune" or run_as_module:  # the console script, or python -m boosttune.cli.main
         head = ["boosttune"]
     elif program.suffix == ".py":
         try:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from boosttune.builder import TrialContext, TrialParts
 from boosttune.config.recipe import DataConfig
-from boosttune.data import DataSplits, default_workers, load_dataset
+from boosttune.builtin.data import DataSplits, default_workers, load_dataset
 
 __all__ = ["build", "parts_from_splits"]
 
 
 def build(ctx: TrialContext) -> TrialParts:
     """The built-in model on the built-in data set its kwargs name, this rank's shard of it."""
-    from boosttune.models import default_image_size
+    from boosttune.builtin.models import default_image_size
 
     config = DataConfig.model_validate(ctx.kwargs["data"])
     data = load_dataset(config, config.image_size or default_image_size(ctx.kwargs["model"]))
@@ -31,7 +31,7 @@ def parts_from_splits(ctx: TrialContext, data: DataSplits) -> TrialParts:
     from mindspore import nn
     from mindspore.train import Accuracy, Loss
 
-    from boosttune.models import build_network
+    from boosttune.builtin.models import build_network
 
     shuffle = bool(ctx.kwargs.get("shuffle", True))
     return TrialParts(

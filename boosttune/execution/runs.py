@@ -2,7 +2,7 @@
 
 Every kind of run goes down the same path: the O0 baseline, the search's trials, the confirm stage's
 paired seeds and ``boosttune bench``'s matrix. A spec says which recipe, with which seed, in which
-role; :func:`boosttune.ray_train.train_run` trains it on Ray and returns a record; a
+role; :func:`boosttune.execution.ray_train.train_run` trains it on Ray and returns a record; a
 :class:`RecordStore` keeps one JSON file per record, written atomically as the run ends, so an
 interrupted experiment resumes without losing or retraining a finished run. Pure: no Ray, no MindSpore.
 """
@@ -88,7 +88,7 @@ class RunRecord:
 
     @classmethod
     def from_summary(cls, spec: RunSpec, summary: dict[str, Any], started: float | None = None) -> RunRecord:
-        """A record from rank 0's end-of-training summary (see :mod:`boosttune.ray_train`)."""
+        """A record from rank 0's end-of-training summary (see :mod:`boosttune.execution.ray_train`)."""
         if summary.get("status") == "failed":
             return cls.failed(spec, summary.get("reason") or "failed", started)
         return cls._from_spec(

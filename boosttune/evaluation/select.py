@@ -1,9 +1,9 @@
 """Pick from the results table: the speed/objective Pareto front and the best recipe within a tolerance.
 
-The objective is the table's own (:func:`boosttune.results.objective_of`: accuracy, or a team's metric in either
+The objective is the table's own (:func:`boosttune.evaluation.results.objective_of`: accuracy, or a team's metric in either
 direction); fronts and tolerances are taken in its direction and gain units.
 
-Both read only the results table (:mod:`boosttune.results`). Only trials that trained to the end
+Both read only the results table (:mod:`boosttune.evaluation.results`). Only trials that trained to the end
 (or to their target accuracy) compete; stopped and failed ones have no comparable figures.
 """
 
@@ -16,7 +16,7 @@ import pandas as pd
 
 from boosttune.errors import ConfigError, DataError
 from boosttune.objective import Objective
-from boosttune.results import FINISHED, baseline_row, finite, objective_of
+from boosttune.evaluation.results import FINISHED, baseline_row, finite, objective_of
 
 __all__ = ["Selection", "hypervolume", "non_dominated", "pareto_front", "resolve_tolerance", "select_best"]
 

@@ -1,7 +1,7 @@
 """Method cards: one markdown page per boost algorithm (and amp, loss scale, the presets), generated from a bench.
 
 In the spirit of Composer's method cards: what the method does in MindSpore 2.10 (from its source,
-:mod:`boosttune.method_notes`), its knobs and the ranges boosttune searches, the speed-up and
+:mod:`boosttune.report.method_notes`), its knobs and the ranges boosttune searches, the speed-up and
 accuracy delta measured here with paired-seed intervals (from a ``boosttune bench`` folder, with the
 command that produced it), what this device does not support, and a verdict, "did not help here"
 included. ``boosttune methods BENCH_DIR --output reports/methods`` writes them; nothing is typed by hand.
@@ -17,9 +17,9 @@ import pandas as pd
 
 from boosttune.errors import DataError
 from boosttune.files import write_atomically
-from boosttune.method_notes import NOTES, MethodNote
+from boosttune.report.method_notes import NOTES, MethodNote
 from boosttune.objective import ACCURACY, Objective
-from boosttune.results import finite, fmt
+from boosttune.evaluation.results import finite, fmt
 
 __all__ = ["CardFigures", "card_figures", "searched_ranges", "verdict_line", "worked_ranges", "write_method_cards"]
 
@@ -162,7 +162,7 @@ def searched_ranges() -> dict[str, str]:
 
 def worked_ranges(key: str, search: pd.DataFrame, margin: float) -> list[tuple[str, str, str]]:
     """(param, values in trials faster than O0 within the margin, values in every finished trial using it)."""
-    from boosttune.results import FINISHED, PARAM_PREFIX
+    from boosttune.evaluation.results import FINISHED, PARAM_PREFIX
 
     finished = search[search["status"].isin(FINISHED) & search["speedup_vs_baseline"].map(finite)]
     card = _CARDS[key]
@@ -194,7 +194,7 @@ def _values(column: pd.Series) -> str:
 
 
 def made_by(folder: str) -> str:
-    from boosttune.provenance import load_run_info
+    from boosttune.execution.provenance import load_run_info
 
     command = load_run_info(folder).get("command")
     return f"; made by `{command}`" if command else ""
@@ -283,7 +283,7 @@ def write_method_cards(bench: str | Path, output: str | Path, *, searches: tuple
                     f", boosttune {versions.get('boosttune', base['boosttune_version'])}",
         "setting": setting, "seeds": list(confirmed.seeds),
     }
-    from boosttune.results import load_results
+    from boosttune.evaluation.results import load_results
 
     context["searches"] = [(str(folder), load_results(folder)) for folder in searches]
     if searches:

@@ -22,9 +22,9 @@ from ray.tune.search import Searcher
 from boosttune.config.experiment import ExperimentConfig
 from boosttune.errors import BoosttuneError, ConfigError, TrialError, describe_error
 from boosttune.objective import ACCURACY, Objective
-from boosttune.runs import CURVE_KEYS, RecordStore, RunRecord, RunSpec
+from boosttune.execution.runs import CURVE_KEYS, RecordStore, RunRecord, RunSpec
 from boosttune.space import SpaceContext
-from boosttune.provenance import redact
+from boosttune.execution.provenance import redact
 
 __all__ = ["PROGRESS_COLUMNS", "progress_columns", "SearchOutcome", "SearchSetup", "code_runtime_env", "connect_ray", "describe_code", "make_sampler", "objective_of",
            "progress_metrics", "run_search", "startup_trials"]
@@ -55,7 +55,7 @@ def connect_ray(log: Callable[[str], None], runtime_env: dict[str, Any] | None =
         ray.init(address=address, log_to_driver=True, **shipped)
         where = f"cluster at {address}"
     else:
-        from boosttune.ray_train import local_train_defaults
+        from boosttune.execution.ray_train import local_train_defaults
 
         local_train_defaults()
         ray.init(resources={DRIVER_RESOURCE: 1000}, log_to_driver=True, **shipped)
@@ -124,7 +124,7 @@ def check_local_capacity(per_rank: dict[str, float], workers: int) -> None:
     Only where that instance is known in advance: no cluster to join, and ranks that ask for CPUs only
     (Ray counts this machine's cores; accelerators it detects as it starts, and are checked then).
     """
-    from boosttune.cluster import check_placeable
+    from boosttune.execution.cluster import check_placeable
 
     if ray.is_initialized() or os.environ.get("RAY_ADDRESS") or set(per_rank) != {"CPU"} or _running_cluster():
         return
@@ -312,7 +312,7 @@ def _progress(metrics: dict[str, Any], setup: SearchSetup) -> dict[str, Any]:
 
 def _trial(config: dict[str, Any], setup: SearchSetup) -> None:
     """One Tune trial: rebuild the recipe from Optuna's params, train it with Ray Train."""
-    from boosttune.ray_train import train_run
+    from boosttune.execution.ray_train import train_run
 
     trial_id = tune.get_context().get_trial_id()
     spec = setup.spec(trial_id, dict(config))
@@ -513,7 +513,7 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
 
     from boosttune.space import define_by_run
 
-    from boosttune.scheduler import MultiObjectiveASHA
+    from boosttune.search.scheduler import MultiObjectiveASHA
 
     metric, mode = objective_of(config, setup.objective)
     n_startup = startup_trials(config.num_trials, len(points) + len(setup.outside))

@@ -8,10 +8,10 @@ machine's drift hits every recipe alike). Per recipe, from the paired rounds: th
 (geometric mean of the per-round throughput ratios, with a t-interval on their logs), the objective's
 gain (:mod:`boosttune.objective`: points for accuracy, signed so that positive is better; mean and
 t-interval), the end-to-end speed-up to the target (compile included), a paired test, and a verdict
-(:func:`boosttune.stats.verdict`).
+(:func:`boosttune.evaluation.stats.verdict`).
 
 ``boosttune bench`` runs the same rounds over a fixed matrix. Runs are ordinary run records in a
-:class:`~boosttune.runs.RecordStore`: an interrupted stage resumes where it stopped, and nothing
+:class:`~boosttune.execution.runs.RecordStore`: an interrupted stage resumes where it stopped, and nothing
 finished is lost or trained again. The training itself is injected (``train``), so this module needs
 neither Ray nor MindSpore.
 """
@@ -29,10 +29,10 @@ import pandas as pd
 
 from boosttune.errors import ConfigError, DataError
 from boosttune.objective import ACCURACY, Objective
-from boosttune.results import build_results_table, canonical_json, finite, objective_of
-from boosttune.runs import FINISHED, RecordStore, RunRecord, RunSpec
-from boosttune.select import pareto_front
-from boosttune.stats import Interval, paired_delta, paired_ratio, ratio_interval, verdict
+from boosttune.evaluation.results import build_results_table, canonical_json, finite, objective_of
+from boosttune.execution.runs import FINISHED, RecordStore, RunRecord, RunSpec
+from boosttune.evaluation.select import pareto_front
+from boosttune.evaluation.stats import Interval, paired_delta, paired_ratio, ratio_interval, verdict
 
 __all__ = [
     "BASELINE_NAME",

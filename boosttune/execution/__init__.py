@@ -1,0 +1,1 @@
+"""Execution: running one training run on Ray (Ray Train workers, the cluster's checks, the runs' records)."""

@@ -1,0 +1,1 @@
+"""Search: Ray Tune + Optuna over the search space, with the multi-objective rung scheduler and dashboards."""
