@@ -30,9 +30,9 @@ def main() -> int:
     from mindspore import nn
     from mindspore.train.callback import Callback
 
-    from boosttune.config.recipe import DataConfig
     from boosttune.builtin.data import load_dataset
     from boosttune.builtin.models import build_network, default_image_size
+    from boosttune.config.recipe import DataConfig
     from boosttune.trial.timing import summarize_steps
 
     ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU")

@@ -48,8 +48,8 @@ REF_EVERY = 10
 
 def space_context():
     from boosttune.builtin.data import load_dataset
-    from boosttune.config.recipe import parse_recipe
     from boosttune.builtin.models import build_network
+    from boosttune.config.recipe import parse_recipe
     from boosttune.probe import run_probe
     from boosttune.space import SpaceContext
 

@@ -62,10 +62,9 @@ def rank_main(args: argparse.Namespace) -> None:
     """One rank: import, then train and evaluate its shard; print one JSON line."""
     import psutil
 
+    import boosttune
     from boosttune.config.recipe import parse_recipe
     from boosttune.trial.runner import run_trial
-
-    import boosttune
 
     importlib.import_module("mindspore")  # before the baseline is read: its memory is not the data's
 

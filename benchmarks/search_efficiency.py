@@ -210,8 +210,8 @@ def replay(strategy: Strategy, table: Table, ctx, base: dict[str, Any], budget: 
 
     from boosttune.experiment import StartPoints, start_points
     from boosttune.search.scheduler import RungLadder
-    from boosttune.space import searchable, suggest_recipe
     from boosttune.search.tune import make_sampler, startup_trials
+    from boosttune.space import searchable, suggest_recipe
 
     space = replace(ctx, slow=slow if strategy.pruned else frozenset())
     pool = [r for r in table.rows if not strategy.pruned or searchable(r.params, space, base)]

@@ -16,20 +16,20 @@ from typing import Any, Callable, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from boosttune import algorithms
+from boosttune.builtin.data import check_data
 from boosttune.config.boost import format_validation_error
+from boosttune.config.experiment import BENCH_MAX_DROP, RECOMMENDED_SEEDS
 from boosttune.config.recipe import parse_recipe
-from boosttune.evaluation.confirm import BASELINE_NAME, Candidate
 from boosttune.errors import BoosttuneError, ConfigError
+from boosttune.evaluation.confirm import BASELINE_NAME, Candidate
+from boosttune.execution.provenance import load_run_info, record_run_info
+from boosttune.execution.runs import RecordStore
+from boosttune.files import check_folder, claim_folder
+from boosttune.probe import check_recipe
+from boosttune.probe.presets import device_presets
 
 __all__ = ["BenchConfig", "bench_candidates", "default_matrix", "merge", "parse_bench", "run_bench"]
-
-
-def _manual(**switches: bool) -> dict[str, Any]:
-    return {"boost": {"mode": "manual", "less_bn": False, "grad_freeze": False, **switches}}
-
-
-# The bench's tolerance left unset: points for accuracy, percent of the baseline's value for another objective.
-BENCH_MAX_DROP = 1.0
 
 
 class BenchConfig(BaseModel):
@@ -41,13 +41,19 @@ class BenchConfig(BaseModel):
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True, allow_inf_nan=False)
 
-    name: str = Field("bench", pattern=r"^[A-Za-z0-9_.-]+$")
-    base: dict[str, Any] = Field(default_factory=dict)
-    seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=2)
-    recipes: dict[str, dict[str, Any]] | None = None
-    workers_per_trial: int = Field(1, ge=1)
-    # In the objective's units (points for accuracy); unset: 1 point, or 1% of the baseline's value.
-    max_drop: float | None = Field(None, ge=0.0)
+    name: str = Field("bench", pattern=r"^[A-Za-z0-9_.-]+$", description="the bench's name (letters, digits, _ . -)")
+    base: dict[str, Any] = Field(default_factory=dict, description="the O0 recipe every other is relative to")
+    seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=2,
+                             description="paired seeds: one round per seed, every recipe once in each")
+    recipes: dict[str, dict[str, Any]] | None = Field(
+        None, description="name: overrides of base (unset: O0, the presets, each boost algorithm alone, each amp "
+                          "level and loss-scale manager the device supports)")
+    workers_per_trial: int = Field(1, ge=1, description="Ray Train workers (MindSpore ranks) per run")
+    max_drop: float | None = Field(
+        None, ge=0.0,
+        description=f"how far below the baseline's objective a recipe may fall, in its units: points for accuracy "
+                    f"(unset: {BENCH_MAX_DROP:g} point, or {BENCH_MAX_DROP:g}% of the baseline's value for another "
+                    f"metric)")
 
     @field_validator("seeds")
     @classmethod
@@ -87,7 +93,6 @@ def merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any
 
 def default_matrix(report, world_size: int = 1) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """The default recipes (name -> override) for this device, and a note for each one left out."""
-    from boosttune.probe.presets import device_presets
 
     matrix: dict[str, dict[str, Any]] = {BASELINE_NAME: {}}
     skipped: list[str] = []
@@ -96,35 +101,12 @@ def default_matrix(report, world_size: int = 1) -> tuple[dict[str, dict[str, Any
             skipped.append(f"{preset.name}: {'; '.join(preset.notes)}")
             continue
         matrix[preset.name] = {"boost_level": preset.boost_level, "boost_config_dict": preset.boost_config_dict}
-    gc = {} if report.supports("boost.less_bn.gc_flag") else {"gc_flag": False}
-    alone = {
-        "less_bn": {**_manual(less_bn=True), **({"less_bn": gc} if gc else {})},
-        "grad_freeze": _manual(grad_freeze=True),
-        # MindSpore's default step is 1, which switches accumulation off: 4 is the smallest telling value.
-        "grad_accumulation": {**_manual(grad_accumulation=True), "grad_accumulation": {"grad_accumulation_step": 4}},
-        "dim_reduce": _manual(dim_reduce=True),
-    }
-    for algorithm, config in alone.items():
-        knob = f"boost.{algorithm}"
-        if not report.supports(knob):
-            skipped.append(f"{algorithm}: {report.capabilities[knob].reason}")
-        elif algorithm == "dim_reduce" and world_size > 1:
-            skipped.append("dim_reduce: runs single-rank only here")
-        else:
-            matrix[algorithm] = {"boost_level": "O1", "boost_config_dict": config}
-    if world_size < 16:
-        skipped.append(f"adasum: plain data parallel with {world_size} rank(s) (needs >= 16)")
-    for level in ("O1", "O2", "O3"):
-        if report.supports(f"amp.{level}"):
-            matrix[f"amp {level}"] = {"amp_level": level}
-        else:
-            skipped.append(f"amp {level}: {report.capabilities[f'amp.{level}'].reason}")
-    managers = {"fixed": {"kind": "fixed", "loss_scale": 1024.0}, "dynamic": {"kind": "dynamic"}}
-    for kind, loss_scale in managers.items():
-        if report.supports(f"loss_scale.{kind}"):
-            matrix[f"loss_scale {kind}"] = {"loss_scale": loss_scale}
-        else:
-            skipped.append(f"loss_scale {kind}: {report.capabilities[f'loss_scale.{kind}'].reason}")
+    # Each algorithm's own setting (boosttune/algorithms/<name>): the boost algorithms alone, then amp and loss scale.
+    for algorithm in sorted(algorithms.listed(), key=lambda a: a.kind != "boost"):
+        if algorithm.bench is not None:
+            entries, left_out = algorithm.bench(report, world_size)
+            matrix.update(entries)
+            skipped += left_out
     return matrix, skipped
 
 
@@ -136,7 +118,6 @@ class _Plan:
 
 def bench_candidates(config: BenchConfig, report, *, extra: Mapping[str, dict[str, Any]] | None = None) -> _Plan:
     """Every recipe of the bench, validated and checked against the probe: bad input fails here, not in a run."""
-    from boosttune.probe import check_recipe
 
     if config.recipes is not None:
         matrix, skipped = {BASELINE_NAME: {}, **config.recipes}, []
@@ -171,16 +152,11 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
     import ray
 
     from boosttune.evaluation.confirm import run_paired
-    from boosttune.builtin.data import check_data
-    from boosttune.files import check_folder, claim_folder
-    from boosttune.execution.cluster import probe_on_worker
-    from boosttune.execution.ray_train import train_run
-    from boosttune.execution.provenance import load_run_info, record_run_info
-    from boosttune.report import ReportInputs, write_report
-    from boosttune.execution.runs import RecordStore
     from boosttune.evaluation.summary import save_confirmed
-    from boosttune.execution.ray_train import worker_resources
-    from boosttune.search.tune import check_local_capacity, code_runtime_env, connect_ray
+    from boosttune.execution.cluster import probe_on_worker
+    from boosttune.execution.ray import check_local_capacity, code_runtime_env, connect_ray, worker_resources
+    from boosttune.execution.ray_train import train_run
+    from boosttune.report import ReportInputs, write_report
 
     recipe = parse_recipe(config.base)
     if config.recipes is not None:  # named recipes are checked before Ray starts (the probe checks them again)
@@ -200,7 +176,7 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
         log(f"bench: not in the matrix: {note}")
     env = dict(report.runtime_env)
     log(f"bench: {len(plan.candidates)} recipes x {len(config.seeds)} paired seeds {config.seeds}, interleaved"
-        + ("" if len(config.seeds) >= 5 else " (5 or more seeds recommended)"))
+        + ("" if len(config.seeds) >= RECOMMENDED_SEEDS else f" ({RECOMMENDED_SEEDS} or more seeds recommended)"))
     records = run_paired(plan.candidates, config.seeds, store=RecordStore(output / "runs"), role="bench",
                          train=lambda spec: train_run(spec, output=output, num_workers=config.workers_per_trial,
                                                       env=env),
@@ -208,6 +184,6 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
     confirmed = save_confirmed(records, output, max_drop=config.max_drop, default_drop=BENCH_MAX_DROP,
                                ray_version=ray.__version__)
     write_report(ReportInputs(kind="bench", title=f"boosttune bench: {config.name}",
-                              margin=confirmed.margin, confirmed=confirmed, config=document,
+                              margin=confirmed.max_drop, confirmed=confirmed, config=document,
                               run_info=load_run_info(output), folder=output))
     return confirmed

@@ -14,7 +14,6 @@ __all__ = [
     "UnsupportedError",
     "TrialError",
     "describe_error",
-    "ray_get",
 ]
 
 
@@ -48,7 +47,7 @@ def describe_error(error: BaseException) -> str:
     called it (``FileNotFoundError: [Errno 2] No such file or directory, in os.getcwd() at posixpath.py:493
     (relpath), called from ray/tune/analysis/experiment_analysis.py:112 (_get_trial_paths)``).
     """
-    import traceback
+    import traceback  # only when an error is described: errors is imported by everything, `boosttune --help` too
 
     frames = traceback.extract_tb(error.__traceback__)
     message = " ".join(str(error).split()) or "(no message)"
@@ -71,14 +70,3 @@ def _short_path(filename: str) -> str:
         return "/".join(parts[parts.index("site-packages") + 1:])
     return parts[-1]
 
-
-def ray_get(refs, **kwargs):
-    """``ray.get``, re-raising a boosttune error a task raised as itself (one line), not as Ray's traceback."""
-    import ray
-
-    try:
-        return ray.get(refs, **kwargs)
-    except ray.exceptions.RayTaskError as e:
-        if isinstance(e.cause, BoosttuneError):
-            raise e.cause from None
-        raise

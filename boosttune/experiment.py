@@ -8,20 +8,57 @@ without losing or retraining a finished run.
 from __future__ import annotations
 
 import json
+import os
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+import pandas as pd
 import ray
 
-from boosttune.config.experiment import CONFIRM_SCREEN, EARLY_STOP_MARGIN, MAX_DROP, ExperimentConfig
-from boosttune.errors import ConfigError, TrialError, ray_get
-from boosttune.files import claim_folder
-from boosttune.objective import ACCURACY, Objective
-from boosttune.execution.provenance import record_run_info
+from boosttune.algorithms.adasum import adasum_applies
+from boosttune.builtin.data import check_data
+from boosttune.config.experiment import CONFIRM_SCREEN, EARLY_STOP_MARGIN, MAX_DROP, RECOMMENDED_SEEDS, ExperimentConfig
+from boosttune.errors import ConfigError, TrialError, UnsupportedError
+from boosttune.evaluation.confirm import pick_candidates, run_paired
+from boosttune.evaluation.export import export_best
+from boosttune.evaluation.results import build_results_table, load_results, save_results
 from boosttune.evaluation.select import resolve_tolerance
+from boosttune.evaluation.summary import format_confirmed, save_confirmed
+from boosttune.execution.cluster import (
+    WorkerProbe,
+    check_storage,
+    default_concurrency,
+    facts_on_worker,
+    probe_on_worker,
+)
+from boosttune.execution.provenance import load_run_info, record_run_info
+from boosttune.execution.ray import (
+    check_local_capacity,
+    check_placeable,
+    code_runtime_env,
+    connect_ray,
+    describe_code,
+    worker_resources,
+)
+from boosttune.execution.ray_train import train_run
+from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
+from boosttune.files import check_folder, claim_folder
+from boosttune.objective import ACCURACY, Objective
+from boosttune.probe.calibrate import slow_knobs
+from boosttune.probe.presets import device_presets
+from boosttune.report import ReportInputs, write_report
+from boosttune.search.tune import SearchSetup, run_search
+from boosttune.space import (
+    SpaceContext,
+    equivalence_key,
+    informed_points,
+    preset_params,
+    recipe_from_params,
+    searchable,
+)
 
 __all__ = ["ExperimentResult", "StartPoints", "format_summary", "run_experiment", "start_points"]
 
@@ -42,20 +79,6 @@ class ExperimentResult:
     left_out: dict[str, str] = field(default_factory=dict)  # knob -> why the search did not draw it
 
 
-@ray.remote(num_cpus=1, max_calls=1)
-def _trial_facts(base: dict[str, Any], workers: int, env: dict[str, str], work_dir: str) -> dict[str, Any]:
-    """The base recipe's parts built as every rank would, one step trained and one batch evaluated, where MindSpore
-    runs (a worker): a builder that does not fit is refused before the baseline; the steps, parameter tensors and
-    objective the search needs."""
-    from boosttune.runtime import apply_runtime_env
-
-    apply_runtime_env(env)
-    from boosttune.config.recipe import parse_recipe
-    from boosttune.trial.parts import preflight
-
-    return preflight(parse_recipe(base), workers, work_dir)
-
-
 @contextmanager
 def _stage(name: str, times: dict[str, float], log: Callable[[str], None]) -> Iterator[None]:
     start = time.perf_counter()
@@ -66,17 +89,11 @@ def _stage(name: str, times: dict[str, float], log: Callable[[str], None]) -> It
 
 def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool = False,
                    log: Callable[[str], None] = print, command: str | None = None) -> ExperimentResult:
-    from boosttune.execution.cluster import check_storage
-    from boosttune.builtin.data import check_data
-    from boosttune.files import check_folder
-    from boosttune.execution.ray_train import worker_resources
-    from boosttune.search.tune import check_local_capacity, code_runtime_env, describe_code
-
     output = _output_folder(output)
     check_folder(output, "experiment.json", config.model_dump(mode="json"), resume=resume, what="experiment",
                  command=command)
     check_local_capacity(worker_resources(config.recipe.device_target), config.workers_per_trial)
-    if config.recipe.builtin:  # a builder's own data is checked by building it on a worker (_trial_facts)
+    if config.recipe.builtin:  # a builder's own data is checked by building it on a worker (facts_on_worker)
         check_data(config.recipe, config.workers_per_trial)  # read as the trials will, before Ray starts
     code = code_runtime_env(config, Path.cwd(), output)  # the user's project, shipped to every node
     storage = check_storage(config.storage) if config.storage else None  # before anything is written
@@ -90,8 +107,6 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
 
 def _output_folder(output: str | Path) -> Path:
     """The output folder, absolute; refused where it would be lost (relative, inside a Ray job's working_dir)."""
-    import os
-
     job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR") or "{}")
     if not Path(output).is_absolute() and (job.get("runtime_env") or {}).get("working_dir"):
         raise ConfigError(f"--output: {str(output)!r} is relative, so under `ray job submit --working-dir` it would "
@@ -102,8 +117,6 @@ def _output_folder(output: str | Path) -> Path:
 
 def _check_device(report, config: ExperimentConfig, where: str) -> None:
     """Refuse a device MindSpore cannot train on at all, before the baseline, with MindSpore's reason."""
-    from boosttune.errors import UnsupportedError
-
     knob = f"optimizer.{config.recipe.optimizer.name}"
     if not report.supports(knob):
         raise UnsupportedError(f"base.device_target: MindSpore cannot train {config.recipe.optimizer.name!r} on "
@@ -118,8 +131,6 @@ def _driver_in(folder: Path) -> Iterator[None]:
     under ``ray job submit --working-dir`` that directory is Ray's unpacked copy of the project, which
     the runtime-env agent may delete and re-create while the job runs.
     """
-    import os
-
     try:
         before = os.getcwd()
     except FileNotFoundError:
@@ -134,96 +145,22 @@ def _driver_in(folder: Path) -> Iterator[None]:
 
 def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None, *, resume: bool,
                     log: Callable[[str], None], code: dict[str, Any] | None = None) -> ExperimentResult:
-    from boosttune.execution.cluster import check_placeable, default_concurrency, probe_on_worker, task_options
-    from boosttune.probe.calibrate import slow_knobs
-    from boosttune.execution.ray_train import train_run, worker_resources
-    from boosttune.execution.runs import RecordStore, RunSpec
-    from boosttune.space import SpaceContext, equivalence_key, preset_params, recipe_from_params
-    from boosttune.space.fragments.adasum import adasum_applies
-    from boosttune.search.tune import SearchSetup, connect_ray, run_search
-
     times: dict[str, float] = {}
     base = config.recipe.to_dict()
-    device = config.recipe.device_target
-    per_rank = worker_resources(device)
+    per_rank = worker_resources(config.recipe.device_target)
     with _stage("probe", times, log):
-        where = connect_ray(log, runtime_env=code)
-        if where.startswith("a local"):  # a local instance never grows: a trial it cannot hold would wait forever
-            check_placeable(ray.nodes(), per_rank, config.workers_per_trial)
-        placed = probe_on_worker(device, calibrate=config.prune_slow, accelerator_type=config.accelerator_type,
-                                 log=log, base=base)
-        report = placed.report
-        _check_device(report, config, placed.hostname)
-        env = dict(report.runtime_env)
-        slow = slow_knobs(placed.speed, config.search) if config.prune_slow else {}
-        facts_task = _trial_facts.options(**task_options(per_rank, config.accelerator_type))
-        facts = ray_get(facts_task.remote(base, config.workers_per_trial, env, str(output / "work")))
-        objective = Objective.of(facts["objective"])
-        log(f"model: {config.recipe.entry.entry} built on a worker as {config.workers_per_trial} rank(s), one step "
-            f"trained and one batch evaluated; objective {objective.describe()}")
-    unsupported = {c.knob: c.reason for c in report.unsupported()}
-    if adasum_applies(config.workers_per_trial):  # the probe's one rank cannot show it; the trials' ranks can
-        unsupported.pop("boost.adasum", None)
-    record_run_info(output, device=f"{report.device_target}: {report.cpu}", left_out=slow,
-                    probed_on=f"{placed.hostname} ({placed.node_ip})", unsupported=unsupported)
-    for why in slow.values():
-        log(f"search space: {why}")
-    ctx = SpaceContext(unsupported=frozenset(unsupported), total_steps=facts["total_steps"],
-                       param_count=facts["param_count"], world_size=config.workers_per_trial,
-                       enabled=frozenset(config.search or ()), base_learning_rate=config.recipe.optimizer.learning_rate,
-                       slow=frozenset(slow), device_target=device)
+        found = _probe(config, output, base, per_rank, code, log)
+    ctx = _space_context(config, output, found, log)
 
-    def train(spec: RunSpec):
-        return train_run(spec, output=output, num_workers=config.workers_per_trial, env=env, storage=storage,
+    def train(spec: RunSpec) -> RunRecord:
+        return train_run(spec, output=output, num_workers=config.workers_per_trial, env=found.env, storage=storage,
                          accelerator_type=config.accelerator_type)
 
-    # The O0 baseline runs first: every speed figure is a ratio to it, and the constrained and
-    # time-to-accuracy objectives need its objective value.
-    trials, first_of_key = RecordStore(output / "trials"), RecordStore(output / "dedup")
-    baseline_recipe = recipe_from_params(preset_params("O0", ctx, base), ctx, base)
-    key = equivalence_key(baseline_recipe)
     with _stage("baseline", times, log):
-        baseline = trials.get("baseline")
-        if baseline is not None:
-            log(f"baseline: kept from an earlier attempt ({trials.path('baseline')})")
-        else:
-            log(f"baseline: O0, {config.workers_per_trial} worker(s), {config.recipe.epochs} epoch(s)")
-            baseline = train(RunSpec(run_id="baseline", role="baseline", recipe=baseline_recipe.to_dict(),
-                                     label="O0", preset="O0", key=key))
-            trials.put(baseline)
-            if baseline.status != "failed":
-                first_of_key.put(baseline, name=key)
-    if baseline.status == "failed":
-        raise TrialError(f"the O0 baseline failed, nothing to compare against: {baseline.reason}")
-    throughput = baseline.metrics.get("throughput_sps")
-    log(f"baseline: {f'{throughput:.1f} samples/s' if throughput else 'throughput n/a (too few steady steps)'}, "
-        f"{objective.label} {objective.format_value(baseline.metrics['objective_value'])}")
-    note = _convergence_note(baseline.curve, objective)
-    if note:
-        log(f"baseline: {note}")
-
-    start = start_points(report, ctx, base, config)
-    if start.same_as:  # MindSpore's claims are judged per preset: say why one of them is not trained apart
-        record_run_info(output, left_out={**slow, **start.same_as})
-    log(f"search: starts from {', '.join(start.labels_in_order) or 'nothing fixed'}"
-        + (f" ({', '.join(start.outside_labels)} outside the searched space: trained, not modelled)"
-           if start.outside_labels else ""))
-    base_value = baseline.metrics["objective_value"]
-    drop = objective.tolerance(config.max_drop, MAX_DROP, base_value)
-    if config.max_drop is None and not objective.fraction:
-        log(f"search: max_drop {drop:.4g} {objective.unit} ({MAX_DROP:g}% of the baseline's {objective.label}; "
-            "set max_drop in its units to choose)")
-    setup = SearchSetup(
-        base=base, ctx=ctx, env=env, workers=config.workers_per_trial, output=str(output), presets=start.presets,
-        labels=start.labels, outside=start.outside, objective=objective,
-        baseline_objective=base_value, max_drop=drop,
-        early_stop_margin=objective.tolerance(config.early_stop_margin, EARLY_STOP_MARGIN, base_value),
-        baseline_throughput_sps=baseline.metrics.get("throughput_sps"),
-        target=(objective.shifted(base_value, -drop) if config.objective == "time_to_accuracy" else None),
-        max_concurrent=config.max_concurrent_trials or default_concurrency(ray.nodes(), per_rank,
-                                                                            config.workers_per_trial),
-        storage=storage, accelerator_type=config.accelerator_type,
-    )
+        baseline = _baseline(config, ctx, base, output, train, log)
+    note = _judge_baseline(baseline, found.objective, log)
+    start = _start(config, output, found, ctx, base, log)
+    setup = _search_setup(config, output, found, ctx, base, baseline, start, per_rank, storage, log)
     with _stage("search", times, log):
         outcome = run_search(config, output, setup=setup, points=start.points, resume=resume, log=log)
     log(f"search: {len(outcome.records)} trial records")
@@ -236,8 +173,128 @@ def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None,
             confirm = _confirm(config, table, output, train, log)
     with _stage("export and report", times, log):
         result = _finish(config, output, table, confirm, outcome.aborted_reason)
-    result.stage_s, result.baseline_note, result.left_out = times, note, slow
+    result.stage_s, result.baseline_note, result.left_out = times, note, found.slow
     return result
+
+
+@dataclass(frozen=True)
+class _Found:
+    """What the probe stage found on a node where trials run: the device, its runtime settings, the knobs measured
+    slow there, and the model's facts (steps, parameter tensors, objective)."""
+
+    placed: WorkerProbe
+    env: dict[str, str]
+    slow: dict[str, str]
+    facts: dict[str, Any]
+    objective: Objective
+
+    @property
+    def report(self):
+        return self.placed.report
+
+
+def _probe(config: ExperimentConfig, output: Path, base: dict[str, Any], per_rank: dict[str, float],
+           code: dict[str, Any] | None, log: Callable[[str], None]) -> _Found:
+    """Connect to Ray, probe (and calibrate) a node that holds a trial rank, and build the model there once."""
+    where = connect_ray(log, runtime_env=code)
+    if where.startswith("a local"):  # a local instance never grows: a trial it cannot hold would wait forever
+        check_placeable(ray.nodes(), per_rank, config.workers_per_trial)
+    placed = probe_on_worker(config.recipe.device_target, calibrate=config.prune_slow,
+                             accelerator_type=config.accelerator_type, log=log, base=base)
+    _check_device(placed.report, config, placed.hostname)
+    env = dict(placed.report.runtime_env)
+    slow = slow_knobs(placed.speed, config.search) if config.prune_slow else {}
+    facts = facts_on_worker(config.recipe.device_target, base, config.workers_per_trial, env, str(output / "work"),
+                            accelerator_type=config.accelerator_type)
+    objective = Objective.of(facts["objective"])
+    log(f"model: {config.recipe.entry.entry} built on a worker as {config.workers_per_trial} rank(s), one step "
+        f"trained and one batch evaluated; objective {objective.describe()}")
+    return _Found(placed=placed, env=env, slow=slow, facts=facts, objective=objective)
+
+
+def _space_context(config: ExperimentConfig, output: Path, found: _Found, log: Callable[[str], None]) -> SpaceContext:
+    """What the search space may draw here: the knobs this device supports and does not run slow, sized to the model."""
+    report = found.report
+    unsupported = {c.knob: c.reason for c in report.unsupported()}
+    if adasum_applies(config.workers_per_trial):  # the probe's one rank cannot show it; the trials' ranks can
+        unsupported.pop("boost.adasum", None)
+    record_run_info(output, device=f"{report.device_target}: {report.cpu}", left_out=found.slow,
+                    probed_on=f"{found.placed.hostname} ({found.placed.node_ip})", unsupported=unsupported)
+    for why in found.slow.values():
+        log(f"search space: {why}")
+    return SpaceContext(unsupported=frozenset(unsupported), total_steps=found.facts["total_steps"],
+                        param_count=found.facts["param_count"], world_size=config.workers_per_trial,
+                        enabled=frozenset(config.search or ()),
+                        base_learning_rate=config.recipe.optimizer.learning_rate, slow=frozenset(found.slow),
+                        device_target=config.recipe.device_target)
+
+
+def _baseline(config: ExperimentConfig, ctx: SpaceContext, base: dict[str, Any], output: Path,
+              train: Callable[[RunSpec], RunRecord], log: Callable[[str], None]) -> RunRecord:
+    """The O0 baseline, trained first (or kept from an earlier attempt): every speed figure is a ratio to it, and
+    the constrained and time-to-accuracy objectives need its objective value."""
+    trials, first_of_key = RecordStore(output / "trials"), RecordStore(output / "dedup")
+    baseline_recipe = recipe_from_params(preset_params("O0", ctx, base), ctx, base)
+    key = equivalence_key(baseline_recipe)
+    baseline = trials.get("baseline")
+    if baseline is not None:
+        log(f"baseline: kept from an earlier attempt ({trials.path('baseline')})")
+        return baseline
+    log(f"baseline: O0, {config.workers_per_trial} worker(s), {config.recipe.epochs} epoch(s)")
+    baseline = train(RunSpec(run_id="baseline", role="baseline", recipe=baseline_recipe.to_dict(),
+                             label="O0", preset="O0", key=key))
+    trials.put(baseline)
+    if baseline.status != "failed":
+        first_of_key.put(baseline, name=key)
+    return baseline
+
+
+def _judge_baseline(baseline: RunRecord, objective: Objective, log: Callable[[str], None]) -> str | None:
+    """Refuse a failed baseline; say its speed and objective, and whether it had converged (the note)."""
+    if baseline.status == "failed":
+        raise TrialError(f"the O0 baseline failed, nothing to compare against: {baseline.reason}")
+    throughput = baseline.metrics.get("throughput_sps")
+    log(f"baseline: {f'{throughput:.1f} samples/s' if throughput else 'throughput n/a (too few steady steps)'}, "
+        f"{objective.label} {objective.format_value(baseline.metrics['objective_value'])}")
+    note = _convergence_note(baseline.curve, objective)
+    if note:
+        log(f"baseline: {note}")
+    return note
+
+
+def _start(config: ExperimentConfig, output: Path, found: _Found, ctx: SpaceContext, base: dict[str, Any],
+           log: Callable[[str], None]) -> StartPoints:
+    """The search's start points, and why a preset is not trained apart (in run_info.json)."""
+    start = start_points(found.report, ctx, base, config)
+    if start.same_as:  # MindSpore's claims are judged per preset: say why one of them is not trained apart
+        record_run_info(output, left_out={**found.slow, **start.same_as})
+    log(f"search: starts from {', '.join(start.labels_in_order) or 'nothing fixed'}"
+        + (f" ({', '.join(start.outside_labels)} outside the searched space: trained, not modelled)"
+           if start.outside_labels else ""))
+    return start
+
+
+def _search_setup(config: ExperimentConfig, output: Path, found: _Found, ctx: SpaceContext, base: dict[str, Any],
+                  baseline: RunRecord, start: StartPoints, per_rank: dict[str, float], storage: str | None,
+                  log: Callable[[str], None]) -> SearchSetup:
+    """What the search needs: the start points, the baseline's figures, the allowed drop, trials at once."""
+    objective = found.objective
+    base_value = baseline.metrics["objective_value"]
+    drop = objective.tolerance(config.max_drop, MAX_DROP, base_value)
+    if config.max_drop is None and not objective.fraction:
+        log(f"search: max_drop {drop:.4g} {objective.unit} ({MAX_DROP:g}% of the baseline's {objective.label}; "
+            "set max_drop in its units to choose)")
+    return SearchSetup(
+        base=base, ctx=ctx, env=found.env, workers=config.workers_per_trial, output=str(output),
+        presets=start.presets, labels=start.labels, outside=start.outside, objective=objective,
+        baseline_objective=base_value, max_drop=drop,
+        early_stop_margin=objective.tolerance(config.early_stop_margin, EARLY_STOP_MARGIN, base_value),
+        baseline_throughput_sps=baseline.metrics.get("throughput_sps"),
+        target=(objective.shifted(base_value, -drop) if config.objective == "time_to_accuracy" else None),
+        max_concurrent=config.max_concurrent_trials or default_concurrency(ray.nodes(), per_rank,
+                                                                            config.workers_per_trial),
+        storage=storage, accelerator_type=config.accelerator_type,
+    )
 
 
 @dataclass
@@ -256,9 +313,6 @@ class StartPoints:
 def start_points(report, ctx, base: dict[str, Any], config: ExperimentConfig) -> StartPoints:
     """O0 and each preset that trains differently here (by equivalence key), then, with ``informed_start``,
     the informed variations the searched space can draw, up to half the trial budget in all."""
-    from boosttune.probe.presets import device_presets
-    from boosttune.space import equivalence_key, informed_points, preset_params, recipe_from_params, searchable
-
     start = StartPoints()
     presets = device_presets(report, config.workers_per_trial)
     candidates = [(p.name, preset_params(p.name, ctx, base), True) for p in presets]
@@ -299,8 +353,6 @@ def _convergence_note(curve: list[dict[str, Any]], objective: Objective = ACCURA
 
 
 def _search_table(records):
-    from boosttune.evaluation.results import build_results_table
-
     return build_results_table([r.to_dict() for r in records], ray_version=ray.__version__)
 
 
@@ -310,14 +362,11 @@ def _confirm_seeds(config: ExperimentConfig) -> list[int]:
 
 
 def _confirm(config: ExperimentConfig, table, output: Path, train, log: Callable[[str], None]):
-    from boosttune.evaluation.confirm import pick_candidates, run_paired
-    from boosttune.execution.runs import RecordStore
-
     screen = resolve_tolerance(table, config.confirm_screen, CONFIRM_SCREEN)
     candidates = pick_candidates(table, max_candidates=config.confirm_candidates, screen=screen)
     seeds = _confirm_seeds(config)
     log(f"confirm: {len(candidates)} recipes x {len(seeds)} paired seeds {seeds}, interleaved"
-        + ("" if len(seeds) >= 5 else " (5 or more seeds recommended: --confirm-seeds)"))
+        + ("" if len(seeds) >= RECOMMENDED_SEEDS else f" ({RECOMMENDED_SEEDS} or more seeds recommended: --confirm-seeds)"))
     for candidate in candidates:
         log(f"  {candidate.name}: {candidate.why}")
     return run_paired(candidates, seeds, store=RecordStore(output / "confirm"), role="confirm", train=train, log=log,
@@ -325,12 +374,6 @@ def _confirm(config: ExperimentConfig, table, output: Path, train, log: Callable
 
 
 def _finish(config: ExperimentConfig, output: Path, table, confirm_records, aborted: str | None) -> ExperimentResult:
-    from boosttune.evaluation.export import export_best
-    from boosttune.execution.provenance import load_run_info
-    from boosttune.report import ReportInputs, write_report
-    from boosttune.evaluation.results import save_results
-    from boosttune.evaluation.summary import save_confirmed
-
     parquet, _ = save_results(table, output)
     confirmed = None
     summary_path = None
@@ -338,11 +381,11 @@ def _finish(config: ExperimentConfig, output: Path, table, confirm_records, abor
         confirmed = save_confirmed(confirm_records, output, max_drop=config.max_drop, default_drop=MAX_DROP,
                                    ray_version=ray.__version__)
         summary_path = confirmed.summary_path
-    best_config, best_recipe = export_best(table, output, tolerance=config.max_drop, default=MAX_DROP,
+    best_config, best_recipe = export_best(table, output, max_drop=config.max_drop, default=MAX_DROP,
                                            experiment_path=str(output), confirmed=confirmed)
     reason = json.loads(best_recipe.read_text())["selection"]["reason"]
     report, _ = write_report(ReportInputs(kind="experiment", title=f"boosttune experiment: {config.name}",
-                                          margin=(confirmed.margin if confirmed is not None else
+                                          margin=(confirmed.max_drop if confirmed is not None else
                                                   resolve_tolerance(table, config.max_drop, MAX_DROP)),
                                           search=table, confirmed=confirmed,
                                           config=config.model_dump(mode="json"), run_info=load_run_info(output),
@@ -354,11 +397,6 @@ def _finish(config: ExperimentConfig, output: Path, table, confirm_records, abor
 
 def format_summary(result: ExperimentResult) -> str:
     """The closing lines: trials by speed-up, the confirmed summary, the selection, stage times, where things are."""
-    import pandas as pd
-
-    from boosttune.evaluation.results import load_results
-    from boosttune.evaluation.summary import format_confirmed
-
     table = load_results(result.results_path)
     columns = ["trial_id", "preset", "status", "throughput_sps", "speedup_vs_baseline", "objective_value",
                "objective_gain", "compile_s"]

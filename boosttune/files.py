@@ -14,6 +14,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
+from boosttune.errors import ConfigError
+
 __all__ = ["OWN_MARKER", "check_folder", "check_new_file", "check_writable_folder", "claim_folder", "claim_output_folder",
            "write_atomically", "write_json"]
 
@@ -103,7 +105,6 @@ def claim_folder(folder: str | Path, marker: str, document: dict[str, Any], *, r
 def check_folder(folder: str | Path, marker: str, document: dict[str, Any], *, resume: bool, what: str,
                  command: str | None = None) -> Path:
     """What :func:`claim_folder` checks, writing nothing: the absolute folder, or a one-line ConfigError."""
-    from boosttune.errors import ConfigError
 
     folder = check_writable_folder(folder)
     saved = folder / marker
@@ -135,7 +136,6 @@ def check_folder(folder: str | Path, marker: str, document: dict[str, Any], *, r
 
 def check_writable_folder(folder: str | Path, flag: str = "--output") -> Path:
     """``folder`` absolute, if it is a folder or can be made one there; else a one-line ConfigError."""
-    from boosttune.errors import ConfigError
 
     folder = Path(folder).expanduser().absolute()
     if folder.exists() and not folder.is_dir():
@@ -160,7 +160,6 @@ def claim_output_folder(folder: str | Path, flag: str, written_by: str) -> Path:
 
 def check_new_file(path: str | Path, flag: str) -> Path:
     """A file boosttune is about to write: it must not exist (a result is never written over)."""
-    from boosttune.errors import ConfigError
 
     path = Path(path).expanduser().absolute()
     if path.is_dir():
@@ -178,7 +177,6 @@ def _started(folder: Path, marker: str) -> bool:
 
 def _refuse_foreign(folder: Path, flag: str) -> None:
     """Refuse a folder that holds files and is not boosttune's (no marker): they would be mixed in or lost."""
-    from boosttune.errors import ConfigError
 
     if not folder.is_dir() or any((folder / name).is_file() for name in _MARKERS):
         return

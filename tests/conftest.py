@@ -12,8 +12,8 @@ import pytest
 
 os.environ.setdefault("GLOG_v", "3")  # MindSpore's C++ warnings drown pytest's output
 
+from boosttune.execution.ray import local_train_defaults  # noqa: E402
 from boosttune.probe import run_probe  # noqa: E402  (must not import MindSpore)
-from boosttune.execution.ray_train import local_train_defaults  # noqa: E402
 from boosttune.runtime import apply_runtime_env  # noqa: E402
 
 _REPORT = run_probe("CPU", log=lambda message: None)

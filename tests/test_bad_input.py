@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 import ray
 
-from boosttune.cli import main as cli, search as search_cli
+from boosttune.cli import main as cli
+from boosttune.cli import search as search_cli
 from boosttune.config.recipe import DEFAULT_FASHION_MNIST
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -268,13 +269,15 @@ def _run(argv: list[str]) -> int:
 @pytest.fixture
 def no_ray(monkeypatch):
     """Fail the case if it reaches Ray: nothing may start before the input is known to be good."""
-    import boosttune.search.tune
+    import boosttune.execution.ray
+    import boosttune.experiment
 
     def started(*args, **kwargs):
         raise AssertionError("Ray was started before the input was refused")
 
     monkeypatch.setattr(ray, "init", started)
-    monkeypatch.setattr(boosttune.search.tune, "connect_ray", started)
+    monkeypatch.setattr(boosttune.execution.ray, "connect_ray", started)
+    monkeypatch.setattr(boosttune.experiment, "connect_ray", started)
 
 
 def test_the_corpus_is_large_and_its_ids_unique():
@@ -310,7 +313,7 @@ def test_bad_input_is_one_line_exit_2_nothing_started_nothing_written(argv, frag
 def test_a_start_that_failed_before_any_training_leaves_the_folder_free(tmp_path, corpus, capsys, monkeypatch):
     """A start refused after the folder was claimed (here: Ray cannot start) trained nothing, so the corrected
     command takes the folder again without --resume, and a folder where a run did train is still refused."""
-    import boosttune.search.tune
+    import boosttune.experiment
 
     if not FASHION:
         pytest.skip("the experiment's default data (dataset-fashion-mnist) is not installed")
@@ -319,7 +322,7 @@ def test_a_start_that_failed_before_any_training_leaves_the_folder_free(tmp_path
     def refused(*args, **kwargs):
         raise UnsupportedError("base.device_target: refused for this test, as a device MindSpore cannot use is")
 
-    monkeypatch.setattr(boosttune.search.tune, "connect_ray", refused)
+    monkeypatch.setattr(boosttune.experiment, "connect_ray", refused)
     output = tmp_path / "run"
     assert _run(["exp", "--output", str(output)]) == 2
     assert (output / "experiment.json").is_file()  # claimed, then refused: nothing trained

@@ -11,10 +11,10 @@ import time
 
 import pandas as pd
 import pytest
+from leftovers import assert_nothing_left, footprint
 
 from boosttune.bench import bench_candidates, default_matrix, merge, parse_bench, recipe_override
 from boosttune.errors import ConfigError
-from leftovers import assert_nothing_left, footprint
 
 BASE = {"model": "lenet5", "epochs": 2, "batch_size": 32, "steps_per_epoch": 8, "data": {"name": "digits"},
         "optimizer": {"learning_rate": 0.05}}

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 import pytest
-
 from browser import check_page, find_chromium
 
 pytestmark = [

@@ -6,8 +6,16 @@ import math
 
 import pytest
 
-from boosttune.probe.calibrate import (AMBIGUOUS_BAND, CALIBRATED, SLOW_BELOW, SpeedReport, calibration_base,
-                                       fragment_of, judge, slow_knobs)
+from boosttune.probe.calibrate import (
+    AMBIGUOUS_BAND,
+    CALIBRATED,
+    SLOW_BELOW,
+    SpeedReport,
+    calibration_base,
+    fragment_of,
+    judge,
+    slow_knobs,
+)
 
 
 def _report(ratios, unclear=()):
@@ -61,9 +69,9 @@ def test_a_busy_machine_leaves_nothing_out():
 
 
 def test_fragment_names_match_the_search_flag():
-    from boosttune.config.experiment import FRAGMENT_NAMES
+    from boosttune.algorithms import fragment_names
 
-    assert {fragment_of(k) for k in CALIBRATED} <= set(FRAGMENT_NAMES)
+    assert {fragment_of(k) for k in CALIBRATED} <= set(fragment_names())
 
 
 @pytest.mark.slow
@@ -91,8 +99,9 @@ def test_the_calibration_times_knobs_on_a_team_network_outside_the_repository(pr
     """The example project's LSTM on its MindRecord data (copied outside the repository, not installed), two knobs
     of the calibration (the full set is the test above, on the built-in stand-in): real runs, keyed by the
     builder, cached per fingerprint."""
-    from boosttune.probe import calibrate
     from test_custom_project import copy_example
+
+    from boosttune.probe import calibrate
 
     project = copy_example(tmp_path)
     monkeypatch.syspath_prepend(str(project))
@@ -136,8 +145,8 @@ def test_the_gp_sampler_models_the_search_space_after_its_start_up():
     pytest.importorskip("torch")
     import optuna
 
-    from boosttune.space import SpaceContext, recipe_from_params, suggest_recipe
     from boosttune.search.tune import make_sampler
+    from boosttune.space import SpaceContext, recipe_from_params, suggest_recipe
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     ctx = SpaceContext(total_steps=100, param_count=20, slow=frozenset({"amp.O1", "amp.O2", "amp.O3"}),

@@ -20,18 +20,41 @@ def results_dir(tmp_path):
 def test_export_defaults_to_the_results_folder(results_dir, capsys):
     assert main(["export", str(results_dir)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("selected: trial t_00002 is the fastest within 1 pt")  # the default --max-drop
+    assert out[0].startswith("selected: trial t_00002 is the fastest within 0.5 pt")  # no run config: the default
     assert out[1] == f"boost_config_dict written to {results_dir / 'best_boost_config.json'}"
     assert out[2] == f"recipe written to {results_dir / 'best_recipe.json'}"
     recipe = json.loads((results_dir / "best_recipe.json").read_text())
     assert recipe["provenance"]["experiment_path"] == str(results_dir.resolve())
 
 
-def test_export_from_a_csv_file_with_tolerance_and_output(results_dir, tmp_path, capsys):
+def test_export_and_report_judge_a_folder_at_the_max_drop_its_run_recorded(results_dir, capsys):
+    (results_dir / "experiment.json").write_text(json.dumps({"name": "x", "max_drop": 1.0}))
+    assert main(["export", str(results_dir)]) == 0
+    assert capsys.readouterr().out.startswith("selected: trial t_00002 is the fastest within 1 pt")
+    recipe = json.loads((results_dir / "best_recipe.json").read_text())
+    assert recipe["selection"]["tolerance"] == 1.0
+    from boosttune.report import load_report_inputs
+
+    assert load_report_inputs(results_dir).margin == 1.0
+
+
+def test_export_from_a_csv_file_with_max_drop_and_output(results_dir, tmp_path, capsys):
     out_dir = tmp_path / "best"
-    assert main(["export", str(results_dir / "results.csv"), "--tolerance", "0.1", "--output", str(out_dir)]) == 0
+    assert main(["export", str(results_dir / "results.csv"), "--max-drop", "0.1", "--output", str(out_dir)]) == 0
     assert "falling back to the baseline (trial t_00000)" in capsys.readouterr().out
     assert json.loads((out_dir / "best_boost_config.json").read_text()) == sample_records()[0]["boost_config_dict"]
+
+
+@pytest.mark.parametrize("command", ["export", "report"])
+def test_tolerance_is_a_deprecated_alias_of_max_drop_that_says_so(results_dir, tmp_path, capsys, command):
+    out_dir = tmp_path / "out"
+    assert main([command, str(results_dir), "--tolerance", "0.1", "--output", str(out_dir)]) == 0
+    err = capsys.readouterr().err
+    assert err == f"boosttune {command}: --tolerance is a deprecated alias of --max-drop; use --max-drop\n"
+    if command == "export":
+        assert json.loads((out_dir / "best_recipe.json").read_text())["selection"]["tolerance"] == 0.1
+    else:
+        assert "within 0.1 pt of O0" in (out_dir / "report.html").read_text()
 
 
 def test_report_defaults_to_the_results_folder(results_dir, capsys):
@@ -48,7 +71,7 @@ def test_report_output_flag(results_dir, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, fragment", [
-    (["export", "{dir}", "--tolerance", "-1"], "tolerance: -1.0 is invalid"),
+    (["export", "{dir}", "--max-drop", "-1"], "max_drop: -1.0 is invalid"),
     (["report", "{dir}", "--max-drop", "-1"], "max_drop: -1.0 is invalid"),
     (["export", "{dir}/nothing.parquet"], "no such results file"),
     (["report", "{dir}/results.txt"], "expected a results folder"),

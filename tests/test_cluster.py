@@ -17,16 +17,10 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from boosttune.execution.cluster import (  # noqa: E402
-    check_placeable,
-    check_storage,
-    default_concurrency,
-    placeable_ranks,
-    probe_on_worker,
-    task_options,
-)
 from boosttune.errors import ConfigError, describe_error  # noqa: E402
-from boosttune.execution.ray_train import build_trainer, device_id_for, worker_resources  # noqa: E402
+from boosttune.execution.cluster import check_storage, default_concurrency, probe_on_worker, task_options  # noqa: E402
+from boosttune.execution.ray import check_placeable, placeable_ranks, worker_resources  # noqa: E402
+from boosttune.execution.ray_train import build_trainer, device_id_for  # noqa: E402
 
 # --- pure logic -------------------------------------------------------------------------------------------
 

@@ -608,7 +608,7 @@ def autoboost():
     """mindspore.boost.AutoBoost with its process-wide state reset before and after the test."""
     from mindspore.boost import AutoBoost
 
-    from boosttune.trial.mindspore_state import reset_boost_state
+    from boosttune.algorithms.mindspore_state import reset_boost_state
 
     reset_boost_state()
     yield AutoBoost
@@ -739,7 +739,7 @@ def test_every_valid_case_agrees_with_autoboost(autoboost, level, raw):
             _assert_section_attrs(ab, name, dict(eff.settings[name]), same_types=False)
 
     # the canonical dict, in a fresh process state: boost_config is ``applied``
-    from boosttune.trial.mindspore_state import reset_boost_state
+    from boosttune.algorithms.mindspore_state import reset_boost_state
 
     reset_boost_state()
     ab = autoboost(level, parse_boost_config(raw, level).to_boost_config_dict())
@@ -760,7 +760,7 @@ def test_presets_match_mindspore(autoboost):
 
 
 def test_autoboost_is_a_singleton_until_reset(autoboost):
-    from boosttune.trial.mindspore_state import reset_boost_state
+    from boosttune.algorithms.mindspore_state import reset_boost_state
 
     first = autoboost("O1", {})
     assert first.boost_config == PRESETS["O1"]
@@ -780,7 +780,7 @@ def test_autoboost_is_a_singleton_until_reset(autoboost):
 def test_manual_mode_mutates_mindspore_presets_until_reset(autoboost):
     import mindspore.boost.boost as ms_boost
 
-    from boosttune.trial.mindspore_state import reset_boost_state
+    from boosttune.algorithms.mindspore_state import reset_boost_state
 
     autoboost("O1", {"boost": _manual(grad_freeze=False, adasum=True)})
     mutated = ms_boost._boost_config_level["O1"]
@@ -803,7 +803,7 @@ def test_manual_mode_mutates_mindspore_presets_until_reset(autoboost):
 
 def test_mindspore_accepts_what_boosttune_rejects(autoboost):
     """Why the strict model exists: MindSpore silently takes these."""
-    from boosttune.trial.mindspore_state import reset_boost_state
+    from boosttune.algorithms.mindspore_state import reset_boost_state
 
     # the official sample's typo is ignored: n_components stays 32
     ab = autoboost("O1", {"boost": _manual(dim_reduce=True), "dim_reduce": {"n_component": 8}})

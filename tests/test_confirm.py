@@ -8,12 +8,22 @@ import zlib
 import numpy as np
 import pytest
 
-from boosttune.evaluation.confirm import (BASELINE_NAME, SUMMARY_COLUMNS, Candidate, confirm_table, paired_schedule,
-                               pick_candidates, run_paired, select_confirmed, summarize, time_to_accuracy)
 from boosttune.errors import ConfigError, DataError
+from boosttune.evaluation.confirm import (
+    BASELINE_NAME,
+    SUMMARY_COLUMNS,
+    Candidate,
+    confirm_table,
+    paired_schedule,
+    pick_candidates,
+    run_paired,
+    select_confirmed,
+    summarize,
+    time_to_accuracy,
+)
 from boosttune.evaluation.results import build_results_table
-from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
 from boosttune.evaluation.stats import paired_delta, paired_ratio
+from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
 
 BASE = {"model": "lenet5", "epochs": 3, "seed": 0, "data": {"name": "digits"}}
 # True per-recipe effects: throughput multiplier and accuracy delta (fraction).
@@ -75,7 +85,7 @@ def test_summary_matches_the_paired_statistics_and_judges_each_recipe(tmp_path):
                          role="bench", train=_fake_train(calls), log=lambda m: None)
     table = confirm_table(records)
     assert set(table["recipe"]) == set(EFFECTS) and len(table) == 20
-    summary = summarize(table, margin=1.0)
+    summary = summarize(table, max_drop=1.0)
     assert tuple(summary.columns) == SUMMARY_COLUMNS and summary.iloc[0]["recipe"] == BASELINE_NAME
     rows = summary.set_index("recipe")
     runs = table.set_index(["recipe", "round"])
@@ -102,7 +112,7 @@ def test_summary_matches_the_paired_statistics_and_judges_each_recipe(tmp_path):
 def test_no_qualifying_recipe_falls_back_to_the_baseline_with_the_reason(tmp_path):
     records = run_paired(_candidates("O0", "lossy"), [1, 2, 3], store=RecordStore(tmp_path), role="confirm",
                          train=_fake_train([]), log=lambda m: None)
-    chosen = select_confirmed(summarize(confirm_table(records), margin=1.0), 1.0)
+    chosen = select_confirmed(summarize(confirm_table(records), max_drop=1.0), 1.0)
     assert chosen.fell_back_to_baseline and chosen.recipe == BASELINE_NAME
     assert "lossy:" in chosen.reason and "loses more than" in chosen.reason
 
@@ -115,7 +125,7 @@ def test_failed_runs_are_counted_and_left_out_of_the_pairs(tmp_path):
 
     records = run_paired(_candidates("O0", "fast"), [1, 2, 3], store=RecordStore(tmp_path), role="confirm",
                          train=train, log=lambda m: None)
-    row = summarize(confirm_table(records), margin=1.0).set_index("recipe").loc["fast"]
+    row = summarize(confirm_table(records), max_drop=1.0).set_index("recipe").loc["fast"]
     assert row["n_seeds"] == 2 and row["failed_runs"] == 1
 
 
@@ -165,20 +175,29 @@ def test_run_records_round_trip_through_the_store(tmp_path):
         list(store)
 
 
+def test_a_record_is_run_id_in_python_and_trial_id_on_disk_as_the_results_table_names_it(tmp_path):
+    record = _fake_train([])(RunSpec(run_id="r1", role="confirm", recipe={**BASE, "seed": 4}, label="O0"))
+    document = json.loads(RecordStore(tmp_path).put(record).read_text())
+    assert document["trial_id"] == "r1" and "run_id" not in document  # as records written before
+    assert RunRecord.from_dict(document) == record
+    assert RunRecord.from_dict({"run_id": "r2", "status": "completed"}).run_id == "r2"
+    assert build_results_table([document], ray_version="")["trial_id"].tolist() == ["r1"]
+
+
 def test_confirmed_figures_reach_summary_csv_export_and_report(tmp_path):
     import pandas as pd
 
     from boosttune.evaluation.export import export_best
-    from boosttune.report import ReportInputs, write_report
-    from boosttune.report.info import confirmed_points
     from boosttune.evaluation.summary import load_confirmed, save_confirmed
+    from boosttune.report import ReportInputs, write_report
+    from boosttune.report.figures import confirmed_points
 
     boosted = {**BASE, "boost_level": "O1", "boost_config_dict": {"less_bn": {"gc_flag": False}}}
     candidates = [Candidate("O0", dict(BASE), "baseline", "O0"), Candidate("fast", boosted, "search")]
 
     def train(spec: RunSpec) -> RunRecord:
         record = _fake_train([])(spec)
-        return RunRecord(**{**record.to_dict(), "boost_config_dict": {"less_bn": {"gc_flag": spec.label == "fast"}}})
+        return RunRecord.from_dict({**record.to_dict(), "boost_config_dict": {"less_bn": {"gc_flag": spec.label == "fast"}}})
 
     records = run_paired(candidates, [1, 2, 3, 4], store=RecordStore(tmp_path / "runs"), role="bench", train=train,
                          log=lambda m: None)
@@ -188,14 +207,14 @@ def test_confirmed_figures_reach_summary_csv_export_and_report(tmp_path):
     assert len(pd.read_parquet(tmp_path / "confirm.parquet")) == 8
     assert confirmed.seeds == (1, 2, 3, 4) and confirmed.selection.recipe == "fast"
 
-    _, recipe_path = export_best(confirmed.runs, tmp_path, tolerance=1.0, confirmed=confirmed)
+    _, recipe_path = export_best(confirmed.runs, tmp_path, max_drop=1.0, confirmed=confirmed)
     recipe = json.loads(recipe_path.read_text())
     assert recipe["confirmed"]["recipe"] == "fast" and recipe["confirmed"]["seeds"] == [1, 2, 3, 4]
     assert recipe["confirmed"]["figures"]["speedup"] == pytest.approx(confirmed.summary.loc[1, "speedup"])
     assert json.loads((tmp_path / "best_boost_config.json").read_text()) == {"less_bn": {"gc_flag": True}}
     assert not recipe["selection"]["fell_back_to_baseline"]
 
-    # Re-judged with a margin the recipe's loss does not fit in: the baseline, from the same runs.
+    # Re-judged with a max_drop the recipe's loss does not fit in: the baseline, from the same runs.
     strict = load_confirmed(tmp_path, max_drop=0.0)  # "fast" loses 0.2 pt on average (EFFECTS)
     assert strict.selection.fell_back_to_baseline and strict.selection.recipe == "O0"
     assert "fast:" in strict.selection.reason

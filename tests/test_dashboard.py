@@ -23,8 +23,8 @@ import pytest
 
 from boosttune.cli.main import main
 from boosttune.config.experiment import parse_experiment
-from boosttune.search.dashboard import is_loopback, resolve_study
 from boosttune.files import claim_folder
+from boosttune.search.dashboard import is_loopback, resolve_study
 
 STUDY = "dash-test"
 

@@ -16,9 +16,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from boosttune.builtin.data import (
+    CIFAR10_MEAN,
+    CIFAR10_STD,
+    IMAGENET_MEAN,
+    IMAGENET_STD,
+    DataSplits,
+    _pixel_stats,
+    check_data,
+    load_dataset,
+    prepared_split,
+)
 from boosttune.config.recipe import DataConfig
-from boosttune.builtin.data import (CIFAR10_MEAN, CIFAR10_STD, IMAGENET_MEAN, IMAGENET_STD, DataSplits, _pixel_stats,
-                            check_data, load_dataset, prepared_split)
 from boosttune.errors import DataError
 
 FASHION = Path("/usr/share/datasets/fashion-mnist")

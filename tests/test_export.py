@@ -43,15 +43,15 @@ def test_export_writes_the_selected_boost_config_exactly(table, tmp_path):
 
 
 def test_export_falls_back_to_the_baseline(table, tmp_path):
-    _, recipe_path = export_best(table, tmp_path, tolerance=0.1)
+    _, recipe_path = export_best(table, tmp_path, max_drop=0.1)
     recipe = json.loads(recipe_path.read_text())
     assert recipe["selection"]["fell_back_to_baseline"] and recipe["provenance"]["trial_id"] == "t_00000"
     assert recipe["boost_level"] == "O0" and "loss_scale_manager" not in recipe["model_kwargs"]
 
 
 def test_export_errors(table, tmp_path):
-    with pytest.raises(ConfigError, match="tolerance"):
-        export_best(table, tmp_path, tolerance=-1)
+    with pytest.raises(ConfigError, match="max_drop"):
+        export_best(table, tmp_path, max_drop=-1)
     with pytest.raises(DataError, match="no finished O0 baseline"):
         export_best(table[table["trial_id"] != "t_00000"], tmp_path)
     assert not any(tmp_path.iterdir())
@@ -76,8 +76,8 @@ def test_mindspore_builds_what_the_export_says(tmp_path, boost, observed):
     from mindspore import nn
     from mindspore.train import Accuracy
 
+    from boosttune.algorithms.mindspore_state import reset_boost_state
     from boosttune.builtin.models import build_network
-    from boosttune.trial.mindspore_state import reset_boost_state
     from boosttune.trial.runner import observed_boost
 
     records = _record_for(boost, observed)

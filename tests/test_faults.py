@@ -25,7 +25,6 @@ from pathlib import Path
 
 import psutil
 import pytest
-
 from leftovers import assert_nothing_left, footprint
 
 pytestmark = pytest.mark.slow

@@ -10,12 +10,12 @@ from test_report import GF, O1, RECIPE, _train
 from test_results import RAY_VERSION, sample_records
 
 from boosttune.cli.main import main
-from boosttune.evaluation.confirm import Candidate, run_paired
 from boosttune.errors import DataError
-from boosttune.report.method_notes import NOTES
-from boosttune.report.methods import card_figures, searched_ranges, verdict_line, worked_ranges
+from boosttune.evaluation.confirm import Candidate, run_paired
 from boosttune.evaluation.results import build_results_table, save_results
 from boosttune.execution.runs import RecordStore
+from boosttune.report.method_notes import NOTES
+from boosttune.report.methods import card_figures, searched_ranges, verdict_line, worked_ranges
 
 
 def test_every_note_is_complete_and_names_its_source():
@@ -34,8 +34,8 @@ def test_the_searched_ranges_are_read_from_the_space_fragments():
 
 @pytest.fixture(scope="module")
 def bench_dir(tmp_path_factory):
-    from boosttune.execution.provenance import record_run_info
     from boosttune.evaluation.summary import save_confirmed
+    from boosttune.execution.provenance import record_run_info
 
     folder = tmp_path_factory.mktemp("bench")
     candidates = [Candidate("O0", RECIPE, "bench", "O0"), Candidate("O1-equivalent", O1, "bench"),

@@ -7,8 +7,8 @@ import pytest
 
 ms = pytest.importorskip("mindspore")
 
-from boosttune.errors import ConfigError  # noqa: E402
 from boosttune.builtin.models import build_network, default_image_size  # noqa: E402
+from boosttune.errors import ConfigError  # noqa: E402
 
 
 @pytest.mark.parametrize("model, channels, size", [

@@ -10,14 +10,22 @@ import zlib
 import numpy as np
 import pandas as pd
 import pytest
-
-from boosttune.evaluation.confirm import (BASELINE_NAME, Candidate, confirm_table, pick_candidates, resolve_margin, run_paired,
-                               select_confirmed, summarize)
-from boosttune.objective import ACCURACY, Objective
-from boosttune.evaluation.results import build_results_table, load_results, objective_of, save_results
-from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
-from boosttune.evaluation.select import pareto_front, resolve_tolerance, select_best
 from test_results import RAY_VERSION, make_record
+
+from boosttune.evaluation.confirm import (
+    BASELINE_NAME,
+    Candidate,
+    confirm_table,
+    pick_candidates,
+    resolve_max_drop,
+    run_paired,
+    select_confirmed,
+    summarize,
+)
+from boosttune.evaluation.results import build_results_table, load_results, objective_of, save_results
+from boosttune.evaluation.select import pareto_front, resolve_tolerance, select_best
+from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
+from boosttune.objective import ACCURACY, Objective
 
 MAE = Objective("mae", higher_is_better=False, fraction=False)
 MAE_KEYS = MAE.flat()
@@ -119,9 +127,9 @@ def test_the_confirm_stage_judges_a_lower_is_better_objective_in_its_units(tmp_p
     records = run_paired(candidates, [1, 2, 3, 4, 5], store=RecordStore(tmp_path), role="bench",
                          train=_fake_mae_train, log=lines.append, max_drop=0.01)
     table = confirm_table(records)
-    assert resolve_margin(table, 0.01, 1.0) == 0.01
-    assert resolve_margin(table, None, 1.0) == pytest.approx(0.004, rel=0.1)  # 1% of the baseline's ~0.40
-    summary = summarize(table, margin=0.01).set_index("recipe")
+    assert resolve_max_drop(table, 0.01, 1.0) == 0.01
+    assert resolve_max_drop(table, None, 1.0) == pytest.approx(0.004, rel=0.1)  # 1% of the baseline's ~0.40
+    summary = summarize(table, max_drop=0.01).set_index("recipe")
     assert summary.loc["fast", "objective_gain"] == pytest.approx(-0.001, abs=0.002)
     assert summary.loc["worse", "objective_gain"] == pytest.approx(-0.05, abs=0.003)
     assert summary.loc["fast", "verdict"] == "faster" and summary.loc["worse", "verdict"] == "faster_too_lossy"
@@ -155,7 +163,7 @@ def test_a_diverged_run_scores_as_the_worst_value_not_the_best():
 
 def test_report_texts_name_the_objective(mae_table, tmp_path):
     from boosttune.report import ReportInputs
-    from boosttune.report import info
+    from boosttune.report import figures as info
 
     inputs = ReportInputs(kind="experiment", title="mae", margin=0.02, search=mae_table)
     header = info.header_info(inputs)

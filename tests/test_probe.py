@@ -7,8 +7,7 @@ import json
 import pytest
 
 from boosttune.config.recipe import parse_recipe
-from boosttune.probe import KNOBS, check_recipe, knobs_of, load_cached, run_probe
-from boosttune.probe import choose_isa
+from boosttune.probe import KNOBS, check_recipe, choose_isa, knobs_of, load_cached, run_probe
 
 
 @pytest.mark.slow

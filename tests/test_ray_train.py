@@ -13,8 +13,8 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from boosttune.config.recipe import parse_recipe  # noqa: E402
 from boosttune.builtin.data import load_dataset, prepared_split  # noqa: E402
+from boosttune.config.recipe import parse_recipe  # noqa: E402
 from boosttune.execution.ray_train import SCHEDULER_MARKER, run_on_ray  # noqa: E402
 
 pytestmark = pytest.mark.slow

@@ -14,13 +14,12 @@ import pandas as pd
 import pytest
 from test_results import RAY_VERSION, sample_records
 
-from boosttune.evaluation.confirm import Candidate, run_paired
 from boosttune.errors import ConfigError, DataError
-from boosttune.report import ReportInputs, load_report_inputs, write_report
-from boosttune.report import info
+from boosttune.evaluation.confirm import Candidate, run_paired
 from boosttune.evaluation.results import build_results_table, save_results
-from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
 from boosttune.evaluation.select import hypervolume
+from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
+from boosttune.report import ReportInputs, figures, load_report_inputs, recipes, write_report
 
 RECIPE = {"model": "lenet5", "epochs": 3, "seed": 0, "data": {"name": "digits"}, "optimizer": {"learning_rate": 0.05}}
 GF = {**RECIPE, "boost_level": "O1",
@@ -76,7 +75,7 @@ def _inputs(search=None, confirmed=None, margin=1.0, kind="experiment", **extra)
 # --- figure data ---------------------------------------------------------------------------------------
 
 def test_scatter_is_speedup_vs_accuracy_points_with_front_band_and_confirmed_intervals(search, confirmed):
-    scatter = info.scatter_info(_inputs(search, confirmed, margin=0.5))
+    scatter = figures.scatter_info(_inputs(search, confirmed, margin=0.5))
     by_id = {p.trial_id: p for p in scatter.points}
     assert set(by_id) == {"t_00000", "t_00001", "t_00002", "t_00003", "t_00005"}  # not the failed one
     assert (by_id["t_00003"].x, by_id["t_00003"].y) == (pytest.approx(1.4), pytest.approx(-2.0))
@@ -95,7 +94,7 @@ def test_scatter_is_speedup_vs_accuracy_points_with_front_band_and_confirmed_int
 def test_scatter_without_a_baseline_falls_back_to_throughput_and_accuracy():
     records = sample_records()
     records[0] = {**records[0], "status": "failed", "reason": "baseline crashed", "metrics": {}}
-    scatter = info.scatter_info(_inputs(build_results_table(records, ray_version=RAY_VERSION)))
+    scatter = figures.scatter_info(_inputs(build_results_table(records, ray_version=RAY_VERSION)))
     assert scatter.x_label.startswith("throughput") and scatter.tolerance_y is None and scatter.confirmed == ()
     assert max(p.x for p in scatter.points) == 700.0
 
@@ -103,7 +102,7 @@ def test_scatter_without_a_baseline_falls_back_to_throughput_and_accuracy():
 def test_header_answers_in_one_sentence_with_intervals_and_says_how_to_reproduce(search, confirmed):
     run_info = {"command": "python experiments/lenet.py --epochs 3", "versions": {"optuna": "5.0.0"},
                 "device": "CPU: Xeon", "host": "box", "cpu_count": 2}
-    header = info.header_info(_inputs(search, confirmed, run_info=run_info))
+    header = figures.header_info(_inputs(search, confirmed, run_info=run_info))
     assert header.recipe == "grad_freeze p=0.5" and header.verdict in ("faster", "faster_noninferiority_consistent")
     assert re.match(r"Use grad_freeze p=0\.5: 1\.\d\dx .*\(95% CI 1\.\d\d-1\.\d\d\) at -0\.\d\d accuracy points "
                     r"\(95% CI .* over 5 paired seeds", header.answer)
@@ -113,10 +112,10 @@ def test_header_answers_in_one_sentence_with_intervals_and_says_how_to_reproduce
     assert facts["reproduce"] == run_info["command"] and "optuna 5.0.0" in facts["versions"]
     assert facts["device"].startswith("CPU (CPU: Xeon)") and "paired seeds [1, 2, 3, 4, 5]" in facts["confirm stage"]
     # Judged at a margin the recipe's loss does not fit in: keep the baseline.
-    strict = info.header_info(_inputs(search, _rejudged(confirmed, 0.0), margin=0.0))
+    strict = figures.header_info(_inputs(search, _rejudged(confirmed, 0.0), margin=0.0))
     assert strict.recipe == "O0" and strict.answer.startswith("Keep O0")
     # Without paired seeds the answer says it is one seed, unconfirmed.
-    single = info.header_info(_inputs(search))
+    single = figures.header_info(_inputs(search))
     assert single.verdict == "search_only" and "one seed" in single.answer and "t_00002" in single.answer
 
 
@@ -127,11 +126,11 @@ def _rejudged(confirmed, margin):
 
 
 def test_mindspore_claims_are_judged_on_paired_figures_and_not_on_one_seed(search, confirmed):
-    claims = {c.preset: c for c in info.claims_info(_inputs(search, confirmed))}
+    claims = {c.preset: c for c in figures.claims_info(_inputs(search, confirmed))}
     assert claims["O1"].verdict.startswith("does not hold here: the whole interval is below 1.20x")
     assert "5 paired seeds" in claims["O1"].measured
     assert claims["O2"].verdict.startswith("not measured")
-    single = {c.preset: c for c in info.claims_info(_inputs(search))}
+    single = {c.preset: c for c in figures.claims_info(_inputs(search))}
     assert single["O1"].verdict.startswith("not judged: one seed") and "1.28x" in single["O1"].measured
 
 
@@ -144,34 +143,34 @@ def test_mindspore_claims_are_judged_on_paired_figures_and_not_on_one_seed(searc
 ])
 def test_claim_verdicts(low, high, delta, expected):
     row = pd.Series({"speedup_ci_low": low, "speedup_ci_high": high, "objective_gain": delta})
-    assert info._judge_claim(row, 1.2, 1.0).startswith(expected)
+    assert figures.judge_claim(row, 1.2, 1.0).startswith(expected)
 
 
 def test_methods_of_a_recipe_are_what_mindspore_applies():
-    assert info.methods_of(RECIPE) == ()
-    assert info.methods_of(GF) == ("grad_freeze",)
-    assert info.methods_of(O1) == ("less_bn", "grad_freeze")
-    assert info.methods_of({**RECIPE, "amp_level": "O2", "loss_scale": {"kind": "fixed"}}) == ("amp O2",
+    assert recipes.methods_of(RECIPE) == ()
+    assert recipes.methods_of(GF) == ("grad_freeze",)
+    assert recipes.methods_of(O1) == ("less_bn", "grad_freeze")
+    assert recipes.methods_of({**RECIPE, "amp_level": "O2", "loss_scale": {"kind": "fixed"}}) == ("amp O2",
                                                                                                "loss_scale fixed")
     accumulate_once = {**RECIPE, "boost_level": "O1", "boost_config_dict": {
         "boost": {"mode": "manual", "less_bn": False, "grad_freeze": False, "grad_accumulation": True},
         "grad_accumulation": {"grad_accumulation_step": 1}}}
-    assert info.methods_of(accumulate_once) == ()  # accumulation over 1 step is off in MindSpore
+    assert recipes.methods_of(accumulate_once) == ()  # accumulation over 1 step is off in MindSpore
 
 
 def test_ablation_takes_paired_figures_and_marks_the_recommended_recipes_methods(search, confirmed):
-    ablation = info.ablation_info(_inputs(search, confirmed))
+    ablation = figures.ablation_info(_inputs(search, confirmed))
     rows = {r.name: r for r in ablation.alone}
     assert rows["grad_freeze p=0.5"].source == "paired seeds" and rows["grad_freeze p=0.5"].in_best
     assert ablation.best.name == "grad_freeze p=0.5" and ablation.best_methods == ("grad_freeze",)
     assert not math.isnan(ablation.best.speedup_low)
     # The search alone: one seed each. t_00005 changes the learning rate only: no method, no row.
-    single = info.ablation_info(_inputs(search))
+    single = figures.ablation_info(_inputs(search))
     assert all(r.source.startswith("search, one seed") and math.isnan(r.speedup_low) for r in single.alone)
 
 
 def test_hypervolume_grows_in_start_order_and_ends_at_the_fronts(search):
-    hv = info.hypervolume_info(_inputs(search))
+    hv = figures.hypervolume_info(_inputs(search))
     assert hv.trial_ids == tuple(f"t_0000{i}" for i in range(6))  # the baseline first: where the search starts
     assert all(b >= a for a, b in zip(hv.hypervolume, hv.hypervolume[1:]))
     finished = search[search["status"] == "completed"]
@@ -185,16 +184,16 @@ def test_parameter_importance_per_objective_from_optuna(search):
                   metrics={**r["metrics"], "throughput_sps": 500 + 40 * i, "objective_value": 0.8 - 0.001 * i})
              for i, r in enumerate([sample_records()[2]] * 6)]
     table = build_results_table(sample_records()[:1] + extra, ray_version=RAY_VERSION)
-    importance = info.importance_info(_inputs(table))
+    importance = figures.importance_info(_inputs(table))
     assert [name for name, _ in importance.objectives] == ["speed-up", "accuracy"]
     speed = dict(importance.objectives[0][1])
     assert set(speed) == {"optimizer.learning_rate", "boost.grad_freeze"} and sum(speed.values()) == pytest.approx(1)
     assert importance.evaluator == "FanovaImportanceEvaluator" and "indicative" in importance.note
-    assert info.importance_info(_inputs(build_results_table(sample_records()[:2], ray_version=RAY_VERSION))) is None
+    assert figures.importance_info(_inputs(build_results_table(sample_records()[:2], ray_version=RAY_VERSION))) is None
 
 
 def test_parallel_coordinates_code_categories_and_end_with_the_objectives(search):
-    parallel = info.parallel_info(_inputs(search))
+    parallel = figures.parallel_info(_inputs(search))
     labels = [d[0] for d in parallel.dimensions]
     assert labels[-2:] == ["speed-up (x)", "accuracy (pt)"] and len(parallel.trial_ids) == 5
     switches = dict((d[0], d) for d in parallel.dimensions)["boost.grad_freeze"]
@@ -202,23 +201,23 @@ def test_parallel_coordinates_code_categories_and_end_with_the_objectives(search
 
 
 def test_curves_timeline_and_failures(search, confirmed):
-    curves = info.curves_info(_inputs(search, confirmed))
+    curves = figures.curves_info(_inputs(search, confirmed))
     assert len(curves.series) == 15 and {s.role for s in curves.series} == {"baseline", "preset", "candidate"}
     assert all(len(s.train_s) == 3 and s.train_s[0] < s.train_s[-1] for s in curves.series)
-    search_only = info.curves_info(_inputs(search))
+    search_only = figures.curves_info(_inputs(search))
     assert {s.name for s in search_only.series} == {"O0", "O1-equivalent", "t_00002"}  # baseline, preset, selected
-    timeline = info.timeline_info(_inputs(search, confirmed))
+    timeline = figures.timeline_info(_inputs(search, confirmed))
     assert timeline.bars[0].run_id == "t_00000" and timeline.bars[0].start_s == 0.0 and len(timeline.bars) == 21
     assert [b.start_s for b in timeline.bars] == sorted(b.start_s for b in timeline.bars)
     assert {b.stage for b in timeline.bars} == {"search", "confirm"}
-    assert info.failures_info(_inputs(search)) == [("t_00004", "failed", "trial failed in MindSpore: boom")]
+    assert figures.failures_info(_inputs(search)) == (("t_00004", "failed", "trial failed in MindSpore: boom"),)
 
 
 # --- the page, report.md, the folder and the CLI ------------------------------------------------------------
 
 def _experiment_folder(tmp_path, search, confirmed) -> Path:
-    from boosttune.execution.provenance import record_run_info
     from boosttune.evaluation.summary import save_confirmed
+    from boosttune.execution.provenance import record_run_info
 
     folder = tmp_path / "exp"
     save_results(search, folder)
@@ -265,7 +264,7 @@ def test_a_table_written_before_the_new_columns_still_reports(tmp_path, search):
 
 def test_bench_folder_report_is_the_paired_runs(tmp_path, confirmed):
     inputs = _inputs(confirmed=confirmed, kind="bench")
-    scatter = info.scatter_info(inputs)
+    scatter = figures.scatter_info(inputs)
     assert len(scatter.points) == 15 and scatter.pareto == ()
     assert sum(p.is_baseline for p in scatter.points) == 5 and all(p.x == 1.0 for p in scatter.points if p.is_baseline)
     html_path, md_path = write_report(inputs, tmp_path)

@@ -1,4 +1,4 @@
-"""Pareto front and best-within-tolerance selection on hand-made trial records."""
+"""Pareto front and best-within-max_drop selection on hand-made trial records."""
 
 from __future__ import annotations
 
@@ -44,35 +44,35 @@ def test_pareto_front_is_empty_without_a_baseline():
     assert pareto_front(build_results_table(records, ray_version=RAY_VERSION)).empty
 
 
-def test_select_fastest_within_tolerance(table):
-    selection = select_best(table, tolerance=0.5)
+def test_select_fastest_within_max_drop(table):
+    selection = select_best(table, max_drop=0.5)
     assert selection.row["trial_id"] == "t_00002" and not selection.fell_back_to_baseline
-    assert selection.tolerance == 0.5
+    assert selection.max_drop == 0.5
     assert selection.reason.startswith("trial t_00002 is the fastest within 0.5 pt")
     assert "1.200x" in selection.reason and "-0.30 pt" in selection.reason
 
 
-def test_select_includes_a_trial_exactly_at_the_tolerance(table):
+def test_select_includes_a_trial_exactly_at_max_drop(table):
     # t_00003 is 0.780 vs 0.800: -2.0 pt up to float rounding
-    assert select_best(table, tolerance=2.0).row["trial_id"] == "t_00003"
-    assert select_best(table, tolerance=1.99).row["trial_id"] == "t_00002"
+    assert select_best(table, max_drop=2.0).row["trial_id"] == "t_00003"
+    assert select_best(table, max_drop=1.99).row["trial_id"] == "t_00002"
 
 
 def test_select_falls_back_to_the_baseline(table):
-    selection = select_best(table, tolerance=0.2)
+    selection = select_best(table, max_drop=0.2)
     assert selection.row["trial_id"] == "t_00000" and selection.fell_back_to_baseline
     assert "3 faster trial(s) lost more than 0.2 pt" in selection.reason
     assert selection.reason.endswith("falling back to the baseline (trial t_00000)")
 
 
-def test_zero_tolerance_is_allowed(table):
-    assert select_best(table, tolerance=0).fell_back_to_baseline
+def test_zero_max_drop_is_allowed(table):
+    assert select_best(table, max_drop=0).fell_back_to_baseline
 
 
-@pytest.mark.parametrize("tolerance", [-0.1, float("nan"), "1"])
-def test_bad_tolerance_is_config_error(table, tolerance):
-    with pytest.raises(ConfigError, match="tolerance: .* is invalid; allowed: a finite number >= 0"):
-        select_best(table, tolerance=tolerance)
+@pytest.mark.parametrize("max_drop", [-0.1, float("nan"), "1"])
+def test_bad_max_drop_is_config_error(table, max_drop):
+    with pytest.raises(ConfigError, match="max_drop: .* is invalid; allowed: a finite number >= 0"):
+        select_best(table, max_drop=max_drop)
 
 
 def test_no_finished_baseline_is_data_error():

@@ -122,7 +122,7 @@ def test_paired_ratio_is_ratio_interval_of_quotients():
 
 
 def test_seeds_edge_cases():
-    assert seeds_to_show_noninferiority(-1.0, 0.5, 1.0) is None  # mean exactly at -margin
+    assert seeds_to_show_noninferiority(-1.0, 0.5, 1.0) is None  # mean exactly at -max_drop
     assert seeds_to_show_noninferiority(-2.0, 0.5, 1.0) is None
     assert seeds_to_show_noninferiority(0.0, 0.0, 1.0) == 2
     assert seeds_to_show_noninferiority(-0.99, 5.0, 1.0, max_n=50) is None
@@ -130,15 +130,15 @@ def test_seeds_edge_cases():
 
 
 def test_seeds_formula_holds_at_n_and_fails_just_below():
-    mean, sd, margin = -0.4, 1.2, 1.0
-    n = seeds_to_show_noninferiority(mean, sd, margin)
+    mean, sd, max_drop = -0.4, 1.2, 1.0
+    n = seeds_to_show_noninferiority(mean, sd, max_drop)
     assert n is not None and n > 2
 
     def need(k):
         return (st.t.ppf(0.975, k - 1) + st.t.ppf(0.8, k - 1)) * sd / math.sqrt(k)
 
-    assert mean + margin >= need(n)
-    assert mean + margin < need(n - 1)
+    assert mean + max_drop >= need(n)
+    assert mean + max_drop < need(n - 1)
 
 
 def test_seeds_monotone():
@@ -150,15 +150,15 @@ def test_seeds_monotone():
     assert by_power == sorted(by_power) and by_power[0] < by_power[-1]
 
 
-@pytest.mark.parametrize(("mean", "sd", "margin"), [(-0.4, 1.2, 1.0), (0.0, 0.8, 0.5), (-0.2, 0.5, 0.5)])
-def test_seeds_give_the_requested_power_by_simulation(mean, sd, margin):
-    n = seeds_to_show_noninferiority(mean, sd, margin, power=0.8)
+@pytest.mark.parametrize(("mean", "sd", "max_drop"), [(-0.4, 1.2, 1.0), (0.0, 0.8, 0.5), (-0.2, 0.5, 0.5)])
+def test_seeds_give_the_requested_power_by_simulation(mean, sd, max_drop):
+    n = seeds_to_show_noninferiority(mean, sd, max_drop, power=0.8)
     assert n is not None
     rng = np.random.default_rng(12345)
     deltas = rng.normal(mean, sd, size=(4000, n))
     means, sems = deltas.mean(axis=1), deltas.std(axis=1, ddof=1) / math.sqrt(n)
     lows = means - st.t.ppf(0.975, n - 1) * sems
-    power = np.mean(lows > -margin)
+    power = np.mean(lows > -max_drop)
     assert power >= 0.7
     # and n is not wildly more than needed
     assert power < 0.95
@@ -218,7 +218,7 @@ def test_verdict_single_seed_text():
     assert "5 or more seeds are recommended (ran 1)" in v.text
 
 
-def test_verdict_margin_zero_and_other_confidence():
+def test_verdict_max_drop_zero_and_other_confidence():
     speed = paired_ratio([130.0, 125.0, 128.0, 131.0, 127.0], [100.0, 101.0, 99.0, 100.0, 102.0], confidence=0.9)
     delta = paired_delta([0.90, 0.91, 0.92, 0.90, 0.91], [0.89, 0.90, 0.91, 0.89, 0.90], scale=100, confidence=0.9)
     v = verdict(speed, delta, 0.0)
@@ -254,7 +254,7 @@ def test_verdict_margin_zero_and_other_confidence():
         (lambda: paired_ratio([1.0, 0.0], [1.0, 1.0]), "treatment"),
         (lambda: paired_ratio([1.0, 1.0], [1.0, -1.0]), "control"),
         (lambda: paired_ratio([1.0, 2.0], [1.0, 2.0], confidence=2), "confidence"),
-        (lambda: seeds_to_show_noninferiority(0.0, 1.0, -0.1), "margin"),
+        (lambda: seeds_to_show_noninferiority(0.0, 1.0, -0.1), "max_drop"),
         (lambda: seeds_to_show_noninferiority(0.0, -1.0, 1.0), "sd"),
         (lambda: seeds_to_show_noninferiority(math.nan, 1.0, 1.0), "mean_delta"),
         (lambda: seeds_to_show_noninferiority(0.0, math.inf, 1.0), "sd"),
@@ -262,8 +262,8 @@ def test_verdict_margin_zero_and_other_confidence():
         (lambda: seeds_to_show_noninferiority(0.0, 1.0, 1.0, power=0.0), "power"),
         (lambda: seeds_to_show_noninferiority(0.0, 1.0, 1.0, max_n=1), "max_n"),
         (lambda: seeds_to_show_noninferiority(0.0, 1.0, 1.0, max_n=10.5), "max_n"),
-        (lambda: verdict(_iv(1.2, 1.1, 1.3), _iv(0.0, -0.1, 0.1), -0.5), "margin"),
-        (lambda: verdict(_iv(1.2, 1.1, 1.3), _iv(0.0, -0.1, 0.1), math.nan), "margin"),
+        (lambda: verdict(_iv(1.2, 1.1, 1.3), _iv(0.0, -0.1, 0.1), -0.5), "max_drop"),
+        (lambda: verdict(_iv(1.2, 1.1, 1.3), _iv(0.0, -0.1, 0.1), math.nan), "max_drop"),
     ],
 )
 def test_bad_arguments_raise_config_error_naming_them(call, name):

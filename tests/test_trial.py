@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from boosttune.config.recipe import parse_recipe
 from boosttune.builtin.data import load_dataset
+from boosttune.config.recipe import parse_recipe
 from boosttune.errors import TrialError, UnsupportedError
 from boosttune.probe import check_recipe
 

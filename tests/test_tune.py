@@ -11,9 +11,10 @@ import pytest
 ray = pytest.importorskip("ray")
 optuna = pytest.importorskip("optuna")
 
+from leftovers import DriverGrowth  # noqa: E402
+
 from boosttune.config.experiment import parse_experiment  # noqa: E402
 from boosttune.errors import ConfigError  # noqa: E402
-from leftovers import DriverGrowth  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -194,10 +195,11 @@ def test_time_to_accuracy_objective_with_early_stopping(tmp_path, fresh_ray):
 def test_multi_objective_scheduler_stops_a_trial_beaten_on_both_objectives(tmp_path, fresh_ray):
     """Pareto mode, real Ray Tune + Train + MindSpore: a slower, less accurate recipe stops at epoch 1."""
     from boosttune.evaluation.results import build_results_table
-    from boosttune.search.scheduler import promote
     from boosttune.evaluation.select import pareto_front
+    from boosttune.execution.ray import connect_ray
+    from boosttune.search.scheduler import promote
+    from boosttune.search.tune import SearchSetup, run_search
     from boosttune.space import SpaceContext, equivalence_key, preset_params, recipe_from_params
-    from boosttune.search.tune import SearchSetup, connect_ray, run_search
 
     # A small ResNet (BatchNorm): there fp16 on a CPU runs at about 0.4x (LeNet barely notices it).
     base = {**BASE, "model": "resnet8", "data": {"name": "digits", "image_size": 8}, "epochs": 3,
@@ -230,20 +232,21 @@ def test_multi_objective_scheduler_stops_a_trial_beaten_on_both_objectives(tmp_p
         # When it ran, for the report's timeline: Tune's own clock, before the record was written.
         assert first.started < second.started < time.time() and second.metrics["wall_s"] > 0
         table = build_results_table([r.to_dict() for r in outcome.records], ray_version=ray.__version__)
-        assert table.set_index("trial_id").loc[second.trial_id, "rung"] == 1
+        assert table.set_index("trial_id").loc[second.run_id, "rung"] == 1
     else:
         assert second.status == "completed" and len(second.curve) == 3
     assert any("multi-objective successive halving" in line for line in lines)
     # Only trials that ran to the end reach the front (and so the confirm stage).
     table = build_results_table([r.to_dict() for r in outcome.records], ray_version=ray.__version__)
     front = set(pareto_front(table)["trial_id"])
-    assert first.trial_id in front and (second.trial_id not in front if expected_stop else True)
+    assert first.run_id in front and (second.run_id not in front if expected_stop else True)
 
 
 def test_a_start_point_outside_the_searched_space_trains_but_is_not_told_to_the_sampler(tmp_path, fresh_ray):
     """LessBN measured slow: the search never draws it, yet the O1-equivalent preset still trains as it is."""
+    from boosttune.execution.ray import connect_ray
+    from boosttune.search.tune import SearchSetup, run_search
     from boosttune.space import SpaceContext, equivalence_key, preset_params, recipe_from_params, searchable
-    from boosttune.search.tune import SearchSetup, connect_ray, run_search
 
     base = {**BASE, "steps_per_epoch": 8}
     config = parse_experiment({"name": "outside", "base": base, "num_trials": 2, "seed": 0, "confirm_seeds": 0})

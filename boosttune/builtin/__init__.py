@@ -8,8 +8,8 @@ trains the parts it returns. Its kwargs are the recipe's ``model`` name, ``data`
 from __future__ import annotations
 
 from boosttune.builder import TrialContext, TrialParts
-from boosttune.config.recipe import DataConfig
 from boosttune.builtin.data import DataSplits, default_workers, load_dataset
+from boosttune.config.recipe import DataConfig
 
 __all__ = ["build", "parts_from_splits"]
 

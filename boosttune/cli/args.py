@@ -11,10 +11,12 @@ import argparse
 import os
 import shlex
 import sys
+import textwrap
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
-__all__ = ["ArgumentParser", "DefaultsFormatter", "interrupted", "quiet_mindspore", "resume_command"]
+__all__ = ["ArgumentParser", "DefaultsFormatter", "FieldsFormatter", "add_deprecated_alias", "field_help",
+           "fields_epilog", "interrupted", "quiet_mindspore", "resume_command"]
 
 
 def resume_command(argv: list[str], output: str | Path) -> str:
@@ -48,11 +50,21 @@ def quiet_mindspore() -> None:
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse.ArgumentParser with ``allow_abbrev=False`` and a one-line :meth:`error`."""
+    """argparse.ArgumentParser with ``allow_abbrev=False`` and a one-line :meth:`error`.
 
-    def __init__(self, *args, **kwargs) -> None:
+    ``epilog_from``: a function that writes the epilog when help is asked for (e.g. :func:`fields_epilog` of a
+    config model whose module is slow to import), so that a command that needs no help does not import it.
+    """
+
+    def __init__(self, *args, epilog_from: Any = None, **kwargs) -> None:
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
+        self.epilog_from = epilog_from
+
+    def format_help(self) -> str:
+        if self.epilog_from is not None:
+            self.epilog = self.epilog_from()
+        return super().format_help()
 
     def error(self, message: str) -> NoReturn:
         """``PROG: error: MESSAGE (PROG --help lists the flags)`` on one line, exit code 2."""
@@ -74,3 +86,64 @@ class DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if action.default is None or action.default is False:
             return action.help
         return super()._get_help_string(action)
+
+
+class FieldsFormatter(argparse.HelpFormatter):
+    """Fills each line of a description or epilog as its own paragraph; a line that starts with two spaces is a
+    list item, wrapped under itself (the fields of a config file in :func:`fields_epilog`)."""
+
+    def _fill_text(self, text, width, indent):
+        lines = []
+        for line in text.splitlines():
+            if line.startswith("  "):
+                lines.append(textwrap.fill(" ".join(line.split()), width, initial_indent=indent + "  ",
+                                           subsequent_indent=indent + "    "))
+            else:
+                lines.append(super()._fill_text(line, width, indent) if line.strip() else "")
+        return "\n".join(lines)
+
+
+def field_help(model: Any, name: str) -> str:
+    """The help of a flag that sets the config field ``name``: the field's description (one source)."""
+    return model.model_fields[name].description.replace("%", "%%")
+
+
+def _default(field: Any) -> Any:
+    from pydantic_core import PydanticUndefined
+
+    if field.default_factory is not None:
+        return field.default_factory()
+    return None if field.default is PydanticUndefined else field.default
+
+
+def fields_epilog(model: Any, title: str, names: list[str] | None = None) -> str:
+    """One line per field of a pydantic config ``model``: its name, description and default (for a FILE's help)."""
+    lines = [title]
+    for name in names or list(model.model_fields):
+        field = model.model_fields[name]
+        default = _default(field)
+        if isinstance(default, bool):
+            default = str(default).lower()  # as YAML spells it
+        shown = "" if default in (None, [], {}) else f" (default: {default})"
+        lines.append(f"  {name}: {field.description}{shown}")
+    return "\n".join(lines)
+
+
+class _DeprecatedAlias(argparse.Action):
+    """An old flag kept working: it sets the new flag's value and says once, on stderr, to use the new one."""
+
+    def __init__(self, option_strings, dest, new: str = "", **kwargs) -> None:
+        self.new = new
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        sys.stderr.write(f"{parser.prog}: {option_string} is a deprecated alias of {self.new}; use {self.new}\n")
+        setattr(namespace, self.dest, values)
+
+
+def add_deprecated_alias(parser: argparse.ArgumentParser, old: str, new: str, **kwargs: Any) -> None:
+    """Keep ``old`` as an alias of the flag ``new`` (same dest and type), its help saying so."""
+    kwargs.setdefault("dest", new.lstrip("-").replace("-", "_"))
+    kwargs.setdefault("metavar", kwargs["dest"].upper())
+    parser.add_argument(old, action=_DeprecatedAlias, new=new, default=argparse.SUPPRESS,
+                        help=f"deprecated alias of {new}", **kwargs)

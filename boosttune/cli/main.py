@@ -8,18 +8,35 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from boosttune.cli.args import ArgumentParser, interrupted, quiet_mindspore
-from boosttune.errors import BoosttuneError, ConfigError
+import yaml
+
+from boosttune.builtin.data import check_data
+from boosttune.cli.args import (
+    ArgumentParser,
+    FieldsFormatter,
+    add_deprecated_alias,
+    fields_epilog,
+    interrupted,
+    quiet_mindspore,
+)
+from boosttune.config import load_document, parse_boost_config, split_boost_document
+from boosttune.config.boost import LEVELS
+from boosttune.config.experiment import ExperimentConfig, parse_experiment, recorded_max_drop
+from boosttune.config.io import load_yaml_text
+from boosttune.config.recipe import parse_recipe
+from boosttune.errors import BoosttuneError, ConfigError, DataError
+from boosttune.files import check_new_file, claim_output_folder, write_json
+from boosttune.probe import check_recipe, load_cached, run_probe
+from boosttune.probe.calibrate import run_calibration
+from boosttune.runtime import apply_runtime_env
+from boosttune.search.dashboard import serve
+from boosttune.trial.runner import run_trial
 
 __all__ = ["main"]
 
 
 def _parse_value(text: str) -> Any:
     """``--set`` values are YAML scalars: 0.1, true, O1, [1, 2]."""
-    import yaml
-
-    from boosttune.config.io import load_yaml_text
-
     try:
         return load_yaml_text(text)
     except yaml.YAMLError:
@@ -43,9 +60,6 @@ def _apply_overrides(document: dict[str, Any], assignments: list[str]) -> dict[s
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from boosttune.config import load_document, parse_boost_config, split_boost_document
-    from boosttune.config.boost import LEVELS
-
     document = load_document(args.file)
     boost_dict, level = split_boost_document(document, args.level)
     config = parse_boost_config(boost_dict, level)
@@ -68,14 +82,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    from boosttune.probe import run_probe
-
     log = lambda m: print(m, file=sys.stderr)  # noqa: E731
     report = run_probe(args.device, refresh=args.refresh, log=log)
     speed = None
     if args.speed:
-        from boosttune.probe.calibrate import run_calibration
-
         speed = run_calibration(report, refresh=args.refresh, log=log)  # on the built-in stand-in network
     if args.json:
         print(json.dumps({**report.to_dict(), **({"speed": speed.to_dict()} if speed else {})}, indent=2))
@@ -89,9 +99,6 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
 def _prepare_runtime(device: str, log) -> Any:
     """Probe (or read the cache) and set the runtime environment before MindSpore is imported."""
-    from boosttune.probe import load_cached, run_probe
-    from boosttune.runtime import apply_runtime_env
-
     report = load_cached(device)
     if report is None:
         log(f"no capability probe cached for {device}: probing once (about 20 s)")
@@ -101,12 +108,6 @@ def _prepare_runtime(device: str, log) -> Any:
 
 
 def cmd_trial(args: argparse.Namespace) -> int:
-    from boosttune.config import load_document
-    from boosttune.config.recipe import parse_recipe
-    from boosttune.builtin.data import check_data
-    from boosttune.files import check_new_file
-    from boosttune.probe import check_recipe
-
     output = check_new_file(args.output, "--output") if args.output else None  # before training, not after
     document = load_document(args.recipe) if args.recipe else {}
     if not isinstance(document, dict):
@@ -127,8 +128,6 @@ def cmd_trial(args: argparse.Namespace) -> int:
     for note in recipe.boost.effective().notes:
         log(f"note: {note}")
 
-    from boosttune.trial.runner import run_trial
-
     log(f"trial: {recipe.model_name}{f' on {recipe.data.name}' if recipe.builtin else ''}, boost_level {recipe.boost_level}, "
         f"{recipe.epochs} epoch(s), batch {recipe.batch_size}, seed {recipe.seed}")
     result = run_trial(recipe, work_dir=args.work_dir, log=log)
@@ -141,8 +140,6 @@ def cmd_trial(args: argparse.Namespace) -> int:
     print(f"boost built by MindSpore: {result.observed_boost}")
     print(f"runtime: {result.environment['runtime_env']}")
     if output is not None:
-        from boosttune.files import write_json
-
         write_json(output, result.to_dict())
         print(f"result written to {output}")
     return 0
@@ -150,8 +147,6 @@ def cmd_trial(args: argparse.Namespace) -> int:
 
 def _results_folder(results: str) -> Path:
     """The folder of a results argument (a folder, or a results.parquet/.csv file)."""
-    from boosttune.errors import DataError
-
     path = Path(results)
     if path.is_dir():
         return path
@@ -162,19 +157,16 @@ def _results_folder(results: str) -> Path:
     return path.parent
 
 
-# boosttune export's tolerance left unset: 1 point for accuracy, 1% of the baseline's value for another objective.
-EXPORT_MAX_DROP = 1.0
-
-
 def cmd_export(args: argparse.Namespace) -> int:
     from boosttune.evaluation.export import export_best
-    from boosttune.files import claim_output_folder
     from boosttune.evaluation.summary import load_confirmed
 
     table, folder = _load_any_results(args.results)
-    confirmed = load_confirmed(folder, max_drop=args.max_drop, default_drop=EXPORT_MAX_DROP)
+    own, default = recorded_max_drop(folder)  # judged as the run itself was, unless --max-drop says otherwise
+    max_drop = own if args.max_drop is None else args.max_drop
+    confirmed = load_confirmed(folder, max_drop=max_drop, default_drop=default)
     target = claim_output_folder(args.output, "--output", "boosttune export") if args.output else folder
-    config_path, recipe_path = export_best(table, target, tolerance=args.max_drop, default=EXPORT_MAX_DROP,
+    config_path, recipe_path = export_best(table, target, max_drop=max_drop, default=default,
                                            experiment_path=folder.resolve(), confirmed=confirmed)
     selection = json.loads(recipe_path.read_text())["selection"]
     print(f"selected: {selection['reason']}")
@@ -197,7 +189,6 @@ def _load_any_results(results: str):
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from boosttune.files import claim_output_folder
     from boosttune.report import load_report_inputs, write_report
 
     inputs = load_report_inputs(_results_folder(args.results), margin=args.max_drop)
@@ -208,8 +199,6 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
-    from boosttune.search.dashboard import serve
-
     serve(args.results, host=args.host, port=args.port, log=lambda m: print(m, flush=True))
     return 0
 
@@ -226,8 +215,6 @@ def cmd_methods(args: argparse.Namespace) -> int:
 def cmd_tune(args: argparse.Namespace) -> int:
     import time
 
-    from boosttune.config import load_document
-    from boosttune.config.experiment import parse_experiment
     from boosttune.experiment import format_summary, run_experiment
 
     document = load_document(args.config)
@@ -257,7 +244,6 @@ def _seeds(text: str | None) -> list[int] | None:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from boosttune.bench import parse_bench, recipe_override, run_bench
-    from boosttune.config import load_document
     from boosttune.evaluation.summary import format_confirmed
 
     document = load_document(args.file)
@@ -292,13 +278,7 @@ def _port(text: str) -> int:
     return port
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(
-        prog="boosttune",
-        description="Benchmark and tune MindSpore boost recipes (LessBN, GradientFreeze, ...) for speed vs accuracy.",
-    )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
+def _add_validate(sub) -> None:
     validate = sub.add_parser(
         "validate", help="check a boost_config_dict (JSON/YAML) and print what MindSpore will apply",
         description="Validate a boost_config_dict file strictly and print the effective configuration "
@@ -312,6 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
                           help="also print the canonical {boost_level, boost_config_dict} JSON")
     validate.set_defaults(func=cmd_validate)
 
+
+def _add_probe(sub) -> None:
     probe = sub.add_parser(
         "probe", help="find which knobs this device supports and the fastest CPU runtime settings",
         description="Try every boost/amp/loss-scale/optimizer knob with a tiny real compile, time oneDNN's "
@@ -326,6 +308,8 @@ def build_parser() -> argparse.ArgumentParser:
     probe.add_argument("--json", action="store_true", help="print the report as JSON")
     probe.set_defaults(func=cmd_probe)
 
+
+def _add_trial(sub) -> None:
     trial = sub.add_parser(
         "trial", help="train and evaluate one recipe and report honest speed and accuracy",
         description="Run one MindSpore training trial from a recipe file (JSON/YAML), with KEY=VALUE overrides. "
@@ -339,19 +323,20 @@ def build_parser() -> argparse.ArgumentParser:
     trial.add_argument("--work-dir", default=None, help="folder for DimReduce's stage-1 checkpoints (default: a temp folder)")
     trial.set_defaults(func=cmd_trial)
 
+
+def _experiment_fields() -> str:
+    return fields_epilog(ExperimentConfig, "FILE fields (boosttune.config.experiment.ExperimentConfig):")
+
+
+def _add_tune(sub) -> None:
     tune_cmd = sub.add_parser(
         "tune", help="search boost recipes with Ray Tune + Optuna from an experiment file",
-        description="Run a speed-vs-objective search (the builder's objective: accuracy for the built-in models) from a YAML/JSON experiment file (fields: name, base (a recipe "
-                    "without boost; base.model names a built-in network or your own builder, {entry: "
-                    "'module:function', kwargs: {...}}), working_dir and py_modules (your code, shipped to every "
-                    "node; default: the folder you run this from, when base.model is your builder), num_trials, workers_per_trial, objective, max_drop (in the objective's units: points for accuracy), sampler, seed, "
-                    "time_budget_s, max_failure_rate, max_concurrent_trials, search, storage, study_storage, "
-                    "accelerator_type, early_stopping, reduction_factor, early_stop_margin, prune_slow, "
-                    "informed_start, confirm_seeds, confirm_candidates, "
-                    "confirm_screen), then confirms the best recipes over paired seeds. Knobs measured clearly "
-                    "slower than O0 on this device are left out unless named in search or prune_slow is false. "
-                    "Joins the Ray cluster in RAY_ADDRESS (or the one `ray start` runs on this machine), else starts a "
-                    "local one.",
+        formatter_class=FieldsFormatter, epilog_from=_experiment_fields,
+        description="Run a speed-vs-objective search (the builder's objective: accuracy for the built-in models) "
+                    "from a YAML/JSON experiment file (its fields below), then confirm the best recipes over paired "
+                    "seeds. Knobs measured clearly slower than O0 on this device are left out unless named in "
+                    "search or prune_slow is false. Joins the Ray cluster in RAY_ADDRESS (or the one `ray start` "
+                    "runs on this machine), else starts a local one.",
     )
     tune_cmd.add_argument("config", help="experiment file (YAML/JSON)")
     tune_cmd.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field, e.g. num_trials=20")
@@ -360,6 +345,8 @@ def build_parser() -> argparse.ArgumentParser:
     tune_cmd.add_argument("--resume", action="store_true", help="continue the interrupted experiment in --output")
     tune_cmd.set_defaults(func=cmd_tune)
 
+
+def _add_export(sub) -> None:
     export = sub.add_parser(
         "export", help="write the best recipe's boost_config_dict and recipe as JSON",
         description="Select the best recipe and write best_boost_config.json (what mindspore.Model takes as "
@@ -371,14 +358,17 @@ def build_parser() -> argparse.ArgumentParser:
                     "one the runs were judged on (accuracy for the built-in models, a builder's own metric).",
     )
     export.add_argument("results", metavar="RESULTS", help="results folder, or its results.parquet / results.csv")
-    export.add_argument("--max-drop", "--tolerance", dest="max_drop", type=float, default=None,
+    export.add_argument("--max-drop", dest="max_drop", type=float, default=None,
                         help="how much worse than the baseline's objective is still accepted, in its units: points "
-                             "for accuracy (default 1.0 point, or 1%% of the baseline's value for a non-fraction "
-                             "metric such as a loss or MAE); with confirm runs in RESULTS the choice is re-judged on "
-                             "their paired figures")
+                             "for accuracy, else the same share (%%) of the baseline's value, as for a loss or MAE "
+                             "(default: the run's own max_drop); with confirm runs in RESULTS the choice is re-judged "
+                             "on their paired figures")
+    add_deprecated_alias(export, "--tolerance", "--max-drop", type=float)
     export.add_argument("--output", metavar="DIR", default=None, help="folder for the two files: RESULTS, or a new or empty folder (default: RESULTS)")
     export.set_defaults(func=cmd_export)
 
+
+def _add_report(sub) -> None:
     report = sub.add_parser(
         "report", help="write report.html (self-contained, opens offline) and report.md from a results folder",
         description="Answer 'which boost recipe should I use here, and how sure are we?' from the tables of an "
@@ -392,11 +382,14 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("results", metavar="RESULTS", help="an experiment or bench folder (or its results.parquet)")
     report.add_argument("--output", metavar="DIR", default=None,
                         help="folder for report.html and report.md (default: RESULTS)")
-    report.add_argument("--max-drop", "--tolerance", dest="max_drop", type=float, default=None,
+    report.add_argument("--max-drop", dest="max_drop", type=float, default=None,
                         help="how much worse than the baseline's objective is still accepted, in its units "
                              "(points for accuracy; default: the run's own max_drop)")
+    add_deprecated_alias(report, "--tolerance", "--max-drop", type=float)
     report.set_defaults(func=cmd_report)
 
+
+def _add_dashboard(sub) -> None:
     dashboard = sub.add_parser(
         "dashboard", help="serve optuna-dashboard on an experiment folder's Optuna study",
         description="Serve optuna-dashboard (history, Pareto front, parameter importance, every trial's "
@@ -413,6 +406,8 @@ def build_parser() -> argparse.ArgumentParser:
     dashboard.add_argument("--port", type=_port, default=8080, help="port to listen on (default 8080)")
     dashboard.set_defaults(func=cmd_dashboard)
 
+
+def _add_methods(sub) -> None:
     methods = sub.add_parser(
         "methods", help="write a method card per boost algorithm (and amp, loss scale, presets) from a bench",
         description="Generate reports/methods/<method>.md: what the method does in MindSpore 2.10 (from its "
@@ -428,17 +423,23 @@ def build_parser() -> argparse.ArgumentParser:
                          help="an experiment folder whose search shows which knob values worked (repeatable)")
     methods.set_defaults(func=cmd_methods)
 
+
+def _bench_fields() -> str:
+    from boosttune.bench import BenchConfig
+
+    return fields_epilog(BenchConfig, "FILE fields (boosttune.bench.BenchConfig):")
+
+
+def _add_bench(sub) -> None:
     bench = sub.add_parser(
         "bench", help="check a claim: a fixed matrix of recipes over paired, interleaved seeds",
+        formatter_class=FieldsFormatter, epilog_from=_bench_fields,
         description="Train a fixed matrix of recipes over the same seeds (paired: one seed per round for every "
                     "recipe; interleaved: round by round, the order rotated), through Ray Train, and report each "
-                    "recipe's speed-up and accuracy delta vs O0 with 95%% intervals, a paired test and a verdict. "
-                    "FILE fields: name, base (the O0 recipe), seeds, recipes (name: overrides of base; default: O0, "
-                    "the presets, each boost algorithm alone, each amp level and loss-scale manager the device "
-                    "supports), workers_per_trial, max_drop (the objective's units: points for accuracy). Writes summary.csv, confirm.parquet/.csv "
-                    "and report.html into --output.",
+                    "recipe's speed-up and objective delta vs O0 with 95% intervals, a paired test and a verdict. "
+                    "Writes summary.csv, confirm.parquet/.csv and report.html into --output.",
     )
-    bench.add_argument("file", help="bench file (YAML/JSON)")
+    bench.add_argument("file", help="bench file (YAML/JSON; its fields below)")
     bench.add_argument("--output", required=True, metavar="DIR",
                        help="folder for the runs, summary and report: new or empty (--resume continues the bench in it)")
     bench.add_argument("--seeds", default=None, help="comma-separated seeds, overriding the file's (e.g. 0,1,2)")
@@ -447,6 +448,17 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field, e.g. base.epochs=4")
     bench.add_argument("--resume", action="store_true", help="continue the interrupted bench in --output")
     bench.set_defaults(func=cmd_bench)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(
+        prog="boosttune",
+        description="Benchmark and tune MindSpore boost recipes (LessBN, GradientFreeze, ...) for speed vs accuracy.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (_add_validate, _add_probe, _add_trial, _add_tune, _add_export, _add_report, _add_dashboard,
+                _add_methods, _add_bench):
+        add(sub)
     return parser
 
 

@@ -11,10 +11,18 @@ import sys
 import time
 from pathlib import Path
 
-from boosttune.cli.args import ArgumentParser, DefaultsFormatter, interrupted, quiet_mindspore
+from boosttune import algorithms
+from boosttune.cli.args import ArgumentParser, DefaultsFormatter, field_help, interrupted, quiet_mindspore
+from boosttune.config.experiment import SCRIPT_MAX_DROP, ExperimentConfig, parse_experiment
+from boosttune.config.recipe import DATASETS_WITH_PATH, DEFAULT_FASHION_MNIST
 from boosttune.errors import BoosttuneError, ConfigError
 
 DATA_CHOICES = ["auto", "fashion_mnist", "mnist5k", "digits", "mnist_idx", "cifar10", "imagefolder"]
+
+
+def _field(name: str) -> str:
+    """A flag's help from the experiment field it sets: one source (boosttune.config.experiment)."""
+    return field_help(ExperimentConfig, name)
 
 
 def build_parser(model: str, description: str) -> argparse.ArgumentParser:
@@ -32,26 +40,21 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
     p.add_argument("--image-size", type=int, default=16, help="images are resized to this many pixels a side")
     p.add_argument("--batch-size", type=int, default=64, help="batch size per worker")
     p.add_argument("--learning-rate", type=float, default=0.05, help="base learning rate (searched around)")
-    p.add_argument("--trials", type=int, default=8, help="trials in all, baseline and presets included")
-    p.add_argument("--workers", type=int, default=1, help="Ray Train workers (MindSpore ranks) per trial")
-    p.add_argument("--time-budget", type=float, default=None, help="stop starting trials after this many seconds")
+    p.add_argument("--trials", type=int, default=8, help=_field("num_trials"))
+    p.add_argument("--workers", type=int, default=1, help=_field("workers_per_trial"))
+    p.add_argument("--time-budget", type=float, default=None, help=_field("time_budget_s"))
     p.add_argument("--objective", default="pareto", choices=["pareto", "constrained", "time_to_accuracy"],
-                   help="pareto: speed and accuracy together; constrained: fastest within --max-drop of the "
-                        "baseline; time_to_accuracy: least time to baseline accuracy minus --max-drop")
-    p.add_argument("--max-drop", type=float, default=1.0,
-                   help="accuracy drop allowed vs the baseline, points (the confirmed mean delta must stay within "
-                        "it; default 1.0)")
-    p.add_argument("--confirm-seeds", type=int, default=3,
-                   help="paired seeds of the confirm stage (0 skips it; 5 or more recommended for a claim)")
-    p.add_argument("--confirm-candidates", type=int, default=3,
-                   help="searched recipes confirmed next to the baseline and the O1/O2-equivalent presets")
-    p.add_argument("--sampler", default="random", choices=["tpe", "gp", "nsga2", "random"],
-                   help="Optuna sampler after the informed start (default random: best at this budget in "
-                        "benchmarks/search_efficiency.py; tpe/gp model the results, gp needs PyTorch: boosttune[gp])")
-    p.add_argument("--seed", type=int, default=0, help="seed of the sampler and of every trial")
+                   help=_field("objective"))
+    p.add_argument("--max-drop", type=float, default=SCRIPT_MAX_DROP,
+                   help="how far below the baseline's objective a recipe may fall, in its units: points for accuracy "
+                        "(the confirmed mean gain must stay within it)")
+    p.add_argument("--confirm-seeds", type=int, default=3, help=_field("confirm_seeds"))
+    p.add_argument("--confirm-candidates", type=int, default=3, help=_field("confirm_candidates"))
+    p.add_argument("--sampler", default="random", choices=["tpe", "gp", "nsga2", "random"], help=_field("sampler"))
+    p.add_argument("--seed", type=int, default=0, help=_field("seed"))
     p.add_argument("--search", default=None,
-                   help="comma-separated fragments to search (default all but those measured slow here): dim_reduce,"
-                        "less_bn,grad_freeze,grad_accumulation,adasum,loss_scale,amp,optimizer; a fragment named "
+                   help="comma-separated fragments to search (default all but those measured slow here): "
+                        f"{','.join(algorithms.fragment_names())}; a fragment named "
                         "here is searched even when it is slow on this device")
     p.add_argument("--keep-slow", action="store_true",
                    help="also search the knobs measured clearly slower than O0 on this device (left out by default)")
@@ -60,16 +63,11 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
                         "at epoch 1, 2, 4 or 8 stops there)")
     p.add_argument("--device", default="CPU", choices=["CPU", "GPU", "Ascend"],
                    help="device of every trial rank: one GPU, or one of Ray's NPUs, per rank on GPU/Ascend")
-    p.add_argument("--accelerator-type", default=None,
-                   help="Ray's accelerator model for GPU/Ascend ranks, e.g. A100 or Ascend910B (default: any)")
-    p.add_argument("--storage", default=None,
-                   help="where Ray Train and Tune persist, reachable from every node: a shared folder or a bucket "
-                        "URI such as s3://bucket/runs (default: inside --output, enough on one machine)")
-    p.add_argument("--study-storage", default=None,
-                   help="Optuna study RDB URL, e.g. postgresql://... (default sqlite:///OUTPUT/optuna.db)")
-    p.add_argument("--max-failure-rate", type=float, default=0.5, help="abort once this share of trials failed")
-    p.add_argument("--concurrency", type=int, default=None,
-                   help="trials at once (default: one per node, so trials do not skew each other's timings)")
+    p.add_argument("--accelerator-type", default=None, help=_field("accelerator_type"))
+    p.add_argument("--storage", default=None, help=_field("storage"))
+    p.add_argument("--study-storage", default=None, help=_field("study_storage"))
+    p.add_argument("--max-failure-rate", type=float, default=0.5, help=_field("max_failure_rate"))
+    p.add_argument("--concurrency", type=int, default=None, help=_field("max_concurrent_trials"))
     p.add_argument("--smoke", action="store_true",
                    help="a quick run: 3 epochs on 1024 samples, 3 trials, 1 candidate confirmed over 2 seeds "
                         "(flags given explicitly win)")
@@ -80,8 +78,6 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
 
 
 def _data(choice: str, path: str | None) -> dict:
-    from boosttune.config.recipe import DATASETS_WITH_PATH, DEFAULT_FASHION_MNIST
-
     if path is not None and choice not in DATASETS_WITH_PATH:
         raise ConfigError(f"--data-path: given with --data {choice}, which reads no folder; name the data set the "
                           f"folder holds: --data {'|'.join(DATASETS_WITH_PATH)}")
@@ -128,7 +124,6 @@ def run(model: str, description: str, argv: list[str] | None = None) -> int:
 
 
 def _run(args, output: Path) -> int:
-    from boosttune.config.experiment import parse_experiment
     from boosttune.experiment import format_summary, run_experiment
 
     config = parse_experiment({

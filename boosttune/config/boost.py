@@ -9,12 +9,14 @@ MindSpore will *effectively* apply.  It imports neither MindSpore nor Ray.
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
+from boosttune import algorithms
+from boosttune.algorithms import LEVELS
+from boosttune.algorithms.base import Algorithm, Resolution, _Section
 from boosttune.errors import ConfigError
 
 __all__ = [
@@ -27,36 +29,15 @@ __all__ = [
     "parse_boost_config",
 ]
 
-LEVELS = ("O0", "O1", "O2")
 MODES = ("auto", "manual", "enable_all", "disable_all")
-ALGORITHMS = ("less_bn", "grad_freeze", "adasum", "grad_accumulation", "dim_reduce", "loss_scale_group")
+# The boost algorithms in MindSpore's order, each from its folder in boosttune/algorithms. The models below are
+# built from them once, at import; config_dict_model() builds them again from the registry as it is now.
+_REGISTERED: tuple[Algorithm, ...] = algorithms.boost_algorithms()
+ALGORITHMS = tuple(a.name for a in _REGISTERED)
 
-# mindspore/boost/boost.py `_boost_config_level` (2.10). Kept as a copy: MindSpore's own dict is
-# mutated in place by manual mode, so it cannot be trusted after the first Model of a process.
-PRESETS: dict[str, dict[str, bool]] = {
-    "O0": dict.fromkeys(ALGORITHMS, False),
-    "O1": {**dict.fromkeys(ALGORITHMS, False), "less_bn": True, "grad_freeze": True},
-    "O2": {**dict.fromkeys(ALGORITHMS, False), "less_bn": True, "grad_freeze": True, "adasum": True},
-}
-
-# DimReduce's stage-2 fails after computing the PCA when weight_load_dir holds other characters.
-_DIM_REDUCE_PATH = re.compile(r"^[_A-Za-z0-9/.\-]+$")
-
-
-class _Section(BaseModel):
-    """JSON types as MindSpore means them: no coercion, no unknown keys, immutable."""
-
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class BoostSwitches(_Section):
-    mode: Literal["auto", "manual", "enable_all", "disable_all"] = "auto"
-    less_bn: bool | None = None
-    grad_freeze: bool | None = None
-    adasum: bool | None = None
-    grad_accumulation: bool | None = None
-    dim_reduce: bool | None = None
-    loss_scale_group: bool | None = None
+# mindspore/boost/boost.py `_boost_config_level` (2.10), from the levels each algorithm names. Kept as a copy:
+# MindSpore's own dict is mutated in place by manual mode, so it cannot be trusted after the first Model of a process.
+PRESETS: dict[str, dict[str, bool]] = algorithms.presets()
 
 
 class CommonSection(_Section):
@@ -77,77 +58,32 @@ class CommonSection(_Section):
         return groups
 
 
-class LessBNSection(_Section):
-    fn_flag: bool = True
-    gc_flag: bool = True
+def _switches_model(registered: tuple[Algorithm, ...]) -> type[_Section]:
+    """The ``boost`` section: the mode and one optional switch per registered algorithm."""
+    switches: dict[str, Any] = {a.name: (bool | None, None) for a in registered}
+    return create_model("BoostSwitches", __base__=_Section, __module__=__name__,
+                        mode=(Literal["auto", "manual", "enable_all", "disable_all"], "auto"), **switches)
 
 
-class GradFreezeSection(_Section):
-    param_groups: int = Field(10, ge=1)
-    freeze_type: int = 1
-    freeze_p: float = Field(0.7, ge=0.0, le=1.0)
-    total_steps: int = Field(65536, ge=1)
-
-    @field_validator("freeze_type")
-    @classmethod
-    def _known_strategy(cls, value: int) -> int:
-        if value not in (0, 1):
-            raise ValueError("must be 0 (continuous) or 1 (interval)")
-        return value
+def _sectioned(registered: tuple[Algorithm, ...] = _REGISTERED) -> tuple[Algorithm, ...]:
+    return tuple(a for a in registered if a.section is not None)
 
 
-class GradAccumulationSection(_Section):
-    grad_accumulation_step: int = Field(1, ge=1)
+def _config_dict_model(registered: tuple[Algorithm, ...], switches: type[_Section]) -> type[_Section]:
+    """boost_config_dict: the ``boost`` switches, ``common``, and each registered algorithm's section."""
+    sections: dict[str, Any] = {a.name: (a.section | None, None) for a in _sectioned(registered)}
+    return create_model("BoostConfigDict", __base__=_Section, __module__=__name__,
+                        boost=(switches | None, None), common=(CommonSection | None, None), **sections)
 
 
-class DimReduceSection(_Section):
-    rho: float = Field(0.55, gt=0.0, lt=1.0)
-    gamma: float = Field(0.9, ge=0.0, lt=1.0)
-    alpha: float = Field(0.001, gt=0.0)
-    sigma: float = Field(0.4, gt=0.0, lt=1.0)
-    n_components: int = Field(32, ge=1)
-    pca_mat_path: str | None = None
-    weight_load_dir: str | None = None
-    timeout: int = Field(1800, ge=1)
-
-    @field_validator("pca_mat_path")
-    @classmethod
-    def _npy(cls, path: str | None) -> str | None:
-        # MindSpore silently ignores a pca_mat_path that does not end in .npy and recomputes.
-        if path is not None and not path.endswith(".npy"):
-            raise ValueError("must be a .npy file written by an earlier DimReduce run")
-        return path
-
-    @field_validator("weight_load_dir")
-    @classmethod
-    def _portable_path(cls, path: str | None) -> str | None:
-        if path is not None and not _DIM_REDUCE_PATH.fullmatch(path):
-            raise ValueError("DimReduce accepts only the characters [_A-Za-z0-9/.-] in this path")
-        return path
+def config_dict_model() -> type[_Section]:
+    """boost_config_dict's model as the registry has it now (the module's :data:`BoostConfigDict` is built once)."""
+    registered = algorithms.boost_algorithms()
+    return _config_dict_model(registered, _switches_model(registered))
 
 
-class LossScaleGroupSection(_Section):
-    """AutoBoost reads no keys here: the groups come from ``GroupLossScaleManager``."""
-
-
-class BoostConfigDict(_Section):
-    boost: BoostSwitches | None = None
-    common: CommonSection | None = None
-    less_bn: LessBNSection | None = None
-    grad_freeze: GradFreezeSection | None = None
-    grad_accumulation: GradAccumulationSection | None = None
-    dim_reduce: DimReduceSection | None = None
-    loss_scale_group: LossScaleGroupSection | None = None
-
-
-_SECTION_DEFAULTS: dict[str, _Section] = {
-    "common": CommonSection(),
-    "less_bn": LessBNSection(),
-    "grad_freeze": GradFreezeSection(),
-    "grad_accumulation": GradAccumulationSection(),
-    "dim_reduce": DimReduceSection(),
-    "loss_scale_group": LossScaleGroupSection(),
-}
+BoostSwitches = _switches_model(_REGISTERED)
+BoostConfigDict = _config_dict_model(_REGISTERED, BoostSwitches)
 
 
 @dataclass(frozen=True)
@@ -190,7 +126,7 @@ class BoostConfig(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
     level: Literal["O0", "O1", "O2"] = "O0"
-    config: BoostConfigDict = BoostConfigDict()
+    config: BoostConfigDict = BoostConfigDict()  # type: ignore[valid-type]
 
     def effective(self) -> EffectiveBoost:
         return _resolve(self)
@@ -281,101 +217,67 @@ def _model_in(annotation: Any) -> Any:
 
 
 def _resolve(config: BoostConfig) -> EffectiveBoost:
+    """What MindSpore does with ``config``: the mode's switches, then level O0, then each algorithm's rule."""
     cfg, level = config.config, config.level
-    switches_in = cfg.boost or BoostSwitches()
-    given = {name: getattr(switches_in, name) for name in ALGORITHMS if getattr(switches_in, name) is not None}
     notes: list[str] = []
-
-    mode = switches_in.mode
-    if mode == "manual":
-        switches = {**PRESETS[level], **given}
-    elif mode == "enable_all":
-        switches = dict.fromkeys(ALGORITHMS, True)
-    elif mode == "disable_all":
-        switches = dict.fromkeys(ALGORITHMS, False)
-    else:
-        switches = dict(PRESETS[level])
-        if given:
-            notes.append(
-                f"mode auto ignores the switches in 'boost' ({', '.join(given)}); preset {level} applies "
-                "- set mode: manual to use them"
-            )
-
+    mode, switches = _mode_switches(cfg.boost or BoostSwitches(), level, notes)
     if level == "O0":
         if cfg.model_dump(exclude_none=True):
             notes.append("boost_level O0: Model skips boost entirely and ignores boost_config_dict; use O1 or O2")
         applied = dict.fromkeys(ALGORITHMS, False)
     else:
         applied = dict(switches)
+    state = Resolution(level=level, applied=applied, notes=notes, sections=_sections(cfg))
+    for algorithm in sorted(_REGISTERED, key=lambda a: a.rule_order):
+        if algorithm.rule is not None:
+            algorithm.rule(state)
+    _note_ignored(cfg, state)
+    return EffectiveBoost(level=level, mode=mode, switches=switches, applied=applied,
+                          settings=_settings(cfg, state), notes=tuple(notes))
 
-    def section(name: str) -> Any:
-        return getattr(cfg, name) or _SECTION_DEFAULTS[name]
 
-    if applied["dim_reduce"]:
-        skipped = [n for n in ("less_bn", "grad_freeze", "adasum") if applied[n]]
-        for name in skipped:
-            applied[name] = False
-        if skipped:
-            notes.append(f"dim_reduce replaces the optimizer and skips {', '.join(skipped)}")
-        notes.append("dim_reduce trains with SGD(learning_rate=1) in place of the recipe's optimizer")
-        dr = section("dim_reduce")
-        if dr.pca_mat_path is None and dr.weight_load_dir is None:
-            notes.append(
-                "dim_reduce needs weight_load_dir (stage-1 checkpoints) or pca_mat_path; "
-                "a boosttune trial produces them"
-            )
-
-    if applied["grad_accumulation"] and section("grad_accumulation").grad_accumulation_step <= 1:
-        applied["grad_accumulation"] = False
-        notes.append("grad_accumulation is on but grad_accumulation_step is 1: MindSpore turns it off")
-
-    if applied["grad_freeze"] and applied["grad_accumulation"]:
-        raise ConfigError(
-            "boost: grad_freeze and grad_accumulation cannot both be on: MindSpore 2.10 fails to build "
-            "the network ('_TrainFreezeCell' object has no attribute 'optimizer'); switch one off "
-            "(O1/O2 presets switch grad_freeze on)"
-        )
-
-    if applied["grad_freeze"]:
-        gf = section("grad_freeze")
-        if gf.freeze_type == 0 and gf.freeze_p >= 1.0:
-            raise ConfigError(
-                f"grad_freeze.freeze_p: {gf.freeze_p!r} is invalid with freeze_type 0: MindSpore divides by "
-                "(1 - freeze_p); use freeze_p < 1 or freeze_type 1"
-            )
-        if gf.freeze_p >= 1.0 or gf.param_groups == 1:
-            notes.append("grad_freeze freezes nothing (freeze_p 1 or param_groups 1): every step trains all layers")
-
-    if applied["adasum"]:
+def _mode_switches(given_switches: Any, level: str, notes: list[str]) -> tuple[str, dict[str, bool]]:
+    """The switches ``AutoBoost.boost_config`` holds for the boost section's mode."""
+    given = {name: getattr(given_switches, name) for name in ALGORITHMS if getattr(given_switches, name) is not None}
+    mode = given_switches.mode
+    if mode == "manual":
+        return mode, {**PRESETS[level], **given}
+    if mode == "enable_all":
+        return mode, dict.fromkeys(ALGORITHMS, True)
+    if mode == "disable_all":
+        return mode, dict.fromkeys(ALGORITHMS, False)
+    if given:
         notes.append(
-            "adasum takes effect only with >= 16 ranks where ranks/8 is a power of two; "
-            "below that MindSpore runs plain data parallel"
+            f"mode auto ignores the switches in 'boost' ({', '.join(given)}); preset {level} applies "
+            "- set mode: manual to use them"
         )
-    if applied["loss_scale_group"]:
-        notes.append("loss_scale_group needs a GroupLossScaleManager (GPU/Ascend only)")
-    if applied["less_bn"] and section("less_bn").gc_flag:
-        notes.append("less_bn.gc_flag true needs the Centralization kernel (GPU/Ascend; not on CPU)")
+    return mode, dict(PRESETS[level])
 
-    for name in ("less_bn", "grad_freeze", "grad_accumulation", "dim_reduce", "loss_scale_group"):
-        if getattr(cfg, name) is not None and not applied[name] and level != "O0":
-            notes.append(f"section '{name}' is ignored because {name} is not applied")
 
-    settings: dict[str, dict[str, Any]] = {}
-    common = section("common").model_dump(exclude_none=True)
-    settings["common"] = common
-    if cfg.common and cfg.common.gradient_split_groups and not applied["less_bn"]:
-        notes.append("common.gradient_split_groups is used only by less_bn, which is not applied")
-    for name in ("less_bn", "grad_freeze", "grad_accumulation", "dim_reduce"):
-        if applied[name]:
-            settings[name] = section(name).model_dump(exclude_none=True)
-    if applied["loss_scale_group"]:
-        settings["loss_scale_group"] = {}
+def _sections(cfg: Any) -> dict[str, Any]:
+    """Every section as given, or its defaults."""
+    sections = {"common": cfg.common or CommonSection()}
+    for algorithm in _sectioned():
+        sections[algorithm.name] = getattr(cfg, algorithm.name) or algorithm.section()
+    return sections
 
-    return EffectiveBoost(
-        level=level,
-        mode=mode,
-        switches=switches,
-        applied=applied,
-        settings=settings,
-        notes=tuple(notes),
-    )
+
+def _note_ignored(cfg: Any, state: Resolution) -> None:
+    """Sections (and keys of ``common``) given for an algorithm that is not applied."""
+    for algorithm in _sectioned():
+        name = algorithm.name
+        if getattr(cfg, name) is not None and not state.applied[name] and state.level != "O0":
+            state.notes.append(f"section '{name}' is ignored because {name} is not applied")
+
+
+def _settings(cfg: Any, state: Resolution) -> dict[str, dict[str, Any]]:
+    """``common`` and the sections of the applied algorithms, in full (MindSpore's defaults filled in)."""
+    settings: dict[str, dict[str, Any]] = {"common": state.section("common").model_dump(exclude_none=True)}
+    for algorithm in _REGISTERED:
+        for key in algorithm.common_keys:
+            if cfg.common and getattr(cfg.common, key) and not state.applied[algorithm.name]:
+                state.notes.append(f"common.{key} is used only by {algorithm.name}, which is not applied")
+    for algorithm in _sectioned():
+        if state.applied[algorithm.name]:
+            settings[algorithm.name] = state.section(algorithm.name).model_dump(exclude_none=True)
+    return settings

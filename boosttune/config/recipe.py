@@ -10,10 +10,9 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, Mapping
 
-from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator,
-                      model_validator)
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, model_validator
 
-from boosttune.builder import BUILTIN_ENTRY, ENTRY_PATTERN
+from boosttune.builder import BUILTIN_ENTRY, ENTRY_PATTERN, entry_of
 from boosttune.config.boost import BoostConfig, format_validation_error, parse_boost_config
 from boosttune.errors import ConfigError
 
@@ -208,8 +207,6 @@ def refuse_renamed(raw: Mapping[str, Any], renamed: Mapping[str, str], prefix: s
 def with_entry_names(recipe: dict[str, Any]) -> dict[str, Any]:
     """``recipe`` with a builder function in ``model.entry`` written as its ``module:function`` name (the Python
     API takes the function; a recipe travels to the workers, and into experiment.json, as data)."""
-    from boosttune.builder import entry_of
-
     model = recipe.get("model")
     if isinstance(model, Mapping) and callable(model.get("entry")):
         return {**recipe, "model": {**model, "entry": entry_of(model["entry"])}}

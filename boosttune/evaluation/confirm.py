@@ -28,11 +28,11 @@ import numpy as np
 import pandas as pd
 
 from boosttune.errors import ConfigError, DataError
-from boosttune.objective import ACCURACY, Objective
 from boosttune.evaluation.results import build_results_table, canonical_json, finite, objective_of
-from boosttune.execution.runs import FINISHED, RecordStore, RunRecord, RunSpec
 from boosttune.evaluation.select import pareto_front
-from boosttune.evaluation.stats import Interval, paired_delta, paired_ratio, ratio_interval, verdict
+from boosttune.evaluation.stats import Interval, VerdictCode, paired_delta, paired_ratio, ratio_interval, verdict
+from boosttune.execution.runs import FINISHED, RecordStore, RunRecord, RunSpec
+from boosttune.objective import ACCURACY, Objective
 
 __all__ = [
     "BASELINE_NAME",
@@ -42,7 +42,7 @@ __all__ = [
     "confirm_table",
     "paired_schedule",
     "pick_candidates",
-    "resolve_margin",
+    "resolve_max_drop",
     "run_paired",
     "select_confirmed",
     "summarize",
@@ -53,7 +53,7 @@ BASELINE_NAME = "O0"
 SUMMARY_COLUMNS = ("recipe", "n_seeds", "speedup", "speedup_ci_low", "speedup_ci_high", "e2e_speedup", "e2e_n",
                    "objective_value", "objective_gain", "objective_gain_ci_low", "objective_gain_ci_high", "p_value",
                    "objective_p_value", "failed_runs", "seeds_to_show", "qualifies", "verdict", "verdict_text",
-                   "objective", "gain_unit", "margin")
+                   "objective", "gain_unit", "margin")  # margin: the max_drop judged at (named so on disk)
 
 
 @dataclass(frozen=True)
@@ -174,7 +174,7 @@ def _run_line(record: RunRecord) -> str:
 def _running_summary(records: list[RunRecord], max_drop: float | None, default_drop: float, round_count: int) -> str:
     table = confirm_table(records)
     objective = objective_of(table)
-    summary = summarize(table, margin=resolve_margin(table, max_drop, default_drop))
+    summary = summarize(table, max_drop=resolve_max_drop(table, max_drop, default_drop))
     parts = [f"{row.recipe} {row.speedup:.3f}x ({row.speedup_ci_low:.3f}-{row.speedup_ci_high:.3f}), "
              f"{objective.format_gain(row.objective_gain, '+.1f' if objective.fraction else '+.3g')}"
              for row in summary.itertuples() if row.recipe != BASELINE_NAME and finite(row.speedup_ci_low)]
@@ -208,7 +208,7 @@ def _ratios_per_round(table: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def resolve_margin(table: pd.DataFrame, max_drop: float | None, default: float) -> float:
+def resolve_max_drop(table: pd.DataFrame, max_drop: float | None, default: float) -> float:
     """The non-inferiority margin in the objective's gain units: ``max_drop`` when given, else ``default`` points
     for a fraction objective, or ``default`` percent of the baseline's mean value for another."""
     objective = objective_of(table)
@@ -229,46 +229,46 @@ def time_to_accuracy(curve: Sequence[dict[str, Any]], target: float,
     return None
 
 
-def summarize(table: pd.DataFrame, *, margin: float, target: float | None = None,
+def summarize(table: pd.DataFrame, *, max_drop: float, target: float | None = None,
               confidence: float = 0.95) -> pd.DataFrame:
     """One row per recipe (the baseline first) from the paired rounds of :func:`confirm_table`.
 
-    ``margin`` is in the objective's gain units (points for accuracy). The end-to-end target is ``target``, or
-    the baseline's mean objective_value less ``margin``.
+    ``max_drop`` is in the objective's gain units (points for accuracy). The end-to-end target is ``target``, or
+    the baseline's mean objective_value less ``max_drop``.
     """
     objective = objective_of(table)
     finished = table[table["status"].isin(FINISHED) & table["throughput_sps"].map(finite)
                      & table["objective_value"].map(finite)]
     base = finished[finished["recipe"] == BASELINE_NAME].drop_duplicates("round").set_index("round")
     if target is None and not base.empty:
-        target = objective.shifted(float(base["objective_value"].mean()), -margin)
+        target = objective.shifted(float(base["objective_value"].mean()), -max_drop)
     names = [BASELINE_NAME] + [n for n in dict.fromkeys(table["recipe"].dropna()) if n != BASELINE_NAME]
-    rows = [_summary_row(name, table, finished, base, margin, target, confidence, objective) for name in names]
+    rows = [_summary_row(name, table, finished, base, max_drop, target, confidence, objective) for name in names]
     return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
 
 
-def _summary_row(name: str, table: pd.DataFrame, finished: pd.DataFrame, base: pd.DataFrame, margin: float,
+def _summary_row(name: str, table: pd.DataFrame, finished: pd.DataFrame, base: pd.DataFrame, max_drop: float,
                  target: float | None, confidence: float, objective: Objective) -> dict[str, Any]:
     runs = finished[finished["recipe"] == name].drop_duplicates("round").set_index("round")
     failed = int(((table["recipe"] == name) & ~table["status"].isin(FINISHED)).sum())
     rounds = sorted(set(runs.index) & set(base.index))
     row: dict[str, Any] = dict.fromkeys(SUMMARY_COLUMNS, math.nan)
     row.update(recipe=name, n_seeds=len(rounds), failed_runs=failed, qualifies=False, e2e_n=0, seeds_to_show=None,
-               objective=objective.label, gain_unit=objective.unit, margin=margin,
+               objective=objective.label, gain_unit=objective.unit, margin=max_drop,
                objective_value=float(runs["objective_value"].mean()) if len(runs) else math.nan)
     if name == BASELINE_NAME:
-        row.update(n_seeds=len(base), speedup=1.0, objective_gain=0.0, verdict="baseline",
+        row.update(n_seeds=len(base), speedup=1.0, objective_gain=0.0, verdict=VerdictCode.BASELINE,
                    verdict_text=f"the O0 baseline, {len(base)} seed(s)")
         return row
     if not rounds:
-        row.update(verdict="no_data", verdict_text="no round where both this recipe and the baseline finished")
+        row.update(verdict=VerdictCode.NO_DATA, verdict_text="no round where both this recipe and the baseline finished")
         return row
     speed = paired_ratio(runs.loc[rounds, "throughput_sps"].to_numpy(float),
                          base.loc[rounds, "throughput_sps"].to_numpy(float), confidence=confidence)
     delta = paired_delta(runs.loc[rounds, "objective_value"].to_numpy(float),
                          base.loc[rounds, "objective_value"].to_numpy(float),
                          scale=objective.sign * objective.scale, confidence=confidence)
-    judged = verdict(speed, delta, margin, objective)
+    judged = verdict(speed, delta, max_drop, objective)
     e2e = _e2e(runs.loc[rounds, "curve_json"], base.loc[rounds, "curve_json"], target, confidence, objective)
     text = judged.text
     if e2e is not None and target is not None:
@@ -303,21 +303,21 @@ class ConfirmedSelection:
     row: pd.Series
     reason: str
     fell_back_to_baseline: bool
-    margin: float
+    max_drop: float
 
 
-def select_confirmed(summary: pd.DataFrame, margin: float) -> ConfirmedSelection:
-    """The fastest recipe whose speed-up interval lies above 1 and whose mean objective gain is within the margin."""
+def select_confirmed(summary: pd.DataFrame, max_drop: float) -> ConfirmedSelection:
+    """The fastest recipe whose speed-up interval lies above 1 and whose mean objective gain is within ``max_drop``."""
     qualifying = summary[summary["qualifies"].astype(bool)].sort_values("speedup", ascending=False, kind="stable")
     if not qualifying.empty:
         best = qualifying.iloc[0]
         return ConfirmedSelection(str(best["recipe"]), best, f"{best['recipe']}: {best['verdict_text']}", False,
-                                  margin)
+                                  max_drop)
     baseline = summary[summary["recipe"] == BASELINE_NAME].iloc[0]
     others = summary[summary["recipe"] != BASELINE_NAME]
     why = "; ".join(f"{r['recipe']}: {r['verdict_text']}" for _, r in others.iterrows()) or "no candidate ran"
     unit = baseline["gain_unit"] if isinstance(baseline.get("gain_unit"), str) else "pt"
     name = baseline["objective"] if isinstance(baseline.get("objective"), str) else "val_acc"
-    reason = (f"no recipe is shown faster than the O0 baseline within {margin:.3g} {unit} of its {name}, so the "
+    reason = (f"no recipe is shown faster than the O0 baseline within {max_drop:.3g} {unit} of its {name}, so the "
               f"answer is the baseline ({why})")
-    return ConfirmedSelection(BASELINE_NAME, baseline, reason, True, margin)
+    return ConfirmedSelection(BASELINE_NAME, baseline, reason, True, max_drop)

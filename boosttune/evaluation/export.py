@@ -16,9 +16,9 @@ import pandas as pd
 
 from boosttune.config.boost import parse_boost_config
 from boosttune.errors import BoosttuneError, DataError
-from boosttune.files import write_json
 from boosttune.evaluation.results import FINISHED, finite, objective_of
 from boosttune.evaluation.select import Selection, select_best
+from boosttune.files import write_json
 
 if TYPE_CHECKING:
     from boosttune.evaluation.summary import Confirmed
@@ -34,7 +34,7 @@ _PROVENANCE = ("device_target", "mindspore_version", "ray_version", "boosttune_v
                "trial_id")
 
 
-def export_best(df: pd.DataFrame, out_dir: str | Path, *, tolerance: float | None = 0.5, default: float = 0.5,
+def export_best(df: pd.DataFrame, out_dir: str | Path, *, max_drop: float | None = 0.5, default: float = 0.5,
                 experiment_path: str | Path | None = None, confirmed: Confirmed | None = None) -> tuple[Path, Path]:
     """Select the best recipe and write its two JSON files.
 
@@ -46,14 +46,14 @@ def export_best(df: pd.DataFrame, out_dir: str | Path, *, tolerance: float | Non
         The paths of ``best_boost_config.json`` and ``best_recipe.json``.
 
     Raises:
-        ConfigError: ``tolerance`` is negative. (It is in the objective's gain units, points for accuracy; None:
+        ConfigError: ``max_drop`` is negative. (It is in the objective's gain units, points for accuracy; None:
             ``default`` points, or ``default`` percent of the baseline's value for a non-fraction objective.)
         DataError: no finished baseline, or the selected row's boost_config_dict is not valid.
     """
     if confirmed is not None:
         selection, row = _confirmed_selection(confirmed)
     else:
-        selection = select_best(df, tolerance, default)
+        selection = select_best(df, max_drop, default)
         row = selection.row
     boost_config = _json_cell(row, "boost_config_dict_json")
     level = str(row["boost_level"]) if pd.notna(row["boost_level"]) else "O0"
@@ -78,7 +78,7 @@ def _confirmed_selection(confirmed: Confirmed) -> tuple[Selection, pd.Series]:
     if finished.empty:
         raise DataError(f"confirm runs: no finished run of {chosen.recipe!r} to export")
     row = finished.sort_values("round").iloc[0]
-    return Selection(row, chosen.reason, chosen.fell_back_to_baseline, chosen.margin), row
+    return Selection(row, chosen.reason, chosen.fell_back_to_baseline, chosen.max_drop), row
 
 
 def _confirmed_document(confirmed: Confirmed) -> dict[str, Any]:
@@ -91,7 +91,7 @@ def _confirmed_document(confirmed: Confirmed) -> dict[str, Any]:
     return {
         "recipe": confirmed.selection.recipe,
         "seeds": list(confirmed.seeds),
-        "max_drop": confirmed.margin,
+        "max_drop": confirmed.max_drop,
         "figures": figures(chosen),
         "all_recipes": {str(row["recipe"]): figures(row) for _, row in summary.iterrows()},
     }
@@ -114,7 +114,7 @@ def _recipe_document(row: pd.Series, selection: Selection, boost_config: dict[st
         "measured": {name: _plain(row[name]) for name in _MEASURED},
         "selection": {
             "reason": selection.reason,
-            "tolerance": selection.tolerance,
+            "tolerance": selection.max_drop,  # the max_drop selected at (key named so on disk)
             "fell_back_to_baseline": selection.fell_back_to_baseline,
         },
         "provenance": provenance,

@@ -1,4 +1,4 @@
-"""Pick from the results table: the speed/objective Pareto front and the best recipe within a tolerance.
+"""Pick from the results table: the speed/objective Pareto front and the best recipe within ``max_drop``.
 
 The objective is the table's own (:func:`boosttune.evaluation.results.objective_of`: accuracy, or a team's metric in either
 direction); fronts and tolerances are taken in its direction and gain units.
@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 
 from boosttune.errors import ConfigError, DataError
-from boosttune.objective import Objective
 from boosttune.evaluation.results import FINISHED, baseline_row, finite, objective_of
+from boosttune.objective import Objective
+from boosttune.pareto import non_dominated
 
 __all__ = ["Selection", "hypervolume", "non_dominated", "pareto_front", "resolve_tolerance", "select_best"]
 
@@ -28,18 +29,7 @@ class Selection:
     row: pd.Series
     reason: str
     fell_back_to_baseline: bool
-    tolerance: float
-
-
-def non_dominated(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Mask of the points no other point beats on both x and y (both maximised).
-
-    Equal points do not dominate each other, so ties are all kept.
-    """
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    at_least = (x[None, :] >= x[:, None]) & (y[None, :] >= y[:, None])
-    better = (x[None, :] > x[:, None]) | (y[None, :] > y[:, None])
-    return ~np.any(at_least & better, axis=1)
+    max_drop: float  # resolved: in the objective's gain units
 
 
 def hypervolume(points: list[tuple[float, float]], ref: tuple[float, float]) -> float:
@@ -76,16 +66,16 @@ def pareto_front(df: pd.DataFrame) -> pd.DataFrame:
     return front.sort_values(["speedup_vs_baseline", "objective_value"], ascending=[True, sign < 0], kind="stable")
 
 
-def select_best(df: pd.DataFrame, tolerance: float | None = 0.5, default: float = 0.5) -> Selection:
-    """The fastest finished trial whose objective is no more than ``tolerance`` worse than the baseline's.
+def select_best(df: pd.DataFrame, max_drop: float | None = 0.5, default: float = 0.5) -> Selection:
+    """The fastest finished trial whose objective is no more than ``max_drop`` worse than the baseline's.
 
-    ``tolerance`` is in the objective's gain units (points for accuracy); None: ``default`` points for a fraction
+    ``max_drop`` is in the objective's gain units (points for accuracy); None: ``default`` points for a fraction
     objective, or ``default`` percent of the baseline's value for another. The baseline itself qualifies (speed-up
     1), so a trial is chosen only when it is faster; among equally fast ones the better objective wins, then the
     baseline, then the first in the table.
 
     Raises:
-        ConfigError: ``tolerance`` is negative or not a number.
+        ConfigError: ``max_drop`` is negative or not a number.
         DataError: the table has no finished O0 baseline with an objective_value.
     """
     objective = objective_of(df)
@@ -93,40 +83,41 @@ def select_best(df: pd.DataFrame, tolerance: float | None = 0.5, default: float 
     if base is None or not finite(base["objective_value"]) or not finite(base["throughput_sps"]):
         raise DataError("results: no finished O0 baseline with throughput_sps and objective_value (preset 'O0', status "
                         f"{' or '.join(FINISHED)}); speed-ups are relative to it - rerun the experiment")
-    tolerance = objective.tolerance(None if tolerance is None else _checked_tolerance(tolerance, objective), default,
-                                    base["objective_value"])
+    max_drop = objective.tolerance(None if max_drop is None else _checked_max_drop(max_drop, objective), default,
+                                   base["objective_value"])
     rows = _comparable(df)
-    # A tiny slack so a trial exactly at the tolerance is not lost to float rounding.
-    qualifying = rows[rows["objective_gain"] >= -tolerance - 1e-9]
+    # A tiny slack so a trial exactly at max_drop is not lost to float rounding.
+    qualifying = rows[rows["objective_gain"] >= -max_drop - 1e-9]
     ranked = qualifying.assign(_base=qualifying["is_baseline"].astype(int), _score=qualifying["objective_gain"])
     ranked = ranked.sort_values(["speedup_vs_baseline", "_score", "_base"], ascending=False, kind="stable")
     best = ranked.iloc[0].drop(["_base", "_score"])
-    within = f"{tolerance:.3g} {objective.unit} of the baseline's {objective.label}"
+    within = f"{max_drop:.3g} {objective.unit} of the baseline's {objective.label}"
     if bool(best["is_baseline"]):
-        return Selection(best, _fallback_reason(rows, base, within, tolerance, objective), True, tolerance)
+        return Selection(best, _fallback_reason(rows, base, within, max_drop, objective), True, max_drop)
     reason = (f"trial {best['trial_id']} is the fastest within {within} {objective.format_value(base['objective_value'])}: "
               f"{best['speedup_vs_baseline']:.3f}x the baseline's throughput, {objective.label} "
               f"{objective.format_value(best['objective_value'])} ({objective.format_gain(best['objective_gain'])})")
-    return Selection(best, reason, False, tolerance)
+    return Selection(best, reason, False, max_drop)
 
 
-def _fallback_reason(rows: pd.DataFrame, base: pd.Series, within: str, tolerance: float, objective: Objective) -> str:
+def _fallback_reason(rows: pd.DataFrame, base: pd.Series, within: str, max_drop: float, objective: Objective) -> str:
     faster = rows[rows["speedup_vs_baseline"] > 1.0]
-    lost = f"; {len(faster)} faster trial(s) lost more than {tolerance:.3g} {objective.unit}" if len(faster) else ""
+    lost = f"; {len(faster)} faster trial(s) lost more than {max_drop:.3g} {objective.unit}" if len(faster) else ""
     return (f"no trial is faster than the O0 baseline within {within} {objective.format_value(base['objective_value'])}"
             f"{lost}; falling back to the baseline (trial {base['trial_id']})")
 
 
-def _checked_tolerance(tolerance: float, objective: Objective) -> float:
-    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not finite(tolerance) \
-            or tolerance < 0:
-        raise ConfigError(f"tolerance: {tolerance!r} is invalid; allowed: a finite number >= 0 "
+def _checked_max_drop(max_drop: float, objective: Objective) -> float:
+    if isinstance(max_drop, bool) or not isinstance(max_drop, (int, float)) or not finite(max_drop) \
+            or max_drop < 0:
+        raise ConfigError(f"max_drop: {max_drop!r} is invalid; allowed: a finite number >= 0 "
                           f"({objective.unit} worse than the baseline's {objective.label})")
-    return float(tolerance)
+    return float(max_drop)
 
 
 def resolve_tolerance(df: pd.DataFrame, tolerance: float | None, default: float) -> float:
-    """A tolerance in the table's objective's gain units: ``tolerance`` when given, else ``default`` points for a
-    fraction objective, or ``default`` percent of the baseline's value for another."""
+    """A tolerance (``max_drop``, ``early_stop_margin`` or ``confirm_screen``) in the table's objective's gain
+    units: ``tolerance`` when given, else ``default`` points for a fraction objective, or ``default`` percent of the
+    baseline's value for another."""
     base = baseline_row(df)
     return objective_of(df).tolerance(tolerance, default, None if base is None else base["objective_value"])

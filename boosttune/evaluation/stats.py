@@ -2,7 +2,7 @@
 
 Recipe and baseline run with the same seed in each round, so per-seed ratios (throughput) and
 deltas (accuracy, in percentage points) are analysed as paired samples with Student-t intervals.
-Pure: only numpy and scipy's t distribution, so it is cheap to import and to test.
+Pure: numpy and scipy's t distribution, so it is cheap to test.
 """
 
 from __future__ import annotations
@@ -14,13 +14,39 @@ from typing import Sequence
 import numpy as np
 from scipy import stats as _st
 
+from boosttune.config.experiment import RECOMMENDED_SEEDS
 from boosttune.errors import ConfigError
 from boosttune.objective import ACCURACY, Objective
 
-__all__ = ["Interval", "Verdict", "mean_interval", "ratio_interval", "paired_delta", "paired_ratio",
-           "seeds_to_show_noninferiority", "verdict", "RECOMMENDED_SEEDS"]
+__all__ = ["AccuracyClass", "Interval", "SpeedClass", "Verdict", "VerdictCode", "mean_interval", "ratio_interval",
+           "paired_delta", "paired_ratio", "seeds_to_show_noninferiority", "verdict", "RECOMMENDED_SEEDS"]
 
-RECOMMENDED_SEEDS = 5  # fewer seeds rarely separate a 10-20 % speed-up from run-to-run noise
+
+class VerdictCode:
+    """A recipe's verdict for programs: ``Verdict.code`` and the ``verdict`` column of summary.csv (on disk)."""
+
+    FASTER = "faster"  # faster, objective within max_drop shown
+    FASTER_CONSISTENT = "faster_noninferiority_consistent"  # faster, within max_drop on average, not shown
+    FASTER_TOO_LOSSY = "faster_too_lossy"  # faster, but loses more than max_drop
+    SLOWER = "slower"
+    NOT_FASTER = "not_faster"  # speed not separable from the baseline's
+    INCONCLUSIVE = "inconclusive"  # fewer than 2 paired seeds
+    BASELINE = "baseline"  # the baseline's own row
+    NO_DATA = "no_data"  # no round where both the recipe and the baseline finished
+
+
+class SpeedClass:
+    """``Verdict.speed``: the speed-up's interval against 1."""
+
+    FASTER, SLOWER, NOT_SEPARABLE = "faster", "slower", "not separable"
+
+
+class AccuracyClass:
+    """``Verdict.accuracy``: the objective's gain against ``-max_drop``."""
+
+    SHOWN = "non-inferiority shown"
+    CONSISTENT = "consistent with non-inferiority"
+    TOO_LOSSY = "loses more than the tolerance"
 _NAN = float("nan")
 
 
@@ -142,21 +168,21 @@ def paired_ratio(treatment: Sequence[float], control: Sequence[float], confidenc
     return _exp(_interval(np.log(t) - np.log(c), _fraction(confidence, "confidence"), 0.0))
 
 
-def seeds_to_show_noninferiority(mean_delta: float, sd: float, margin: float, confidence: float = 0.95,
+def seeds_to_show_noninferiority(mean_delta: float, sd: float, max_drop: float, confidence: float = 0.95,
                                  power: float = 0.8, max_n: int = 1000) -> int | None:
-    """Smallest n >= 2 with mean_delta + margin >= (t_{1-a/2,n-1} + t_{power,n-1}) * sd / sqrt(n).
+    """Smallest n >= 2 with mean_delta + max_drop >= (t_{1-a/2,n-1} + t_{power,n-1}) * sd / sqrt(n).
 
-    None when non-inferiority cannot be shown (mean_delta <= -margin) or needs more than max_n seeds.
+    None when non-inferiority cannot be shown (mean_delta <= -max_drop) or needs more than max_n seeds.
     """
-    mean_delta, sd, margin = _finite(mean_delta, "mean_delta"), _finite(sd, "sd"), _finite(margin, "margin")
+    mean_delta, sd, max_drop = _finite(mean_delta, "mean_delta"), _finite(sd, "sd"), _finite(max_drop, "max_drop")
     confidence, power = _fraction(confidence, "confidence"), _fraction(power, "power")
     if sd < 0:
         raise ConfigError(f"sd: must be >= 0, got {sd=}")
-    if margin < 0:
-        raise ConfigError(f"margin: must be >= 0, got {margin=}")
+    if max_drop < 0:
+        raise ConfigError(f"max_drop: must be >= 0, got {max_drop=}")
     if isinstance(max_n, bool) or not isinstance(max_n, (int, np.integer)) or max_n < 2:
         raise ConfigError(f"max_n: must be an integer >= 2, got {max_n=}")
-    room = mean_delta + margin
+    room = mean_delta + max_drop
     if room <= 0:
         return None
     if sd == 0:
@@ -174,43 +200,43 @@ def _ci(iv: Interval, fmt: str, sep: str) -> str:
     return f"{iv.confidence * 100:g}% CI {iv.low:{fmt}}{sep}{iv.high:{fmt}}"
 
 
-_FASTER_CODES = {"non-inferiority shown": "faster",
-                 "consistent with non-inferiority": "faster_noninferiority_consistent",
-                 "loses more than the tolerance": "faster_too_lossy"}
+_FASTER_CODES = {AccuracyClass.SHOWN: VerdictCode.FASTER, AccuracyClass.CONSISTENT: VerdictCode.FASTER_CONSISTENT,
+                 AccuracyClass.TOO_LOSSY: VerdictCode.FASTER_TOO_LOSSY}
 
 
-def verdict(speedup: Interval, delta: Interval, margin: float, objective: Objective = ACCURACY) -> Verdict:
-    """Classify speed (CI vs 1) and the objective's gain (vs -margin, both in its gain units: points for accuracy)
+def verdict(speedup: Interval, delta: Interval, max_drop: float, objective: Objective = ACCURACY) -> Verdict:
+    """Classify speed (CI vs 1) and the objective's gain (vs -max_drop, both in its gain units: points for accuracy)
     and say it in one sentence."""
-    margin = _finite(margin, "margin")
-    if margin < 0:
-        raise ConfigError(f"margin: must be >= 0, got {margin=}")
+    max_drop = _finite(max_drop, "max_drop")
+    if max_drop < 0:
+        raise ConfigError(f"max_drop: must be >= 0, got {max_drop=}")
     n, ci = min(speedup.n, delta.n), _ci(speedup, ".3f", "-")  # 3 decimals: 0.998 must not read as 1.00
     if speedup.n >= 2 and speedup.low > 1:
-        speed, speed_text = "faster", f"{speedup.estimate:.2f}x faster ({ci})"
+        speed, speed_text = SpeedClass.FASTER, f"{speedup.estimate:.2f}x faster ({ci})"
     elif speedup.n >= 2 and speedup.high < 1:
-        speed, speed_text = "slower", f"{speedup.estimate:.2f}x the baseline's speed, slower ({ci})"
+        speed, speed_text = SpeedClass.SLOWER, f"{speedup.estimate:.2f}x the baseline's speed, slower ({ci})"
     else:
         seeds = f"{speedup.n} seed{'s' if speedup.n != 1 else ''}"
-        speed = "not separable"
+        speed = SpeedClass.NOT_SEPARABLE
         speed_text = f"{speedup.estimate:.2f}x, speed not separable from the baseline with {seeds} ({ci})"
     seeds_needed = None
     spec, unit, name = objective.gain_spec, objective.unit, objective.noun
-    within = f"{margin:g} {unit}" if objective.fraction else f"{margin:.3g} {unit}"
-    if delta.n >= 2 and delta.low >= -margin:
-        accuracy, acc_text = "non-inferiority shown", f"non-inferiority within {within} shown"
-    elif delta.estimate >= -margin:
-        accuracy = "consistent with non-inferiority"
+    within = f"{max_drop:g} {unit}" if objective.fraction else f"{max_drop:.3g} {unit}"
+    if delta.n >= 2 and delta.low >= -max_drop:
+        accuracy, acc_text = AccuracyClass.SHOWN, f"non-inferiority within {within} shown"
+    elif delta.estimate >= -max_drop:
+        accuracy = AccuracyClass.CONSISTENT
         acc_text = f"non-inferiority within {within} consistent but not shown"
-        if delta.n >= 2:  # then sd > 0: a constant sample with mean >= -margin is "shown"
-            seeds_needed = seeds_to_show_noninferiority(delta.estimate, delta.sd, margin, delta.confidence)
+        if delta.n >= 2:  # then sd > 0: a constant sample with mean >= -max_drop is "shown"
+            seeds_needed = seeds_to_show_noninferiority(delta.estimate, delta.sd, max_drop, delta.confidence)
             acc_text += (f"; about {seeds_needed} seeds would likely show it" if seeds_needed is not None
                          else "; more than 1000 seeds would be needed to show it")
     else:
-        accuracy, acc_text = "loses more than the tolerance", f"loses more than the {within} tolerance"
-    code = {"faster": _FASTER_CODES[accuracy], "slower": "slower"}.get(speed, "inconclusive" if n < 2 else "not_faster")
+        accuracy, acc_text = AccuracyClass.TOO_LOSSY, f"loses more than the {within} tolerance"
+    code = {SpeedClass.FASTER: _FASTER_CODES[accuracy], SpeedClass.SLOWER: VerdictCode.SLOWER}.get(
+        speed, VerdictCode.INCONCLUSIVE if n < 2 else VerdictCode.NOT_FASTER)
     text = f"{speed_text}; {name} {delta.estimate:{spec}} {unit} ({_ci(delta, spec, ' to ')}): {acc_text}"
     if n < RECOMMENDED_SEEDS:
         text += f"; {RECOMMENDED_SEEDS} or more seeds are recommended (ran {n})"
-    qualifies = speed == "faster" and delta.estimate >= -margin
+    qualifies = speed == SpeedClass.FASTER and delta.estimate >= -max_drop
     return Verdict(code, speed, accuracy, qualifies, seeds_needed, text)

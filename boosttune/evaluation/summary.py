@@ -2,7 +2,7 @@
 
 :class:`Confirmed` is what the confirm stage and ``boosttune bench`` hand to export and report: the
 runs, the per-recipe summary with intervals and verdicts, and the selection made from it. It is
-always recomputed from the runs, so ``boosttune export --max-drop`` can re-judge with another margin.
+always recomputed from the runs, so ``boosttune export --max-drop`` can re-judge with another ``max_drop``.
 """
 
 from __future__ import annotations
@@ -13,12 +13,18 @@ from typing import Iterable
 
 import pandas as pd
 
-from boosttune.evaluation.confirm import (BASELINE_NAME, ConfirmedSelection, confirm_table, resolve_margin, select_confirmed,
-                               summarize)
 from boosttune.errors import DataError
-from boosttune.files import write_atomically
+from boosttune.evaluation.confirm import (
+    BASELINE_NAME,
+    ConfirmedSelection,
+    confirm_table,
+    resolve_max_drop,
+    select_confirmed,
+    summarize,
+)
 from boosttune.evaluation.results import fmt, from_accuracy_schema, with_later_columns
 from boosttune.execution.runs import RunRecord
+from boosttune.files import write_atomically
 
 __all__ = ["CONFIRM_NAME", "SUMMARY_NAME", "Confirmed", "format_confirmed", "load_confirmed", "save_confirmed"]
 
@@ -31,23 +37,28 @@ class Confirmed:
     summary: pd.DataFrame
     selection: ConfirmedSelection
     seeds: tuple[int, ...]
-    margin: float
+    max_drop: float  # resolved: in the objective's gain units
     summary_path: Path | None = None
+
+    @property
+    def margin(self) -> float:
+        """``max_drop`` by its old name, still read by boosttune.report."""
+        return self.max_drop
 
 
 def _confirmed(runs: pd.DataFrame, max_drop: float | None, default_drop: float,
                summary_path: Path | None = None) -> Confirmed:
-    margin = resolve_margin(runs, max_drop, default_drop)
-    summary = summarize(runs, margin=margin)
+    max_drop = resolve_max_drop(runs, max_drop, default_drop)
+    summary = summarize(runs, max_drop=max_drop)
     seeds = tuple(int(s) for s in sorted(runs.loc[runs["recipe"] == BASELINE_NAME, "seed"].dropna().unique()))
-    return Confirmed(runs, summary, select_confirmed(summary, margin), seeds, margin, summary_path)
+    return Confirmed(runs, summary, select_confirmed(summary, max_drop), seeds, max_drop, summary_path)
 
 
 def save_confirmed(records: Iterable[RunRecord], folder: str | Path, *, max_drop: float | None,
                    default_drop: float = 1.0, ray_version: str = "") -> Confirmed:
     """Write confirm.parquet, confirm.csv and summary.csv into ``folder``; return what they hold.
 
-    ``max_drop``: the margin in the objective's gain units (points for accuracy); None: ``default_drop`` points,
+    ``max_drop``: in the objective's gain units (points for accuracy); None: ``default_drop`` points,
     or ``default_drop`` percent of the baseline's value for a non-fraction objective."""
     folder = Path(folder)
     runs = confirm_table(list(records), ray_version=ray_version)

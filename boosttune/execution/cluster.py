@@ -1,8 +1,8 @@
-"""Where things run on a Ray cluster: the probe on a worker that holds the trials' accelerator, trials
-sized from what the cluster has, and a storage location every node can reach.
+"""Where things run on a Ray cluster: the probe and the model's first build on a worker that holds the trials'
+accelerator, trials sized from what the cluster has, and a storage location every node can reach.
 
 The capability probe and the speed calibration run as a Ray task that asks for exactly what one
-trial rank asks for (:func:`boosttune.execution.ray_train.worker_resources`), so they land on the kind of node
+trial rank asks for (:func:`boosttune.execution.ray.worker_resources`), so they land on the kind of node
 the trials will use: a cluster's head is often CPU-only, and a probe there would mark every GPU knob
 unsupported. Results are cached per node type (device, CPU model, accelerator model, MindSpore and
 boosttune versions) on the node that measured them and, through the driver, on the head, which sends
@@ -12,27 +12,35 @@ its cache along so a new node of a known type does not probe again.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 import ray
 
-from boosttune.errors import ConfigError, ray_get
-from boosttune.files import write_atomically
+from boosttune.config.recipe import parse_recipe
+from boosttune.errors import ConfigError
 from boosttune.execution.provenance import redact
+from boosttune.execution.ray import describe_resources, placeable_ranks, ray_get, worker_resources
+from boosttune.files import write_atomically
+from boosttune.probe import ProbeReport, run_probe
+from boosttune.probe.calibrate import SpeedReport, run_calibration
+from boosttune.probe.report import cache_dir
+from boosttune.runtime import apply_runtime_env
+from boosttune.trial.parts import preflight
 
-__all__ = ["WorkerProbe", "check_placeable", "check_storage", "default_concurrency", "placeable_ranks",
-           "probe_on_worker", "task_options"]
+__all__ = ["WorkerProbe", "check_storage", "default_concurrency", "facts_on_worker", "probe_on_worker",
+           "task_options"]
 
 
 @dataclass(frozen=True)
 class WorkerProbe:
     """The probe's and the calibration's findings, and the node they were measured on."""
 
-    report: Any  # boosttune.probe.ProbeReport
-    speed: Any  # boosttune.probe.calibrate.SpeedReport | None
+    report: ProbeReport
+    speed: SpeedReport | None
     node_id: str
     node_ip: str
     hostname: str
@@ -40,8 +48,6 @@ class WorkerProbe:
 
 
 def _cached_files(device_target: str) -> dict[str, str]:
-    from boosttune.probe.report import cache_dir
-
     folder = cache_dir()
     if not folder.is_dir():
         return {}
@@ -50,8 +56,6 @@ def _cached_files(device_target: str) -> dict[str, str]:
 
 
 def _store_cached(files: Mapping[str, str]) -> None:
-    from boosttune.probe.report import cache_dir
-
     folder = cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
@@ -63,11 +67,6 @@ def _probe_here(device_target: str, calibrate: bool, known: dict[str, str], refr
                 base: dict[str, Any] | None = None) -> dict[str, Any]:
     """Runs in the Ray task: probe (and calibrate on ``base``'s network) this node, with the head's cache of known
     node types."""
-    from dataclasses import asdict
-
-    from boosttune.probe import run_probe
-    from boosttune.probe.calibrate import run_calibration
-
     _store_cached(known)
     lines: list[str] = []
 
@@ -92,14 +91,10 @@ def probe_on_worker(device_target: str, *, calibrate: bool, refresh: bool = Fals
     Until it ends, says every ``wait_note_s`` how long it has taken, and, while it still waits for a node, what it
     waits for and what the cluster has.
     """
-    from boosttune.probe import ProbeReport
-    from boosttune.probe.calibrate import SpeedReport
-    from boosttune.execution.ray_train import worker_resources
-
     options = {**task_options(worker_resources(device_target), accelerator_type), "max_retries": 0}
     task = ray.remote(max_calls=1)(_probe_here).options(**options)  # a fresh process: MindSpore state stays there
     ref = task.remote(device_target, calibrate, _cached_files(device_target), refresh, base)
-    asked = _resources_line(worker_resources(device_target))
+    asked = describe_resources(worker_resources(device_target))
     started = time.monotonic()
     while True:
         ready, _ = ray.wait([ref], timeout=wait_note_s)
@@ -111,7 +106,7 @@ def probe_on_worker(device_target: str, *, calibrate: bool, refresh: bool = Fals
                                                          if calibrate else ""))
         else:
             log(f"probe: waiting {elapsed:.0f} s for a node with {asked} "
-                f"(the cluster has {_resources_line(ray.available_resources(), only=('CPU', 'GPU', 'NPU'))} free)")
+                f"(the cluster has {describe_resources(ray.available_resources(), only=('CPU', 'GPU', 'NPU'))} free)")
     found = ray_get(ref)
     _store_cached(found["cache"])  # the head learns this node type
     report = ProbeReport.from_dict(found["report"])
@@ -120,6 +115,22 @@ def probe_on_worker(device_target: str, *, calibrate: bool, refresh: bool = Fals
         f"which holds {asked} like every trial rank")
     return WorkerProbe(report=report, speed=speed, node_id=found["node_id"], node_ip=found["node_ip"],
                        hostname=found["hostname"], lines=tuple(found["lines"]))
+
+
+def _facts_here(base: dict[str, Any], workers: int, env: dict[str, str], work_dir: str) -> dict[str, Any]:
+    """Runs in the Ray task: the runtime settings first (MindSpore reads them as it is imported), then the build."""
+    apply_runtime_env(env)
+    return preflight(parse_recipe(base), workers, work_dir)
+
+
+def facts_on_worker(device_target: str, base: dict[str, Any], workers: int, env: dict[str, str], work_dir: str,
+                    accelerator_type: str | None = None) -> dict[str, Any]:
+    """The base recipe's parts built as every rank would, one step trained and one batch evaluated, where MindSpore
+    runs (a node that holds what a trial rank asks for): a builder that does not fit is refused before the baseline;
+    the steps, parameter tensors and objective the search needs."""
+    options = task_options(worker_resources(device_target), accelerator_type)
+    task = ray.remote(max_calls=1)(_facts_here).options(**options)  # a fresh process: MindSpore state stays there
+    return ray_get(task.remote(base, workers, env, work_dir))
 
 
 def _task_running(ref) -> bool:
@@ -147,23 +158,6 @@ def task_options(per_rank: Mapping[str, float], accelerator_type: str | None = N
     return options
 
 
-def _resources_line(resources: Mapping[str, float], only: tuple[str, ...] | None = None) -> str:
-    """``CPU 1, GPU 1``: resources as the user reads them (``only`` those kinds)."""
-    shown = [(k, v) for k, v in resources.items() if only is None or k in only]
-    return ", ".join(f"{k} {v:g}" for k, v in shown) or "nothing"
-
-
-def placeable_ranks(nodes: Iterable[Mapping[str, Any]], per_rank: Mapping[str, float]) -> list[int]:
-    """How many ranks of ``per_rank`` each alive node can hold (from its total resources)."""
-    counts = []
-    for node in nodes:
-        if not node.get("Alive", True):
-            continue
-        have = node.get("Resources", {})
-        counts.append(int(min(have.get(k, 0.0) // v for k, v in per_rank.items() if v > 0)))
-    return counts
-
-
 def default_concurrency(nodes: Iterable[Mapping[str, Any]], per_rank: Mapping[str, float], workers: int) -> int:
     """Trials at once when the user does not say: as many as the cluster holds without sharing a node's CPUs.
 
@@ -177,23 +171,9 @@ def default_concurrency(nodes: Iterable[Mapping[str, Any]], per_rank: Mapping[st
     return max(1, sum(1 for count in counts if count >= workers))
 
 
-def check_placeable(nodes: Iterable[Mapping[str, Any]], per_rank: Mapping[str, float], workers: int,
-                    autoscaling: bool = False) -> None:
-    """Refuse, before anything trains, a trial the cluster can never place (Ray Train would wait forever)."""
-    counts = placeable_ranks(list(nodes), per_rank)
-    if sum(counts) >= workers or autoscaling:
-        return
-    asked, held = _resources_line(per_rank), sum(counts)
-    allowed = f"allowed: 1 to {held}" if held else f"no node has {asked}: add one, or change the device"
-    raise ConfigError(f"workers_per_trial: {workers} ranks of ({asked}) each cannot be placed; the cluster holds "
-                      f"{held} such rank(s) ({len(counts)} node(s)); {allowed}")
-
-
 def check_storage(storage: str) -> str:
     """A storage location every node can reach (a shared path or a bucket URI), checked before anything trains."""
-    import os
-
-    import pyarrow.fs
+    import pyarrow.fs  # only with --storage
 
     if "://" not in storage:
         storage = os.path.abspath(os.path.expanduser(storage))

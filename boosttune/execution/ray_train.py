@@ -6,7 +6,8 @@ a child of rank 0's worker, sets ``MS_ROLE``/``MS_SCHED_HOST``/``MS_SCHED_PORT``
 group, and kills the scheduler when the worker group shuts down (and, through ``PR_SET_PDEATHSIG``,
 whenever rank 0's process dies). Ray world rank == MindSpore rank.
 
-This is the one module that owns Ray Train; it imports MindSpore only inside worker processes.
+This is the one module that owns Ray Train; it imports MindSpore only inside worker processes (MindSpore is
+heavy, and the driver never needs it: those imports stay inside the functions that run there).
 """
 
 from __future__ import annotations
@@ -27,40 +28,18 @@ from typing import Any, Callable, Mapping
 import ray
 from ray.train.backend import Backend, BackendConfig
 
+from boosttune.config.recipe import parse_recipe
+from boosttune.execution.ray import ACCELERATOR_RESOURCES, connect_ray, worker_resources
 from boosttune.execution.runs import CURVE_KEYS, RunRecord, RunSpec
 from boosttune.files import write_json
+from boosttune.trial.runner import run_trial
 
-__all__ = ["ACCELERATOR_RESOURCES", "LOCAL_TRAIN_ENV", "SCHEDULER_MARKER", "MindSporeConfig", "build_trainer",
-           "device_id_for", "local_train_defaults", "run_on_ray", "scheduler_host", "train_loop_per_worker",
-           "train_run", "worker_error_reason", "worker_resources"]
+__all__ = ["SCHEDULER_MARKER", "MindSporeConfig", "build_trainer", "device_id_for", "run_on_ray", "scheduler_host",
+           "train_loop_per_worker", "train_run", "worker_error_reason"]
 
 # Appears in the scheduler's command line, so tests (and people) can find orphans.
 SCHEDULER_MARKER = "boosttune-mindspore-scheduler"
 _scheduler: subprocess.Popen | None = None  # in rank 0's worker process
-
-# device_target -> (Ray's resource for one rank's accelerator, the visibility variable Ray sets for it).
-# Ascend uses Ray's native NPU accelerator (ray/_private/accelerators/npu.py), not a home-made resource.
-ACCELERATOR_RESOURCES = {"GPU": ("GPU", "CUDA_VISIBLE_DEVICES"), "Ascend": ("NPU", "ASCEND_RT_VISIBLE_DEVICES")}
-
-# Ray Train settings for a local instance, each a default the environment overrides. Its controller polls the
-# workers every 2 s (so a finished run was noticed up to 2 s late) and starts a preemption watcher per run,
-# which only a cluster whose nodes can be preempted needs: together about 4 s of a 17 s LeNet trial here.
-LOCAL_TRAIN_ENV = {"RAY_TRAIN_HEALTH_CHECK_INTERVAL_S": "0.5", "RAY_TRAIN_ENABLE_PREEMPTION_WATCHER": "0"}
-
-
-def local_train_defaults() -> None:
-    """Apply :data:`LOCAL_TRAIN_ENV` where unset; call before a local Ray starts (its processes inherit it)."""
-    for key, value in LOCAL_TRAIN_ENV.items():
-        os.environ.setdefault(key, value)
-
-
-def worker_resources(device_target: str) -> dict[str, float]:
-    """What one MindSpore rank asks Ray for: a CPU, and one accelerator of the device's kind."""
-    resources = {"CPU": 1.0}
-    if device_target in ACCELERATOR_RESOURCES:
-        resources[ACCELERATOR_RESOURCES[device_target][0]] = 1.0
-    return resources
-
 
 def device_id_for(device_target: str, environ: Mapping[str, str], accelerator_ids: Mapping[str, list[str]]) -> int:
     """The ``device_id`` MindSpore must use in this rank: its own accelerator, as the process sees it.
@@ -87,7 +66,7 @@ class MindSporeConfig(BackendConfig):
 
     Args:
         device_target: "CPU", "GPU" (one ``GPU`` per worker) or "Ascend" (one of Ray's native ``NPU``
-            per worker); :func:`worker_resources` is what each rank asks for.
+            per worker); :func:`~boosttune.execution.ray.worker_resources` is what each rank asks for.
         env: environment set on every worker before MindSpore is imported, e.g. the probe's
             ``{"ONEDNN_MAX_CPU_ISA": "AVX2"}``.
         start_timeout_s: how long a worker waits in ``communication.init()`` for the others.
@@ -237,17 +216,12 @@ def train_loop_per_worker(config: dict[str, Any]) -> None:
     """One rank of a trial: its shard of the data, metrics to ``ray.train.report`` every epoch."""
     import ray.train
 
-    from boosttune.config.recipe import parse_recipe
-
     context = ray.train.get_context()
     rank, world_size = context.get_world_rank(), context.get_world_size()
     recipe = parse_recipe(config["recipe"])
     start = time.perf_counter()
     placed = _init_device(recipe.device_target, world_size)
     init_s = time.perf_counter() - start
-
-    from boosttune.trial.runner import run_trial
-
     node_id = ray.get_runtime_context().get_node_id()
     extra = {"world_rank": rank, "node_id": node_id, "node_ip": ray.util.get_node_ip_address(),
              "comm_init_s": init_s, "pid": os.getpid(), **placed}
@@ -317,7 +291,7 @@ def build_trainer(recipe: dict[str, Any], *, num_workers: int = 1, env: dict[str
                   callbacks: list[Any] | None = None, train_loop: Callable[[dict[str, Any]], None] | None = None):
     """A Ray Train DataParallelTrainer that runs one boosttune trial on ``num_workers`` ranks.
 
-    Each rank takes :func:`worker_resources` of the recipe's device: one GPU per rank on GPU, one of
+    Each rank takes :func:`~boosttune.execution.ray.worker_resources` of the recipe's device: one GPU per rank on GPU, one of
     Ray's native NPUs per rank on Ascend (``accelerator_type``, e.g. "Ascend910B", pins the model).
     ``train_loop`` replaces :func:`train_loop_per_worker` (tests look at what each rank was given).
     """
@@ -409,8 +383,6 @@ def _fit_interruptibly(trainer: Any) -> Any:
     import threading
 
     if not ray.is_initialized():  # what fit() does first itself; Ray must start from the main thread
-        from boosttune.search.tune import connect_ray  # the one place that tells a local instance from a cluster
-
         connect_ray(lambda message: None)
     outcome: dict[str, Any] = {}
 

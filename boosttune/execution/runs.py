@@ -52,9 +52,12 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class RunRecord:
-    """What a run left: its status and figures, what MindSpore built, and the learning curve."""
+    """What a run left: its status and figures, what MindSpore built, and the learning curve.
 
-    trial_id: str
+    Its JSON names ``run_id`` ``trial_id``, as the results table's column does (the documented schema).
+    """
+
+    run_id: str
     role: Role
     status: str
     recipe: dict[str, Any]
@@ -83,7 +86,7 @@ class RunRecord:
 
     @classmethod
     def _from_spec(cls, spec: RunSpec, **values: Any) -> RunRecord:
-        return cls(trial_id=spec.run_id, role=spec.role, recipe=spec.recipe, label=spec.label, preset=spec.preset,
+        return cls(run_id=spec.run_id, role=spec.role, recipe=spec.recipe, label=spec.label, preset=spec.preset,
                    key=spec.key, params=dict(spec.params), round=spec.round, **values)
 
     @classmethod
@@ -111,19 +114,23 @@ class RunRecord:
 
     def duplicate(self, spec: RunSpec) -> RunRecord:
         """``spec`` answered by this record's figures: it trains exactly like this run."""
-        return replace(self, trial_id=spec.run_id, role=spec.role, label=spec.label, preset=spec.preset,
+        return replace(self, run_id=spec.run_id, role=spec.role, label=spec.label, preset=spec.preset,
                        params=dict(spec.params), round=spec.round, status="duplicate",
-                       reason=f"trains like {self.trial_id}", duplicate_of=self.trial_id)
+                       reason=f"trains like {self.run_id}", duplicate_of=self.run_id)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        document = asdict(self)
+        return {"trial_id": document.pop("run_id"), **document}
 
     @classmethod
     def from_dict(cls, document: dict[str, Any], source: str = "record") -> RunRecord:
+        if isinstance(document, dict) and "run_id" in document and "trial_id" not in document:
+            document = {"trial_id": document["run_id"], **document}  # the Python name, written by hand
         if not isinstance(document, dict) or "trial_id" not in document or "status" not in document:
             raise DataError(f"{source}: not a boosttune run record (needs trial_id and status)")
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls)} - {"run_id"}
         values = {k: v for k, v in document.items() if k in known and v is not None}
+        values["run_id"] = document["trial_id"]
         values.setdefault("role", "baseline" if document["trial_id"] == "baseline" else "search")
         values.setdefault("recipe", {})
         return cls(**values)
@@ -143,8 +150,8 @@ class RecordStore:
         return self._read(path) if path.is_file() else None
 
     def put(self, record: RunRecord, name: str | None = None) -> Path:
-        """Keep ``record`` under its trial id, or under ``name`` (e.g. an equivalence key)."""
-        return write_json(self.path(name or record.trial_id), record.to_dict())
+        """Keep ``record`` under its run id, or under ``name`` (e.g. an equivalence key)."""
+        return write_json(self.path(name or record.run_id), record.to_dict())
 
     def __iter__(self) -> Iterator[RunRecord]:
         if self.folder.is_dir():

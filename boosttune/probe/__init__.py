@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from importlib.metadata import version
 from typing import Callable
 
+from boosttune import algorithms
 from boosttune.files import write_json
 from boosttune.probe.report import (
     Capability,
@@ -36,13 +37,8 @@ __all__ = [
     "run_probe",
 ]
 
-KNOBS = (
-    "optimizer.momentum", "optimizer.sgd", "optimizer.adam", "optimizer.lamb", "optimizer.thor",
-    "amp.O1", "amp.O2", "amp.O3",
-    "loss_scale.fixed", "loss_scale.fixed_drop_overflow", "loss_scale.dynamic", "loss_scale.group",
-    "boost.less_bn", "boost.less_bn.gc_flag", "boost.grad_freeze", "boost.grad_accumulation",
-    "boost.dim_reduce", "boost.adasum",
-)
+# Every algorithm folder's probe checks, in the order the probe has always listed them.
+KNOBS = tuple(check.knob for algorithm in algorithms.listed() for check in algorithm.probe_checks)
 ISA_CANDIDATES = ("default", "AVX512_CORE", "AVX2")
 # Keep oneDNN's own choice unless another ISA is clearly faster (timings are noisy).
 _ISA_MARGIN = 0.8

@@ -34,8 +34,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from boosttune.probe.report import ProbeReport, cache_dir, cpu_name, node_type
+from boosttune import algorithms
+from boosttune.errors import BoosttuneError, TrialError
 from boosttune.files import write_json
+from boosttune.probe.report import ProbeReport, cache_dir, cpu_name, node_type
+from boosttune.runtime import apply_runtime_env
+from boosttune.space import SpaceContext, preset_params, recipe_from_params
+from boosttune.trial.runner import run_trial
 
 __all__ = ["AMBIGUOUS_BAND", "CALIBRATED", "SLOW_BELOW", "SpeedReport", "calibration_base", "fragment_of", "judge",
            "run_calibration", "slow_knobs"]
@@ -46,19 +51,9 @@ CALIBRATION_REVISION = 2
 STEPS = 30  # per epoch of a run: a few warm-up steps, then steady windows
 MIN_STEADY_S = 1.5  # a run shorter than this (a fast network) is timed over more epochs of STEPS steps
 
-# knob -> the space params (on top of O0's) that switch it on
-CALIBRATED: dict[str, dict[str, Any]] = {
-    "amp.O1": {"amp_level": "O1"},
-    "amp.O2": {"amp_level": "O2"},
-    "amp.O3": {"amp_level": "O3"},
-    "boost.less_bn": {"boost.less_bn": True, "less_bn.fn_flag": True, "less_bn.gc_flag": False,
-                      "less_bn.split_at_pct": 0},
-    "boost.grad_freeze": {"boost.grad_freeze": True, "grad_freeze.freeze_type": 1, "grad_freeze.param_groups": 10,
-                          "grad_freeze.freeze_p": 0.5},
-    "boost.grad_accumulation": {"boost.grad_accumulation": True, "grad_accumulation.grad_accumulation_step": 4},
-    "boost.dim_reduce": {"boost.dim_reduce": True, "dim_reduce.rho": 0.55, "dim_reduce.gamma": 0.9,
-                         "dim_reduce.alpha": 0.001, "dim_reduce.sigma": 0.4, "dim_reduce.n_components": 4},
-}
+# knob -> the space params (on top of O0's) that switch it on, from every algorithm folder's calibration point
+CALIBRATED: dict[str, dict[str, Any]] = {knob: dict(params) for algorithm in algorithms.listed()
+                                         for knob, params in algorithm.calibration.items()}
 _DEFAULT_BASE = {"model": "resnet8", "batch_size": 32, "data": {"name": "digits", "image_size": 16},
                  "optimizer": {"name": "momentum", "learning_rate": 0.05, "lr_schedule": "constant"}}
 DEFAULT_MEASURED_ON = "ResNet-8 (BatchNorm) on 1,797 real 8x8 digits at 16x16, batch 32"
@@ -182,10 +177,6 @@ def _cache_path(device_target: str, mindspore_version: str, boosttune_version: s
 def _measure(params: dict[str, Any], base: dict[str, Any], device_target: str,
              strict: bool = False) -> tuple[float | None, str]:
     """Throughput of one short run in this process, or (None, why it failed); ``strict``: a failure raises."""
-    from boosttune.errors import BoosttuneError, TrialError
-    from boosttune.space import SpaceContext, recipe_from_params
-    from boosttune.trial.runner import run_trial
-
     ctx = SpaceContext(total_steps=STEPS * base.get("epochs", 1), param_count=1000)
     recipe = recipe_from_params(params, ctx, {**base, "device_target": device_target})
     with tempfile.TemporaryDirectory(prefix="boosttune_speed_") as tmp:
@@ -211,8 +202,6 @@ def run_calibration(probe: ProbeReport, *, base: dict[str, Any] | None = None, r
     from importlib.metadata import version
 
     from boosttune import __version__
-    from boosttune.runtime import apply_runtime_env
-    from boosttune.space import SpaceContext, preset_params
 
     recipe, measured_on, fingerprint = calibration_base(base)
     path = _cache_path(probe.device_target, version("mindspore"), __version__, fingerprint)

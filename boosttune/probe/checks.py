@@ -1,32 +1,24 @@
 """The probe's MindSpore side, run in a child process: ``python -m boosttune.probe.checks``.
 
 Each check compiles and trains a tiny BatchNorm network for two steps with one knob switched on,
-and prints one JSON line per check. A child process keeps MindSpore's process-wide state (the
-boost singleton, oneDNN's ISA, a crash in C++) away from the caller.
+and prints one JSON line per check. What each check switches on is written in its algorithm's folder
+(its ``ProbeCheck``, ``boosttune/algorithms/<name>/__init__.py``). A child process keeps MindSpore's
+process-wide state (the boost singleton, oneDNN's ISA, a crash in C++) away from the caller.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-import tempfile
 import time
 import traceback
 from typing import Any, Callable
 
 import numpy as np
 
-CHECKS: dict[str, Callable[[str], None]] = {}
-# Reasons MindSpore gives that are about the device, not about the probe's own set-up.
-ADASUM_REASON = ("needs >= 16 ranks with ranks/8 a power of two (8 devices per node hard-coded in "
-                 "BoostTrainOneStepCell.check_adasum_enable); below that MindSpore runs plain data parallel")
-
-
-def check(name: str):
-    def register(fn):
-        CHECKS[name] = fn
-        return fn
-    return register
+from boosttune import algorithms
+from boosttune.algorithms.base import ProbeCheck
+from boosttune.algorithms.mindspore_state import reset_boost_state
 
 
 def _tiny_network():
@@ -50,8 +42,6 @@ def _train(device: str, *, optimizer: str = "momentum", amp_level: str = "O0", b
     import mindspore as ms
     from mindspore import nn
     from mindspore.train import Accuracy
-
-    from boosttune.trial.mindspore_state import reset_boost_state
 
     ms.set_context(mode=ms.GRAPH_MODE, device_target=device)
     reset_boost_state()
@@ -86,82 +76,26 @@ def _train(device: str, *, optimizer: str = "momentum", amp_level: str = "O0", b
     reset_boost_state()
 
 
-def _manual(**switches: bool) -> dict[str, Any]:
-    base = dict.fromkeys(["less_bn", "grad_freeze", "adasum", "grad_accumulation", "dim_reduce",
-                          "loss_scale_group"], False)
-    return {"boost": {"mode": "manual", **base, **switches}}
+class _Kit:
+    """What an algorithm's own probe check (``ProbeCheck.run``) gets: the probe's training, network and data."""
+
+    train = staticmethod(_train)
+    network = staticmethod(_tiny_network)
+    dataset = staticmethod(_dataset)
 
 
-for _name in ("momentum", "sgd", "adam", "lamb"):
-    check(f"optimizer.{_name}")(lambda device, _o=_name: _train(device, optimizer=_o))
+def _check(spec: ProbeCheck) -> Callable[[str], None]:
+    if spec.run is not None:
+        return lambda device: spec.run(device, _Kit)
+    return lambda device: _train(device, **spec.train_kwargs(algorithms.manual))
 
 
-@check("optimizer.thor")
-def _thor(device: str) -> None:
-    # A plain Model: MindSpore 2.10's ConvertModelUtils.convert_to_thor_model returns a ModelThor
-    # whose _exec_preprocess has an outdated signature and fails in every mode.
-    import mindspore as ms
-    from mindspore import nn
-
-    ms.set_context(mode=ms.GRAPH_MODE, device_target=device)
-    net = _tiny_network()
-    lr = ms.Tensor(np.full(4, 0.01, np.float32))
-    damping = ms.Tensor(np.full(4, 0.03, np.float32))
-    opt = nn.thor(net, lr, damping, 0.9, batch_size=4)
-    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
-    ms.Model(net, loss, opt, metrics={"acc"}).train(1, _dataset(), dataset_sink_mode=False)
+def checks() -> dict[str, Callable[[str], None]]:
+    """knob -> its check, from every algorithm folder's probe checks."""
+    return {spec.knob: _check(spec) for algorithm in algorithms.listed() for spec in algorithm.probe_checks}
 
 
-for _level in ("O1", "O2", "O3"):
-    check(f"amp.{_level}")(lambda device, _l=_level: _train(device, amp_level=_l))
-
-check("loss_scale.fixed")(lambda device: _train(device, loss_scale="fixed"))
-check("loss_scale.fixed_drop_overflow")(lambda device: _train(device, loss_scale="fixed_drop"))
-check("loss_scale.dynamic")(lambda device: _train(device, loss_scale="dynamic"))
-
-
-@check("loss_scale.group")
-def _group(device: str) -> None:
-    from mindspore.boost import GroupLossScaleManager
-
-    net = _tiny_network()
-    params = net.trainable_params()
-    manager = GroupLossScaleManager(2.0**10, [params[:2], params[2:]])
-    _train(device, boost_level="O1", boost_config_dict=_manual(loss_scale_group=True), loss_scale=manager,
-           network=net)
-
-
-check("boost.less_bn")(lambda device: _train(
-    device, boost_level="O1", boost_config_dict={**_manual(less_bn=True), "less_bn": {"gc_flag": False}}))
-check("boost.less_bn.gc_flag")(lambda device: _train(
-    device, boost_level="O1", boost_config_dict={**_manual(less_bn=True), "less_bn": {"gc_flag": True}}))
-check("boost.grad_freeze")(lambda device: _train(
-    device, boost_level="O1",
-    boost_config_dict={**_manual(grad_freeze=True), "grad_freeze": {"param_groups": 2, "total_steps": 4}}))
-check("boost.grad_accumulation")(lambda device: _train(
-    device, boost_level="O1",
-    boost_config_dict={**_manual(grad_accumulation=True), "grad_accumulation": {"grad_accumulation_step": 2}}))
-
-
-@check("boost.dim_reduce")
-def _dim_reduce(device: str) -> None:
-    import mindspore as ms
-
-    ms.set_context(mode=ms.GRAPH_MODE, device_target=device)
-    folder = tempfile.mkdtemp(prefix="boosttune_probe_dr_")
-    net = _tiny_network()
-    rng = np.random.RandomState(0)
-    for index in range(4):  # stand-in stage-1 checkpoints: the PCA only needs several weight vectors
-        for param in net.trainable_params():
-            param.set_data(ms.Tensor(param.asnumpy() + 0.01 * rng.randn(*param.shape).astype(np.float32)))
-        ms.save_checkpoint(net, f"{folder}/w{index}.ckpt")
-    _train(device, optimizer="sgd", boost_level="O1", network=net, boost_config_dict={
-        **_manual(dim_reduce=True), "dim_reduce": {"n_components": 2, "weight_load_dir": folder, "timeout": 30}})
-
-
-@check("boost.adasum")
-def _adasum(device: str) -> None:
-    raise RuntimeError(ADASUM_REASON)
+CHECKS: dict[str, Callable[[str], None]] = checks()
 
 
 def conv_seconds(repeats: int = 7) -> float:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from boosttune import algorithms
+from boosttune.algorithms import LEVELS
 from boosttune.config.boost import parse_boost_config
 from boosttune.probe.report import ProbeReport
 
@@ -28,16 +30,12 @@ def device_presets(report: ProbeReport | None, world_size: int = 1) -> list[Devi
     """O0, then O1 and O2 as far as the device supports them (duplicates left out, with a note)."""
     presets = [DevicePreset("O0", "O0", {}, ("baseline",))]
     seen: dict[tuple, str] = {}
-    for level in ("O1", "O2"):
-        config: dict[str, Any] = {}
-        notes: list[str] = []
-        if report is not None and not report.supports("boost.less_bn.gc_flag"):
-            config["less_bn"] = {"gc_flag": False}
-            notes.append(f"less_bn.gc_flag off: {report.capabilities['boost.less_bn.gc_flag'].reason}")
+    for level in LEVELS[1:]:
+        config, notes = _on_this_device(level, report)
         effective = parse_boost_config(config, level).effective()
-        if effective.applied["adasum"] and world_size < 16:
-            notes.append(f"adasum is plain data parallel with {world_size} rank(s) (needs >= 16)")
-        key = tuple(sorted((k, v) for k, v in effective.applied.items() if k != "adasum" or world_size >= 16))
+        idle = _idle_with(world_size)
+        notes += [f"{name} is {why}" for name, why in idle.items() if effective.applied[name]]
+        key = tuple(sorted((k, v) for k, v in effective.applied.items() if k not in idle))
         key += (repr(effective.settings),)
         name = f"{level}-equivalent" if config else level
         if key in seen:
@@ -45,3 +43,27 @@ def device_presets(report: ProbeReport | None, world_size: int = 1) -> list[Devi
         seen.setdefault(key, name)
         presets.append(DevicePreset(name, level, config, tuple(notes)))
     return presets
+
+
+def _on_this_device(level: str, report: ProbeReport | None) -> tuple[dict[str, Any], list[str]]:
+    """The sections (and why) that make ``level`` run on this device: each algorithm it switches on has its say."""
+    config: dict[str, Any] = {}
+    notes: list[str] = []
+    if report is None:
+        return config, notes
+    for algorithm in algorithms.boost_algorithms():
+        if level in algorithm.presets and algorithm.device_preset is not None:
+            sections, why = algorithm.device_preset(report)
+            config.update(sections)
+            notes += why
+    return config, notes
+
+
+def _idle_with(world_size: int) -> dict[str, str]:
+    """The algorithms that do nothing with this many ranks (AdaSum outside its rank rule), and why."""
+    idle = {}
+    for algorithm in algorithms.boost_algorithms():
+        why = algorithm.ranks_rule(world_size) if algorithm.ranks_rule is not None else None
+        if why is not None:
+            idle[algorithm.name] = why
+    return idle

@@ -1,8 +1,8 @@
 """The report: one self-contained HTML page (and report.md) that answers "which boost recipe, and how sure are we?".
 
 Built only from a folder's results tables (search, confirm, bench) and its ``run_info.json``:
-:mod:`~boosttune.report.info` computes every figure's data (tested without rendering),
-:mod:`~boosttune.report.figures` draws it, :mod:`~boosttune.report.render` lays out the page.
+:mod:`~boosttune.report.figures` holds one module per figure, each computing its data (tested without
+rendering) and drawing it; :mod:`~boosttune.report.render` lays out the page.
 """
 
 from boosttune.report.inputs import ReportInputs, load_report_inputs

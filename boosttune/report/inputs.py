@@ -5,17 +5,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import pandas as pd
 
-from boosttune.errors import DataError
-from boosttune.objective import Objective
+from boosttune.config.experiment import recorded_max_drop
+from boosttune.errors import ConfigError, DataError
+from boosttune.evaluation.results import CSV_NAME, PARQUET_NAME, baseline_row, load_results, objective_of
+from boosttune.evaluation.select import resolve_tolerance
+from boosttune.evaluation.summary import CONFIRM_NAME, Confirmed, load_confirmed
 from boosttune.execution.provenance import load_run_info
-from boosttune.evaluation.results import objective_of
-
-if TYPE_CHECKING:
-    from boosttune.evaluation.summary import Confirmed
+from boosttune.objective import Objective
 
 __all__ = ["ReportInputs", "load_report_inputs"]
 
@@ -44,8 +44,6 @@ class ReportInputs:
         if self.search is None and self.confirmed is None:
             raise DataError("report: nothing to report (no search results and no confirmed runs)")
         if not self.margin >= 0:
-            from boosttune.errors import ConfigError
-
             raise ConfigError(f"max_drop: {self.margin!r} is invalid; expected a number >= 0")
 
     @property
@@ -76,20 +74,14 @@ def load_report_inputs(folder: str | Path, *, margin: float | None = None) -> Re
     Raises:
         DataError: the folder holds neither results.parquet/.csv nor confirm.parquet, or one is unreadable.
     """
-    from boosttune.bench import BENCH_MAX_DROP
-    from boosttune.config.experiment import MAX_DROP
-    from boosttune.evaluation.results import CSV_NAME, PARQUET_NAME, baseline_row, load_results
-    from boosttune.evaluation.select import resolve_tolerance
-    from boosttune.evaluation.summary import CONFIRM_NAME, load_confirmed
-
     folder = Path(folder)
     if not folder.is_dir():
         raise DataError(f"{folder}: no such results folder")
     kind: Kind = "bench" if (folder / "bench.json").is_file() else "experiment"
     config = _read_json(folder / f"{kind}.json")
-    if margin is None:  # the run's own (older runs named it max_accuracy_drop_pt)
-        margin = config.get("max_drop", config.get("max_accuracy_drop_pt"))
-    default = BENCH_MAX_DROP if kind == "bench" else MAX_DROP
+    own, default = recorded_max_drop(folder)
+    if margin is None:
+        margin = own
     has_search = (folder / PARQUET_NAME).is_file() or (folder / CSV_NAME).is_file()
     search = load_results(folder) if has_search and kind == "experiment" else None
     confirmed = load_confirmed(folder, max_drop=margin, default_drop=default)

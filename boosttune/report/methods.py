@@ -11,46 +11,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable
 
 import pandas as pd
 
+from boosttune.algorithms.base import CardMatch
 from boosttune.errors import DataError
-from boosttune.files import write_atomically
-from boosttune.report.method_notes import NOTES, MethodNote
-from boosttune.objective import ACCURACY, Objective
 from boosttune.evaluation.results import finite, fmt
+from boosttune.evaluation.stats import VerdictCode
+from boosttune.execution.provenance import load_run_info
+from boosttune.files import claim_output_folder, write_atomically
+from boosttune.objective import ACCURACY, Objective
+from boosttune.probe import load_cached
+from boosttune.report.method_notes import MethodNote, notes
+from boosttune.space import SpaceContext, define_by_run
 
 __all__ = ["CardFigures", "card_figures", "searched_ranges", "verdict_line", "worked_ranges", "write_method_cards"]
 
-class _Card(NamedTuple):
-    """How a card finds its figures: in the bench, the probe, the bench's notes and a search's params."""
-
-    measured_by: Callable[[tuple[str, ...]], bool]  # the methods of a bench recipe (report.info.methods_of)
-    probe_knobs: tuple[str, ...]  # probe capability names it covers (prefixes)
-    left_out: tuple[str, ...]  # bench notes it covers (prefixes)
-    params: tuple[str, ...]  # search params it covers (prefixes)
-    switch: str | None = None  # the boost switch a search trial must have on to count
+def _match(key: str) -> CardMatch:
+    """How the card finds its figures (in the bench, the probe, the bench's notes and a search's params): its
+    note says, in its algorithm's folder."""
+    return notes()[key].match
 
 
-def _alone(method: str) -> Callable[[tuple[str, ...]], bool]:
-    return lambda methods: methods == (method,)
-
-
-def _family(prefix: str) -> Callable[[tuple[str, ...]], bool]:
-    return lambda methods: len(methods) == 1 and methods[0].startswith(prefix)
-
-
-_CARDS = {
-    **{name: _Card(_alone(name), (f"boost.{name}",), (name,), (f"{name}.",), f"boost.{name}")
-       for name in ("less_bn", "grad_freeze", "grad_accumulation", "adasum", "dim_reduce")},
-    "group_loss_scale": _Card(_alone("loss_scale_group"), ("loss_scale.group",), ("loss_scale group",),
-                              ("loss_scale.",)),
-    "boost_levels": _Card(lambda methods: False, ("boost.O",), ("O1-equivalent", "O2-equivalent"), ()),  # by name
-    "amp": _Card(_family("amp "), ("amp.",), ("amp",), ("amp_level",)),
-    "loss_scale": _Card(_family("loss_scale "), ("loss_scale.fixed", "loss_scale.dynamic"), ("loss_scale",),
-                        ("loss_scale.",)),
-}
 _COLLAPSE_PT = 10.0  # an accuracy loss this large means training broke, not a trade-off
 
 
@@ -65,9 +48,9 @@ class CardFigures:
 
 def card_figures(key: str, summary: pd.DataFrame, runs: pd.DataFrame, left_out: dict[str, str],
                  probe=None) -> CardFigures:
-    from boosttune.report.info import _recipe, methods_of
+    from boosttune.report.recipes import methods_of, recipe_of
 
-    card = _CARDS[key]
+    card = _match(key)
     names = []
     for name in summary["recipe"]:
         if name == "O0":
@@ -77,7 +60,7 @@ def card_figures(key: str, summary: pd.DataFrame, runs: pd.DataFrame, left_out: 
                 names.append(name)
             continue
         recipe_rows = runs[runs["recipe"] == name]
-        if len(recipe_rows) and card.measured_by(methods_of(_recipe(recipe_rows.iloc[0]))):
+        if len(recipe_rows) and card.measured_by(methods_of(recipe_of(recipe_rows.iloc[0]))):
             names.append(name)
     rows = summary[summary["recipe"].isin(names)]
     unsupported = []
@@ -111,14 +94,14 @@ def verdict_line(figures: CardFigures, margin: float, obj: Objective = ACCURACY)
         if obj.fraction and (broke[0] or (finite(r["objective_gain"]) and r["objective_gain"] < -_COLLAPSE_PT)):
             judged = (f"broke training here ({broke[0]} of {broke[1]} seeds lost more than {_COLLAPSE_PT:g} pt)"
                       if broke[1] else "broke training here")
-        elif code in ("faster", "faster_noninferiority_consistent"):
-            judged = "helped here" + ("" if code == "faster" else f" ({obj.noun} within the margin on average, not "
+        elif code in (VerdictCode.FASTER, VerdictCode.FASTER_CONSISTENT):
+            judged = "helped here" + ("" if code == VerdictCode.FASTER else f" ({obj.noun} within the margin on average, not "
                                                                   "shown)")
-        elif code == "faster_too_lossy":
+        elif code == VerdictCode.FASTER_TOO_LOSSY:
             judged = f"faster here, but lost more than {margin:.3g} {obj.unit}"
-        elif code == "slower":
+        elif code == VerdictCode.SLOWER:
             judged = "did not help here: slower than O0"
-        elif code in ("inconclusive", "no_data"):
+        elif code in (VerdictCode.INCONCLUSIVE, VerdictCode.NO_DATA):
             judged = "not judged: fewer than 2 paired seeds"
         else:
             judged = "did not help here: no speed-up separable from noise"
@@ -148,8 +131,6 @@ class _Recorder:
 
 def searched_ranges() -> dict[str, str]:
     """Every parameter the search space can suggest and its range, read from the fragments themselves."""
-    from boosttune.space import SpaceContext, define_by_run
-
     ctx = SpaceContext(unsupported=frozenset(), total_steps=1000, param_count=20, world_size=16,
                        base_learning_rate=0.05)
     recorder = _Recorder()
@@ -165,7 +146,7 @@ def worked_ranges(key: str, search: pd.DataFrame, margin: float) -> list[tuple[s
     from boosttune.evaluation.results import FINISHED, PARAM_PREFIX
 
     finished = search[search["status"].isin(FINISHED) & search["speedup_vs_baseline"].map(finite)]
-    card = _CARDS[key]
+    card = _match(key)
     switch = PARAM_PREFIX + card.switch if card.switch else None
     if switch is not None:
         if switch not in finished:
@@ -194,8 +175,6 @@ def _values(column: pd.Series) -> str:
 
 
 def made_by(folder: str) -> str:
-    from boosttune.execution.provenance import load_run_info
-
     command = load_run_info(folder).get("command")
     return f"; made by `{command}`" if command else ""
 
@@ -257,8 +236,6 @@ def write_method_cards(bench: str | Path, output: str | Path, *, searches: tuple
     Raises:
         DataError: ``bench`` is not a finished bench folder (no summary of paired runs).
     """
-    from boosttune.files import claim_output_folder
-    from boosttune.probe import load_cached
     from boosttune.report.inputs import load_report_inputs
 
     inputs = load_report_inputs(bench)
@@ -294,7 +271,7 @@ def write_method_cards(bench: str | Path, output: str | Path, *, searches: tuple
     output = Path(output)
     obj = inputs.objective
     written, index = [], []
-    for key, note in NOTES.items():
+    for key, note in notes().items():
         figures = card_figures(key, confirmed.summary, runs, inputs.left_out, probe)
         text = _card(note, figures, ranges, context, inputs.margin, obj)
         written.append(write_atomically(output / f"{key}.md", lambda temp, t=text: temp.write_text(t, encoding="utf-8")))

@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 import pandas as pd
+import plotly.offline
 
-from boosttune.files import write_atomically
-from boosttune.report import figures, info
-from boosttune.report.inputs import ReportInputs
 from boosttune.evaluation.results import FINISHED, finite, fmt
+from boosttune.files import write_atomically
+from boosttune.report import figures
+from boosttune.report.inputs import ReportInputs
 
 __all__ = ["HTML_NAME", "MARKDOWN_NAME", "Section", "Table", "build_sections", "render_html", "render_markdown",
            "write_report"]
@@ -52,7 +53,7 @@ def build_sections(inputs: ReportInputs) -> list[Section]:
 
 
 def _speed_vs_accuracy(inputs: ReportInputs) -> Section:
-    scatter = info.scatter_info(inputs)
+    scatter = figures.scatter_info(inputs)
     obj = inputs.objective
     text = [f"Answer at {inputs.margin:.3g} {obj.unit}: "
             f"{scatter.selection_reason or 'none (no finished O0 baseline)'}."]
@@ -63,14 +64,11 @@ def _speed_vs_accuracy(inputs: ReportInputs) -> Section:
         text.append("Each small point is one search trial (one seed); crosses are the confirmed recipes' paired means "
                     f"with 95% intervals; the shaded band is the {obj.noun} the margin allows.")
     return Section("speed-vs-accuracy", f"Speed vs {obj.noun}", tuple(text),
-                   figures=(lambda: figures.scatter_figure(scatter, inputs.margin, obj),))
+                   figures=(lambda: figures.draw_scatter(scatter),))
 
 
 def _confirmed(inputs: ReportInputs) -> Section:
-    claims = info.claims_info(inputs)
-    claims_table = Table(("MindSpore preset", "claim", "measured here", "verdict"),
-                         tuple((c.preset, c.claim, c.measured, c.verdict) for c in claims),
-                         "MindSpore's claims for its presets, as this device runs them")
+    claims_table = _claims_table(inputs)
     confirmed = inputs.confirmed
     if confirmed is None:
         return Section("confirmed", "Confirmed over paired seeds", (
@@ -78,28 +76,39 @@ def _confirmed(inputs: ReportInputs) -> Section:
             f"by about 10% between runs, one seed's {inputs.objective.noun} is noisy too). Rerun with "
             "--confirm-seeds 5.",),
             tables=(claims_table,))
-    rows = []
     obj = inputs.objective
-    spec = obj.gain_spec
-    for _, r in confirmed.summary.iterrows():
-        rows.append((str(r["recipe"]), str(int(r["n_seeds"])), _f(r["speedup"], ".3f"),
-                     _ci(r["speedup_ci_low"], r["speedup_ci_high"], ".3f"), _f(r["e2e_speedup"], ".2f"),
-                     obj.format_value(r["objective_value"]) if finite(r["objective_value"]) else "n/a",
-                     _f(r["objective_gain"], spec),
-                     _ci(r["objective_gain_ci_low"], r["objective_gain_ci_high"], spec),
-                     _f(r["p_value"], ".3f"), info.verdict_words(str(r["verdict"]), obj)))
-    table = Table(("recipe", "seeds", "speed-up", "95% CI", "e2e", obj.label, f"Δ {obj.unit}", "95% CI", "p",
-                   "verdict"), tuple(rows))
     text = (f"Paired seeds {list(confirmed.seeds)}: every recipe of a round shares its seed, rounds interleaved. "
             "Speed-up: geometric mean of per-round throughput ratios (steady state, compile apart); e2e: training "
             f"time to the baseline's {obj.noun} less the margin, compile included; Δ: better than the baseline by "
             f"({obj.describe()}).",
             *[f"{r['recipe']}: {r['verdict_text']}" for _, r in confirmed.summary.iterrows() if r["recipe"] != "O0"])
-    return Section("confirmed", "Confirmed over paired seeds", text, tables=(table, claims_table))
+    return Section("confirmed", "Confirmed over paired seeds", text, tables=(_summary_table(inputs), claims_table))
+
+
+def _claims_table(inputs: ReportInputs) -> Table:
+    return Table(("MindSpore preset", "claim", "measured here", "verdict"),
+                 tuple((c.preset, c.claim, c.measured, c.verdict) for c in figures.claims_info(inputs)),
+                 "MindSpore's claims for its presets, as this device runs them")
+
+
+def _summary_table(inputs: ReportInputs) -> Table:
+    """The confirm stage's (or bench's) summary: one row per recipe, paired figures with their intervals."""
+    obj = inputs.objective
+    spec = obj.gain_spec
+    rows = []
+    for _, r in inputs.confirmed.summary.iterrows():
+        rows.append((str(r["recipe"]), str(int(r["n_seeds"])), _f(r["speedup"], ".3f"),
+                     _ci(r["speedup_ci_low"], r["speedup_ci_high"], ".3f"), _f(r["e2e_speedup"], ".2f"),
+                     obj.format_value(r["objective_value"]) if finite(r["objective_value"]) else "n/a",
+                     _f(r["objective_gain"], spec),
+                     _ci(r["objective_gain_ci_low"], r["objective_gain_ci_high"], spec),
+                     _f(r["p_value"], ".3f"), figures.verdict_words(str(r["verdict"]), obj)))
+    return Table(("recipe", "seeds", "speed-up", "95% CI", "e2e", obj.label, f"Δ {obj.unit}", "95% CI", "p",
+                  "verdict"), tuple(rows))
 
 
 def _ablation(inputs: ReportInputs) -> Section | None:
-    ablation = info.ablation_info(inputs)
+    ablation = figures.ablation_info(inputs)
     if not ablation.alone and ablation.best is None:
         return Section("ablation", "Ablation", ("No run changed a single method from the baseline recipe, so no "
                                                 "method can be judged alone.",))
@@ -118,15 +127,15 @@ def _ablation(inputs: ReportInputs) -> Section | None:
     return Section("ablation", "Ablation: each method alone, and in the recommended recipe",
                    ("A method counts as alone when it is the only change from the baseline recipe (same optimizer "
                     "and learning rate).",), tables=(table,),
-                   figures=(lambda: figures.ablation_figure(ablation, obj),))
+                   figures=(lambda: figures.draw_ablation(ablation),))
 
 
 def _search(inputs: ReportInputs) -> Section:
     text, tables, drawn = [], [], []
-    hv = info.hypervolume_info(inputs)
+    hv = figures.hypervolume_info(inputs)
     if hv is not None:
         obj = inputs.objective
-        drawn.append(lambda: figures.hypervolume_figure(hv, obj))
+        drawn.append(lambda: figures.draw_hypervolume(hv))
         text.append(f"Hypervolume after {len(hv.hypervolume)} trials: {hv.hypervolume[-1]:.3f} "
                     f"(area of speed-up x {obj.noun} gain ({obj.unit}) the front dominates above "
                     f"{hv.reference[0]:g}x and {hv.reference[1]:+.3g} {obj.unit}).")
@@ -134,13 +143,13 @@ def _search(inputs: ReportInputs) -> Section:
     if isinstance(importance, str):
         text.append(importance)
     else:
-        drawn.append(lambda: figures.importance_figure(importance))
+        drawn.append(lambda: figures.draw_importance(importance))
         for objective, scores in importance.objectives:
             tables.append(Table((f"importance for {objective}", "share"),
                                 tuple((k, f"{v:.2f}") for k, v in scores)))
-    parallel = info.parallel_info(inputs)
+    parallel = figures.parallel_info(inputs)
     if parallel is not None:
-        drawn.append(lambda: figures.parallel_figure(parallel))
+        drawn.append(lambda: figures.draw_parallel(parallel))
     left_out = inputs.left_out
     tables.append(Table(("left out of the search", "why"),
                         tuple(left_out.items()) or (("nothing", "every knob the device supports was searched"),)))
@@ -154,7 +163,7 @@ def _search(inputs: ReportInputs) -> Section:
 
 def _importance(inputs: ReportInputs):
     try:
-        result = info.importance_info(inputs)
+        result = figures.importance_info(inputs)
     except Exception as e:  # Optuna's evaluators reject degenerate studies in many ways; the report goes on
         return f"Parameter importance: not computed ({type(e).__name__}: {str(e).splitlines()[0][:200]})."
     return result or "Parameter importance: too few finished trials with a varying parameter (3 needed)."
@@ -183,25 +192,25 @@ def _top_trials(inputs: ReportInputs, top: int = 15) -> Table:
 
 
 def _curves(inputs: ReportInputs) -> Section | None:
-    curves = info.curves_info(inputs)
+    curves = figures.curves_info(inputs)
     if not curves.series:
         return None
     return Section("curves", "Learning curves", (f"From {curves.source}.",),
-                   figures=(lambda: figures.curves_figure(curves),))
+                   figures=(lambda: figures.draw_curves(curves),))
 
 
 def _timeline(inputs: ReportInputs) -> Section | None:
-    timeline = info.timeline_info(inputs)
+    timeline = figures.timeline_info(inputs)
     if timeline is None:
         return None
     stopped = sum(b.status == "stopped" for b in timeline.bars)
     return Section("timeline", "Timeline", (f"{len(timeline.bars)} runs over {timeline.total_s:.0f} s; {stopped} "
                                             "stopped early by the scheduler.",),
-                   figures=(lambda: figures.timeline_figure(timeline),))
+                   figures=(lambda: figures.draw_timeline(timeline),))
 
 
 def _failures(inputs: ReportInputs) -> Section:
-    failed = info.failures_info(inputs)
+    failed = figures.failures_info(inputs)
     if not failed:
         return Section("failures", "Failed, stopped or incomplete runs", ("None: every run finished with figures.",))
     return Section("failures", "Failed, stopped or incomplete runs", (),
@@ -226,9 +235,7 @@ def _html_table(table: Table) -> str:
 
 
 def render_html(inputs: ReportInputs, sections: list[Section]) -> str:
-    import plotly.offline
-
-    header = info.header_info(inputs)
+    header = figures.header_info(inputs)
     facts = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in header.facts)
     nav = "".join(f'<a href="#{s.anchor}">{html.escape(s.title.split(":")[0])}</a>' for s in sections)
     parts = []
@@ -261,7 +268,7 @@ def _md_table(table: Table) -> str:
 
 
 def render_markdown(inputs: ReportInputs, sections: list[Section]) -> str:
-    header = info.header_info(inputs)
+    header = figures.header_info(inputs)
     lines = [f"# {inputs.title}", "", f"**{header.answer}**", ""]
     lines += [f"- {k}: `{v}`" if k == "reproduce" else f"- {k}: {v}" for k, v in header.facts]
     for s in sections:

@@ -17,6 +17,8 @@ from typing import Any, Callable
 
 from boosttune.errors import ConfigError, DataError
 
+# SQLAlchemy, Optuna and optuna-dashboard are imported where used: heavy, and a bad folder is refused without them.
+
 __all__ = ["is_loopback", "resolve_study", "serve"]
 
 _DATABASES = ("sqlite", "postgresql", "mysql")

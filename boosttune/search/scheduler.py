@@ -26,30 +26,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Sequence
 
+from boosttune.pareto import dominates, nondominated_fronts
+
 __all__ = ["MultiObjectiveASHA", "RungLadder", "crowding_distances", "nondominated_fronts", "promote", "rungs"]
 
 Point = Sequence[float]
-
-
-def _dominates(a: Point, b: Point, margin: Sequence[float] | None = None) -> bool:
-    """``a`` is at least as good on every objective and better on one (all maximised).
-
-    With ``margin``, ``a`` must beat ``b`` by more than it on every objective: a lead smaller than the
-    noise of an early measurement does not count.
-    """
-    m = margin or (0.0,) * len(a)
-    return all(x >= y + d for x, y, d in zip(a, b, m)) and any(x > y + d for x, y, d in zip(a, b, m))
-
-
-def nondominated_fronts(points: Sequence[Point]) -> list[list[int]]:
-    """Indices of ``points`` by non-dominated front, best first (objectives maximised)."""
-    remaining = list(range(len(points)))
-    fronts: list[list[int]] = []
-    while remaining:
-        front = [i for i in remaining if not any(_dominates(points[j], points[i]) for j in remaining if j != i)]
-        fronts.append(front)
-        remaining = [i for i in remaining if i not in front]
-    return fronts
 
 
 def crowding_distances(points: Sequence[Point], front: Sequence[int]) -> dict[int, float]:
@@ -93,7 +74,7 @@ def promote(candidate: Point, others: Sequence[Point], reduction_factor: float, 
 
     points = [clean(p) for p in others] + [clean(candidate)]
     me = len(points) - 1
-    if keep_front and not any(_dominates(p, points[me], margin) for p in points[:me]):
+    if keep_front and not any(dominates(p, points[me], margin) for p in points[:me]):
         return True
     keep = math.ceil(len(points) / reduction_factor)
     return me in nsga_order(points)[:keep]

@@ -7,138 +7,32 @@ results table is rebuilt from those files.
 
 from __future__ import annotations
 
-import copy
-import json
 import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-import ray
 from ray import tune
+from ray.tune.schedulers import ASHAScheduler
 from ray.tune.search import Searcher
 
 from boosttune.config.experiment import ExperimentConfig
 from boosttune.errors import BoosttuneError, ConfigError, TrialError, describe_error
-from boosttune.objective import ACCURACY, Objective
-from boosttune.execution.runs import CURVE_KEYS, RecordStore, RunRecord, RunSpec
-from boosttune.space import SpaceContext
 from boosttune.execution.provenance import redact
+from boosttune.execution.ray import trial_driver_resources
+from boosttune.execution.ray_train import train_run
+from boosttune.execution.runs import CURVE_KEYS, RecordStore, RunRecord, RunSpec
+from boosttune.objective import ACCURACY, Objective
+from boosttune.search.scheduler import MultiObjectiveASHA
+from boosttune.space import SpaceContext, define_by_run, equivalence_key, recipe_from_params
 
-__all__ = ["PROGRESS_COLUMNS", "progress_columns", "SearchOutcome", "SearchSetup", "code_runtime_env", "connect_ray", "describe_code", "make_sampler", "objective_of",
+# Optuna (and Ray's wrapper of it) is imported where a search starts: it is heavy, and nothing else here needs it.
+
+__all__ = ["PROGRESS_COLUMNS", "progress_columns", "SearchOutcome", "SearchSetup", "make_sampler", "objective_of",
            "progress_metrics", "run_search", "startup_trials"]
 
-DRIVER_RESOURCE = "TRAIN_DRIVER"  # trial drivers take no CPU: the CPUs go to the Train workers
 _TTA_PENALTY_S = 1e6
-
-
-def connect_ray(log: Callable[[str], None], runtime_env: dict[str, Any] | None = None) -> str:
-    """Join the cluster in RAY_ADDRESS (``ray job submit`` sets it) or the one ``ray start`` runs on this machine
-    (``ray submit`` runs the script on the head), else start a local one (the embedded default).
-
-    ``runtime_env`` (:func:`code_runtime_env`): the user's code, which Ray ships to every worker of this job.
-    """
-    # Ctrl-C is a KeyboardInterrupt, as in any Python program. Tune's own handler would end the search
-    # "gracefully" and return from fit() as if it were done, so the confirm stage would start on a partial
-    # search; Ray Train's fit() runs a Tune loop too. The command line turns the interrupt into the exact
-    # command that resumes; what finished is on disk already.
-    os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"
-    if ray.is_initialized():
-        if runtime_env:
-            log(f"ray: already initialised in this process, so {describe_code(runtime_env)} is not shipped by "
-                "boosttune; pass it to your own ray.init(runtime_env=...) if the workers cannot import it")
-        return "already connected"
-    address = os.environ.get("RAY_ADDRESS") or _running_cluster()
-    shipped = {"runtime_env": copy.deepcopy(runtime_env)} if runtime_env else {}  # ray.init rewrites it
-    if address:
-        ray.init(address=address, log_to_driver=True, **shipped)
-        where = f"cluster at {address}"
-    else:
-        from boosttune.execution.ray_train import local_train_defaults
-
-        local_train_defaults()
-        ray.init(resources={DRIVER_RESOURCE: 1000}, log_to_driver=True, **shipped)
-        where = "a local Ray instance (the embedded default)"
-    if runtime_env:
-        log(f"ray: {describe_code(runtime_env)} shipped to every worker (Ray runtime environment)")
-    log(f"ray: connected to {where}: {ray.cluster_resources().get('CPU', 0):.0f} CPUs, "
-        f"{len([n for n in ray.nodes() if n['Alive']])} node(s)")
-    return where
-
-
-def code_runtime_env(config: ExperimentConfig | Any, start_dir: Path, output: Path | None = None) -> dict[str, Any] | None:
-    """What of the user's code Ray ships to every node: ``working_dir`` and ``py_modules``, absolute.
-
-    ``config``: an experiment, or anything with a ``recipe`` (a bench: its folder only, no fields to name others).
-
-    By default, for a builder of the user's own (``base.model.entry``), the folder the command was started from,
-    as ``ray job submit --working-dir .`` would ship it (Ray leaves out what ``.gitignore``/``.rayignore`` list).
-    Nothing inside a Ray job that shipped a working_dir already (the job's workers have it), and nothing for the
-    built-in models unless asked. The run's ``output`` folder, when it lies inside the working_dir, is left out
-    (a project's runs/ would otherwise travel with every later run).
-
-    Raises:
-        ConfigError: a folder or module that does not exist.
-    """
-    job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR") or "{}")
-    in_job = bool((job.get("runtime_env") or {}).get("working_dir"))
-    working_dir = getattr(config, "working_dir", None)
-    if working_dir is None and not config.recipe.builtin and not in_job:
-        working_dir = "."
-    env: dict[str, Any] = {}
-    if working_dir is not None:
-        folder = (start_dir / working_dir).resolve()
-        if not folder.is_dir():
-            raise ConfigError(f"working_dir: {str(folder)!r} is not a folder; allowed: the folder of the project "
-                              "that holds the model builder")
-        env["working_dir"] = str(folder)
-        excludes = ["__pycache__/"]
-        for inside in (output, (start_dir / "runs").resolve()):  # runs/: where boosttune writes by default
-            if inside is not None and inside.is_relative_to(folder) and inside != folder:
-                excludes.append("/" + inside.relative_to(folder).as_posix() + "/")
-        env["excludes"] = sorted(set(excludes))
-    modules = []
-    for module in getattr(config, "py_modules", ()):
-        path = (start_dir / module).resolve()
-        if not path.exists():
-            raise ConfigError(f"py_modules: {str(path)!r} does not exist; allowed: a package folder or a .py file")
-        modules.append(str(path))
-    if modules:
-        env["py_modules"] = modules
-    return env or None
-
-
-def describe_code(runtime_env: dict[str, Any]) -> str:
-    parts = []
-    if runtime_env.get("working_dir"):
-        parts.append(f"working_dir {redact(runtime_env['working_dir'])}")
-    if runtime_env.get("py_modules"):
-        parts.append("py_modules " + ", ".join(redact(m) for m in runtime_env["py_modules"]))
-    return " and ".join(parts)
-
-
-def check_local_capacity(per_rank: dict[str, float], workers: int) -> None:
-    """Before Ray starts: refuse a trial the local instance about to start could never place.
-
-    Only where that instance is known in advance: no cluster to join, and ranks that ask for CPUs only
-    (Ray counts this machine's cores; accelerators it detects as it starts, and are checked then).
-    """
-    from boosttune.execution.cluster import check_placeable
-
-    if ray.is_initialized() or os.environ.get("RAY_ADDRESS") or set(per_rank) != {"CPU"} or _running_cluster():
-        return
-    check_placeable([{"Alive": True, "Resources": {"CPU": float(os.cpu_count() or 1)}}], per_rank, workers)
-
-
-def _running_cluster() -> str | None:
-    """The address of the cluster ``ray start`` last started on this machine, if one runs (as ``ray.init()`` finds it)."""
-    try:
-        from ray._private.services import find_bootstrap_address
-
-        return find_bootstrap_address(None)
-    except Exception:  # a private API: without it, RAY_ADDRESS still works
-        return None
 
 
 def objective_of(config: ExperimentConfig, objective: Objective = ACCURACY) -> tuple[Any, Any]:
@@ -174,8 +68,6 @@ class SearchSetup:
 
     def spec(self, trial_id: str, params: dict[str, Any]) -> RunSpec:
         """The run a trial with these params trains."""
-        from boosttune.space import equivalence_key, recipe_from_params
-
         recipe = recipe_from_params(params, self.ctx, self.base)
         if self.target is not None:
             recipe = recipe.model_copy(update={"target": self.target})
@@ -312,8 +204,6 @@ def _progress(metrics: dict[str, Any], setup: SearchSetup) -> dict[str, Any]:
 
 def _trial(config: dict[str, Any], setup: SearchSetup) -> None:
     """One Tune trial: rebuild the recipe from Optuna's params, train it with Ray Train."""
-    from boosttune.execution.ray_train import train_run
-
     trial_id = tune.get_context().get_trial_id()
     spec = setup.spec(trial_id, dict(config))
     key = spec.key
@@ -327,9 +217,9 @@ def _trial(config: dict[str, Any], setup: SearchSetup) -> None:
         return
 
     first = setup.first_of_key.get(key)
-    if first is not None and first.trial_id != trial_id:  # an equivalent recipe was trained: not twice
+    if first is not None and first.run_id != trial_id:  # an equivalent recipe was trained: not twice
         tune.report({**_progress(first.metrics, setup), **_scores(first.metrics, setup),
-                     "duplicate_of": first.trial_id})
+                     "duplicate_of": first.run_id})
         setup.records.put(first.duplicate(spec))
         return
 
@@ -508,47 +398,16 @@ def _fail_stale_trials(storage, study_name: str, log: Callable[[str], None]) -> 
 def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, points: list[dict[str, Any]],
                resume: bool, log: Callable[[str], None]) -> SearchOutcome:
     """Run (or resume) the Tune experiment in ``output``; trial records land in output/trials."""
-    from ray.tune.schedulers import ASHAScheduler
-    from ray.tune.search.optuna import OptunaSearch
-
-    from boosttune.space import define_by_run
-
-    from boosttune.search.scheduler import MultiObjectiveASHA
-
     metric, mode = objective_of(config, setup.objective)
     n_startup = startup_trials(config.num_trials, len(points) + len(setup.outside))
     sampler = make_sampler(config.sampler, config.seed, n_startup)
     storage, url = _storage(config, output)
     single = isinstance(metric, str)
-    epochs = setup.base.get("epochs", 1)
-    scheduler = None
-    if config.early_stopping and epochs > 1:
-        scheduler = (ASHAScheduler(time_attr="epoch", max_t=epochs, grace_period=1, reduction_factor=2) if single
-                     else MultiObjectiveASHA(["throughput_sps", "objective_score"], time_attr="epoch", max_t=epochs,
-                                             grace_period=1, reduction_factor=config.reduction_factor,
-                                             margin=(0.0, setup.early_stop_margin),
-                                             on_stop=_RecordStopped(setup)))
-    budget = _FailureBudget(config.max_failure_rate)
-    resources = {DRIVER_RESOURCE: 1} if ray.cluster_resources().get(DRIVER_RESOURCE) else {"CPU": 0.01}
-    trainable = tune.with_resources(tune.with_parameters(_trial, setup=setup), resources)
+    scheduler = _scheduler(config, setup, single=single)
+    trainable = tune.with_resources(tune.with_parameters(_trial, setup=setup), trial_driver_resources())
     tune_root = f"{setup.storage.rstrip('/')}/tune" if setup.storage else str((output / "tune").resolve())
-    how = "drawing at random" if config.sampler == "random" else f"modelling after {n_startup} trials"
-    log(f"search: {config.num_trials} trials, objective {config.objective} ({metric}), sampler {config.sampler} "
-        f"(seed {config.seed}, {how}), {setup.workers} worker(s) per trial, Optuna study {config.name!r} in {redact(url)}")
-    if isinstance(scheduler, MultiObjectiveASHA):
-        log(f"search: trials beaten on both speed and {setup.objective.label} (by more than "
-            f"{setup.early_stop_margin:.3g} {setup.objective.unit} at "
-            f"epoch 1) at epoch {', '.join(map(str, scheduler.ladder.milestones))} stop there (multi-objective "
-            f"successive halving, reduction factor {config.reduction_factor:g})")
-    run_config = tune.RunConfig(
-        name=config.name, storage_path=tune_root, callbacks=[budget, _Progress(setup, config.num_trials, log)],
-        stop=_FailureStopper(budget),
-        failure_config=tune.FailureConfig(max_failures=0, fail_fast=False), verbose=1,
-    )
-    # Tune saves its experiment state (which trials exist, the searcher's queue) on its own period, 10 s or more;
-    # a driver killed between a trial's end and that save resumed into a search that suggested the trial again.
-    # Saving at every step costs little at these trial counts and leaves no such window.
-    os.environ.setdefault("TUNE_GLOBAL_CHECKPOINT_S", "0")
+    _log_start(config, setup, metric, n_startup, url, scheduler, log)
+    run_config = _run_config(config, setup, tune_root, log)
     experiment_path = f"{tune_root}/{config.name}"
     if resume and tune.Tuner.can_restore(experiment_path):
         log(f"search: resuming {experiment_path}")
@@ -557,10 +416,7 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
     else:
         # Built only for a new search: OptunaSearch enqueues its start points in the study as it is made, and a
         # restored search (its searcher restored with it) would leave those copies WAITING for ever.
-        searcher = OptunaSearch(space=define_by_run(setup.ctx, setup.base), metric=metric, mode=mode,
-                                points_to_evaluate=points, sampler=sampler, study_name=config.name, storage=storage)
-        if setup.outside:
-            searcher = _FixedFirst(searcher, setup.outside)
+        searcher = _searcher(config, setup, metric, mode, points, sampler, storage)
         tuner = tune.Tuner(
             trainable,
             tune_config=tune.TuneConfig(
@@ -570,15 +426,74 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
             ),
             run_config=run_config,
         )
+    _fit(tuner, output)
+    _fail_stale_trials(storage, config.name, log)
+    return _outcome(config, setup, output)
+
+
+def _scheduler(config: ExperimentConfig, setup: SearchSetup, *, single: bool):
+    """Early stopping at epoch milestones: ASHA on one metric, the multi-objective ladder on two; None without."""
+    epochs = setup.base.get("epochs", 1)
+    if not config.early_stopping or epochs <= 1:
+        return None
+    if single:
+        return ASHAScheduler(time_attr="epoch", max_t=epochs, grace_period=1, reduction_factor=2)
+    return MultiObjectiveASHA(["throughput_sps", "objective_score"], time_attr="epoch", max_t=epochs,
+                              grace_period=1, reduction_factor=config.reduction_factor,
+                              margin=(0.0, setup.early_stop_margin), on_stop=_RecordStopped(setup))
+
+
+def _log_start(config: ExperimentConfig, setup: SearchSetup, metric: Any, n_startup: int, url: str, scheduler: Any,
+               log: Callable[[str], None]) -> None:
+    how = "drawing at random" if config.sampler == "random" else f"modelling after {n_startup} trials"
+    log(f"search: {config.num_trials} trials, objective {config.objective} ({metric}), sampler {config.sampler} "
+        f"(seed {config.seed}, {how}), {setup.workers} worker(s) per trial, Optuna study {config.name!r} in {redact(url)}")
+    if isinstance(scheduler, MultiObjectiveASHA):
+        log(f"search: trials beaten on both speed and {setup.objective.label} (by more than "
+            f"{setup.early_stop_margin:.3g} {setup.objective.unit} at "
+            f"epoch 1) at epoch {', '.join(map(str, scheduler.ladder.milestones))} stop there (multi-objective "
+            f"successive halving, reduction factor {config.reduction_factor:g})")
+
+
+def _run_config(config: ExperimentConfig, setup: SearchSetup, tune_root: str, log: Callable[[str], None]):
+    """Where Tune keeps the experiment, the progress lines, and the failure budget that ends a failing search."""
+    budget = _FailureBudget(config.max_failure_rate)
+    run_config = tune.RunConfig(
+        name=config.name, storage_path=tune_root, callbacks=[budget, _Progress(setup, config.num_trials, log)],
+        stop=_FailureStopper(budget),
+        failure_config=tune.FailureConfig(max_failures=0, fail_fast=False), verbose=1,
+    )
+    # Tune saves its experiment state (which trials exist, the searcher's queue) on its own period, 10 s or more;
+    # a driver killed between a trial's end and that save resumed into a search that suggested the trial again.
+    # Saving at every step costs little at these trial counts and leaves no such window.
+    os.environ.setdefault("TUNE_GLOBAL_CHECKPOINT_S", "0")
+    return run_config
+
+
+def _searcher(config: ExperimentConfig, setup: SearchSetup, metric: Any, mode: Any, points: list[dict[str, Any]],
+              sampler: Any, storage: Any) -> Searcher:
+    """Optuna over the searched space, from the start points; the ones it cannot draw (slow knobs) first."""
+    from ray.tune.search.optuna import OptunaSearch
+
+    searcher = OptunaSearch(space=define_by_run(setup.ctx, setup.base), metric=metric, mode=mode,
+                            points_to_evaluate=points, sampler=sampler, study_name=config.name, storage=storage)
+    return _FixedFirst(searcher, setup.outside) if setup.outside else searcher
+
+
+def _fit(tuner: Any, output: Path) -> None:
+    """``tuner.fit()``; a failure of Tune's own, as one line with the command that resumes."""
     try:
         tuner.fit()
     except BoosttuneError:
         raise
     except Exception as e:
         raise TrialError(f"the search stopped: {describe_error(e)}; resume with --resume --output {output}") from e
-    _fail_stale_trials(storage, config.name, log)
+
+
+def _outcome(config: ExperimentConfig, setup: SearchSetup, output: Path) -> SearchOutcome:
+    """The trial records, and why the search was aborted when more of them failed than allowed."""
     records = list(setup.records)
-    # Judged from the records: Tune runs copies of the callback and stopper, not `budget` itself.
+    # Judged from the records: Tune runs copies of the callback and stopper, not the budget it was given.
     searched = [r for r in records if r.role == "search"]
     failed = sum(r.status == "failed" for r in searched)
     aborted = None

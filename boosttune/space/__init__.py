@@ -1,4 +1,5 @@
-"""The search space: one fragment per boost algorithm plus loss scale, amp and optimizer.
+"""The search space: one fragment per boost algorithm plus loss scale, amp and optimizer, each from its folder
+in :mod:`boosttune.algorithms`.
 
 Define-by-run: ``suggest_recipe(trial, ctx, base)`` asks an Optuna trial only for the knobs that
 apply given earlier choices, the device's capabilities and the knobs measured slow on it, and returns
@@ -11,15 +12,12 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import importlib
 import json
-import pkgutil
 from typing import Any
 
-from boosttune.config.boost import ALGORITHMS
+from boosttune import algorithms
+from boosttune.algorithms.base import Fragment, SpaceContext
 from boosttune.config.recipe import TrialRecipe, parse_recipe
-from boosttune.space import fragments as _fragments_pkg
-from boosttune.space.base import Fragment, SpaceContext
 
 __all__ = [
     "Fragment",
@@ -37,12 +35,8 @@ __all__ = [
 
 
 def fragments() -> list[Fragment]:
-    """Every fragment module's FRAGMENT, in suggestion order (discovered, not hand-kept)."""
-    found = []
-    for module_info in pkgutil.iter_modules(_fragments_pkg.__path__):
-        module = importlib.import_module(f"{_fragments_pkg.__name__}.{module_info.name}")
-        found.append(module.FRAGMENT)
-    return sorted(found, key=lambda fragment: fragment.order)
+    """Every algorithm folder's fragment, in suggestion order (discovered, not hand-kept)."""
+    return algorithms.fragments()
 
 
 def _active(fragment: Fragment, ctx: SpaceContext) -> bool:
@@ -54,7 +48,7 @@ def _active(fragment: Fragment, ctx: SpaceContext) -> bool:
 def _start_document(base: dict[str, Any]) -> dict[str, Any]:
     document = copy.deepcopy(base)
     document["boost_level"] = "O1"
-    document["boost_config_dict"] = {"boost": {"mode": "manual", **dict.fromkeys(ALGORITHMS, False)}}
+    document["boost_config_dict"] = {"boost": {"mode": "manual", **dict.fromkeys(algorithms.boost_names(), False)}}
     return document
 
 
@@ -65,7 +59,7 @@ def suggest_recipe(trial: Any, ctx: SpaceContext, base: dict[str, Any]) -> dict[
         if _active(fragment, ctx):
             fragment.suggest(trial, ctx, document)
     switches = document["boost_config_dict"]["boost"]
-    if not any(switches[name] for name in ALGORITHMS):
+    if not any(switches[name] for name in algorithms.boost_names()):
         document["boost_level"], document["boost_config_dict"] = "O0", {}  # nothing on: plain training
     return document
 
@@ -133,25 +127,21 @@ def equivalence_key(recipe: TrialRecipe) -> str:
 
 
 def preset_params(preset: str, ctx: SpaceContext, base: dict[str, Any]) -> dict[str, Any]:
-    """The params that make the space produce MindSpore's preset (O0, O1/O2 as this device runs them)."""
-    optimizer = base.get("optimizer", {})
-    params: dict[str, Any] = {
-        "boost.dim_reduce": False, "boost.less_bn": False, "boost.grad_freeze": False,
-        "boost.grad_accumulation": False, "boost.adasum": False, "loss_scale.kind": "none", "amp_level": "O0",
-        "optimizer.learning_rate": ctx.base_learning_rate,
-        "optimizer.lr_schedule": optimizer.get("lr_schedule", "constant"),
-    }
-    if ctx.supported("optimizer.thor"):  # the optimizer fragment offers THOR there: presets keep the base's
-        params["optimizer.name"] = optimizer.get("name", "momentum")
-    if preset.startswith(("O1", "O2")):
-        params.update({
-            "boost.less_bn": True, "less_bn.fn_flag": True,
-            "less_bn.gc_flag": ctx.supported("boost.less_bn.gc_flag"), "less_bn.split_at_pct": 0,
-            "boost.grad_freeze": True, "grad_freeze.freeze_type": 1, "grad_freeze.param_groups": 10,
-            "grad_freeze.freeze_p": 0.7,
-        })
-    if preset.startswith("O2"):
-        params["boost.adasum"] = True
+    """The params that make the space produce MindSpore's preset (O0, O1/O2 as this device runs them).
+
+    Every fragment's params as O0 has them, then those of each algorithm the preset switches on.
+    """
+    by_fragment = {a.fragment.name: a for a in algorithms.registry() if a.fragment is not None}
+    params: dict[str, Any] = {}
+    for fragment in fragments():
+        algorithm = by_fragment[fragment.name]
+        if algorithm.off_params is not None:
+            params.update(algorithm.off_params(ctx, base))
+    level = preset[:2]
+    for fragment in fragments():
+        algorithm = by_fragment[fragment.name]
+        if level in algorithm.presets and level != "O0" and algorithm.preset_params is not None:
+            params.update(algorithm.preset_params(ctx))
     return params
 
 

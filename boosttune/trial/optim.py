@@ -8,7 +8,7 @@ import mindspore as ms
 from mindspore import nn
 
 from boosttune.config.recipe import LossScaleConfig, OptimizerConfig
-from boosttune.errors import ConfigError
+from boosttune.errors import BuilderError, ConfigError
 
 __all__ = ["build_loss_scale_manager", "build_optimizer", "learning_rates", "optimizer_loss_scale"]
 
@@ -90,7 +90,6 @@ def _build_optimizer(config: OptimizerConfig, network: nn.Cell, loss_scale: Loss
 
 
 def _from_factory(factory, params, lr, scale: float) -> nn.Optimizer:
-    from boosttune.errors import BuilderError
 
     try:
         optimizer = factory(params, lr)

@@ -98,8 +98,7 @@ def preflight(recipe: Any, workers: int, work_dir: str) -> dict[str, Any]:
     """
     import mindspore as ms
 
-    from boosttune.builder import TrialContext
-    from boosttune.trial.optim import build_optimizer
+    from boosttune.trial.optim import build_optimizer  # deferred: imports MindSpore
 
     entry = recipe.entry
     ms.set_context(mode=ms.GRAPH_MODE, device_target=recipe.device_target)

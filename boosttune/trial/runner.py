@@ -14,15 +14,20 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from boosttune.config.recipe import TrialRecipe
+from boosttune import algorithms
+from boosttune.algorithms.base import TrialPrep
+from boosttune.algorithms.mindspore_state import reset_boost_state
+from boosttune.builder import TrialContext
+from boosttune.builtin import parts_from_splits
 from boosttune.builtin.data import DataSplits
+from boosttune.config.recipe import TrialRecipe
 from boosttune.errors import BoosttuneError, ConfigError, TrialError
-from boosttune.trial.parts import dataset_batches, first_line, objective_of
 from boosttune.runtime import current_runtime_env
+from boosttune.trial.parts import build_parts, dataset_batches, first_line, objective_of
 
 __all__ = ["TrialResult", "observed_boost", "run_trial"]
 
@@ -44,29 +49,14 @@ class TrialResult:
 
 
 def observed_boost(model) -> dict[str, Any]:
-    """What MindSpore actually built: read back from the Model, not from the config."""
-    from mindspore.boost.grad_freeze import FreezeOpt
-    from mindspore.boost.less_batch_normalization import LessBN
-
-    from mindspore import nn
-
-    train_net = model._train_network
-    from mindspore.boost.less_batch_normalization import CommonHeadLastFN
-
-    cells = [cell for _, cell in model._network.cells_and_names()]
-    return {
-        "batchnorm_layers": sum(isinstance(cell, nn.BatchNorm2d) for cell in cells),
-        # LessBN (MindSpore 2.10) keeps BatchNorm; with fn_flag it swaps the last Dense for this head.
-        "fn_heads": sum(isinstance(cell, CommonHeadLastFN) for cell in cells),
-        "less_bn": isinstance(model._network, LessBN),
-        "grad_freeze": isinstance(model._optimizer, FreezeOpt),
-        "grad_accumulation": bool(getattr(train_net, "use_grad_accumulation", False)),
-        "grad_accumulation_step": int(getattr(train_net, "max_accumulation_step", 1)),
-        "dim_reduce": bool(getattr(train_net, "enable_dim_reduce", False)),
-        "adasum": bool(getattr(train_net, "enable_adasum", False)),
-        "train_cell": type(train_net).__name__,
-        "optimizer": type(model._optimizer).__name__,
-    }
+    """What MindSpore actually built: read back from the Model, not from the config (each algorithm reads its own)."""
+    observed: dict[str, Any] = {}
+    for algorithm in algorithms.listed():
+        if algorithm.observe is not None:
+            observed.update(algorithm.observe(model))
+    observed["train_cell"] = type(model._train_network).__name__
+    observed["optimizer"] = type(model._optimizer).__name__
+    return observed
 
 
 def _tie_boost_dict(recipe: TrialRecipe, total_steps: int) -> dict[str, Any]:
@@ -114,76 +104,21 @@ def run_trial(
         ConfigError, DataError, BuilderError: bad input or a builder whose parts do not fit, before training.
         TrialError: MindSpore failed; the message carries its reason.
     """
-    import mindspore as ms
-
-    from boosttune.trial.callback import MetricsCallback
-    from boosttune.trial.mindspore_state import reset_boost_state
-
     wall_start = time.perf_counter()
     effective = recipe.boost.effective()
     work_dir = Path(work_dir) if work_dir is not None else Path(tempfile.gettempdir()) / "boosttune"
-    ms.set_context(mode=ms.GRAPH_MODE, device_target=recipe.device_target)
-    reset_boost_state()
-    ms.set_seed(recipe.seed)
-    np.random.seed(recipe.seed)  # GradientFreeze's interval schedule draws from the global generator
-
+    _start_process_state(recipe)
     make_parts = _parts_maker(recipe, work_dir, num_shards, shard_id, data)
-    building = time.perf_counter()
-    parts = make_parts()
-    train_ds = parts.train
-    steps_per_epoch = dataset_batches(train_ds, "train", recipe.entry.entry)
-    dataset_batches(parts.eval, "eval", recipe.entry.entry)
-    objective = objective_of(parts)
-    log(f"build: {recipe.entry.entry} gave {steps_per_epoch} training batches of {recipe.batch_size} in "
-        f"{time.perf_counter() - building:.1f} s; objective {objective.describe()}")
-    if recipe.steps_per_epoch is not None and recipe.steps_per_epoch < steps_per_epoch:
-        steps_per_epoch = recipe.steps_per_epoch
-        train_ds = train_ds.take(steps_per_epoch)
-    boost_dict = _tie_boost_dict(recipe, steps_per_epoch * recipe.epochs)
-
-    stage1_s = 0.0
-    if effective.applied["dim_reduce"]:
-        stage1_s = _dim_reduce_stage1(recipe, parts, make_parts, train_ds, boost_dict, work_dir, num_shards,
-                                      shard_id, log)
-    try:
-        model = _build_model(recipe, parts, boost_dict, steps_per_epoch)
-        observed = observed_boost(model)
-        callback = MetricsCallback(model, parts.eval, recipe.batch_size, recipe.warmup_steps, recipe.target,
-                                   reporter, evaluate and recipe.eval_every_epoch, log, objective=objective)
-        log(f"training: {recipe.epochs} epoch(s) of {steps_per_epoch} steps; the first step compiles the graph")
-        model.train(recipe.epochs, train_ds, callbacks=[callback, *extra_callbacks],
-                    dataset_sink_mode=False)
-        if evaluate and not recipe.eval_every_epoch and callback.stop_reason is None:
-            callback.records[-1] = {**callback.records[-1], **callback.evaluate_now()}
-    except BoosttuneError:
-        raise
-    except Exception as e:  # MindSpore raises RuntimeError/ValueError/TypeError with C++ context
-        raise TrialError(f"trial failed in MindSpore: {first_line(e)}") from e
-    finally:
-        reset_boost_state()
-
-    if not callback.records:
-        raise TrialError(callback.stop_reason or "trial ended before its first epoch finished")
-    final = dict(callback.records[-1])
-    final.update(
-        wall_s=time.perf_counter() - wall_start,
-        eval_s=callback.eval_s,
-        stage1_s=stage1_s,
-        samples_per_epoch=steps_per_epoch * recipe.batch_size,
-        total_steps=len(callback.step_durations),
-        world_size=num_shards,
-        first_step_at=callback.first_step_at,
-        **objective.flat(),
-    )
-    if callback.stop_reason and callback.time_to_target_s is None:
-        status = "stopped"
-    elif callback.time_to_target_s is not None:
-        status = "target_reached"
-    else:
-        status = "completed"
+    built = _build(recipe, make_parts, log)
+    boost_dict = _tie_boost_dict(recipe, built.steps_per_epoch * recipe.epochs)
+    prep = TrialPrep(recipe=recipe, parts=built.parts, make_parts=make_parts, train_dataset=built.train_ds,
+                     boost_dict=boost_dict, work_dir=work_dir, num_shards=num_shards, shard_id=shard_id, log=log)
+    stage1_s = _prepare_algorithms(effective.applied, prep)
+    callback, observed = _train(recipe, built, boost_dict, reporter, extra_callbacks, log, evaluate)
+    final = _final_metrics(callback, built, recipe, num_shards, wall_start=wall_start, stage1_s=stage1_s)
     _check_observed(effective.applied, observed, log)
     return TrialResult(
-        status=status,
+        status=_status(callback),
         reason=callback.stop_reason,
         metrics=final,
         epochs=callback.records,
@@ -195,12 +130,106 @@ def run_trial(
     )
 
 
+@dataclass(frozen=True)
+class _Built:
+    """This rank's parts from the builder, the training data cut to the recipe's steps, and the objective."""
+
+    parts: Any
+    train_ds: Any
+    steps_per_epoch: int
+    objective: Any
+
+
+def _start_process_state(recipe: TrialRecipe) -> None:
+    """MindSpore's context, a clean boost state, and the seeds."""
+    import mindspore as ms
+
+    ms.set_context(mode=ms.GRAPH_MODE, device_target=recipe.device_target)
+    reset_boost_state()
+    ms.set_seed(recipe.seed)
+    np.random.seed(recipe.seed)  # GradientFreeze's interval schedule draws from the global generator
+
+
+def _build(recipe: TrialRecipe, make_parts: Callable[[], Any], log: Callable[[str], None]) -> _Built:
+    """Call the builder, check its data sets, and cut the training set to ``steps_per_epoch``."""
+    building = time.perf_counter()
+    parts = make_parts()
+    train_ds = parts.train
+    steps_per_epoch = dataset_batches(train_ds, "train", recipe.entry.entry)
+    dataset_batches(parts.eval, "eval", recipe.entry.entry)
+    objective = objective_of(parts)
+    log(f"build: {recipe.entry.entry} gave {steps_per_epoch} training batches of {recipe.batch_size} in "
+        f"{time.perf_counter() - building:.1f} s; objective {objective.describe()}")
+    if recipe.steps_per_epoch is not None and recipe.steps_per_epoch < steps_per_epoch:
+        steps_per_epoch = recipe.steps_per_epoch
+        train_ds = train_ds.take(steps_per_epoch)
+    return _Built(parts, train_ds, steps_per_epoch, objective)
+
+
+def _prepare_algorithms(applied: Mapping[str, bool], prep: TrialPrep) -> float:
+    """Each applied algorithm's preparation before the Model is built (DimReduce's stage 1); its seconds."""
+    seconds = 0.0
+    for algorithm in algorithms.registry():
+        if algorithm.prepare is not None and applied.get(algorithm.name):
+            seconds += algorithm.prepare(prep)
+    return seconds
+
+
+def _train(recipe: TrialRecipe, built: _Built, boost_dict: dict[str, Any],
+           reporter: Callable[[dict[str, Any]], None] | None, extra_callbacks: Sequence[Any],
+           log: Callable[[str], None], evaluate: bool):
+    """Build the Model, train it with the metrics callback; return the callback and what MindSpore built."""
+    from boosttune.trial.callback import MetricsCallback  # deferred: imports MindSpore
+
+    try:
+        model = _build_model(recipe, built.parts, boost_dict, built.steps_per_epoch)
+        observed = observed_boost(model)
+        callback = MetricsCallback(model, built.parts.eval, recipe.batch_size, recipe.warmup_steps, recipe.target,
+                                   reporter, evaluate and recipe.eval_every_epoch, log, objective=built.objective)
+        log(f"training: {recipe.epochs} epoch(s) of {built.steps_per_epoch} steps; the first step compiles the graph")
+        model.train(recipe.epochs, built.train_ds, callbacks=[callback, *extra_callbacks],
+                    dataset_sink_mode=False)
+        if evaluate and not recipe.eval_every_epoch and callback.stop_reason is None:
+            callback.records[-1] = {**callback.records[-1], **callback.evaluate_now()}
+    except BoosttuneError:
+        raise
+    except Exception as e:  # MindSpore raises RuntimeError/ValueError/TypeError with C++ context
+        raise TrialError(f"trial failed in MindSpore: {first_line(e)}") from e
+    finally:
+        reset_boost_state()
+    if not callback.records:
+        raise TrialError(callback.stop_reason or "trial ended before its first epoch finished")
+    return callback, observed
+
+
+def _final_metrics(callback, built: _Built, recipe: TrialRecipe, num_shards: int, *, wall_start: float,
+                   stage1_s: float) -> dict[str, Any]:
+    """The last epoch's metrics plus the trial's timings and sizes."""
+    final = dict(callback.records[-1])
+    final.update(
+        wall_s=time.perf_counter() - wall_start,
+        eval_s=callback.eval_s,
+        stage1_s=stage1_s,
+        samples_per_epoch=built.steps_per_epoch * recipe.batch_size,
+        total_steps=len(callback.step_durations),
+        world_size=num_shards,
+        first_step_at=callback.first_step_at,
+        **built.objective.flat(),
+    )
+    return final
+
+
+def _status(callback) -> str:
+    if callback.stop_reason and callback.time_to_target_s is None:
+        return "stopped"
+    if callback.time_to_target_s is not None:
+        return "target_reached"
+    return "completed"
+
+
 def _parts_maker(recipe: TrialRecipe, work_dir: Path, num_shards: int, shard_id: int,
                  data: DataSplits | None) -> Callable[[], Any]:
     """A function returning this rank's parts from the recipe's builder (fresh ones at every call)."""
-    from boosttune.builder import TrialContext
-    from boosttune.trial.parts import build_parts
-
     entry = recipe.entry
     ctx = TrialContext(rank=shard_id, world_size=num_shards, seed=recipe.seed, batch_size=recipe.batch_size,
                        epochs=recipe.epochs, device_target=recipe.device_target, work_dir=str(work_dir),
@@ -209,8 +238,6 @@ def _parts_maker(recipe: TrialRecipe, work_dir: Path, num_shards: int, shard_id:
     if data is not None:
         if not recipe.builtin:
             raise ConfigError(f"data: splits given for {entry.entry!r}, which reads its own data")
-        from boosttune.builtin import parts_from_splits
-
         builder = lambda context: parts_from_splits(context, data)  # noqa: E731
 
     def make_parts():
@@ -220,32 +247,11 @@ def _parts_maker(recipe: TrialRecipe, work_dir: Path, num_shards: int, shard_id:
     return make_parts
 
 
-def _dim_reduce_stage1(recipe: TrialRecipe, parts, make_parts, train_ds, boost_dict: dict[str, Any],
-                       work_dir: Path, num_shards: int, shard_id: int, log: Callable[[str], None]) -> float:
-    """DimReduce's checkpoints (stage 1), loaded into ``parts.network``; boost_dict gets their folders."""
-    import mindspore as ms
-
-    from boosttune.trial.dim_reduce import prepare_dim_reduce
-    from boosttune.trial.mindspore_state import reset_boost_state
-
-    # Stage 1 trains data-parallel like the trial (gradients all-reduced), so every rank saves the same
-    # weights; each rank writes its own folder, since ranks on one node share work_dir.
-    stage1_dir = Path(work_dir) / f"rank{shard_id}" if num_shards > 1 else work_dir
-    inputs = prepare_dim_reduce(recipe, make_parts, train_ds, boost_dict["dim_reduce"]["n_components"], stage1_dir,
-                                log)
-    boost_dict["dim_reduce"]["weight_load_dir"] = inputs.weight_load_dir
-    if inputs.pca_mat_path:
-        boost_dict["dim_reduce"]["pca_mat_path"] = inputs.pca_mat_path
-    ms.load_param_into_net(parts.network, ms.load_checkpoint(inputs.init_checkpoint))
-    reset_boost_state()
-    return inputs.stage1_s
-
-
 def _build_model(recipe: TrialRecipe, parts, boost_dict: dict[str, Any], steps_per_epoch: int):
     """MindSpore's Model of the parts with the recipe's optimizer, amp, loss scale and boost."""
     import mindspore as ms
 
-    from boosttune.trial.optim import build_loss_scale_manager, build_optimizer
+    from boosttune.trial.optim import build_loss_scale_manager, build_optimizer  # deferred: imports MindSpore
 
     # Accumulation over k batches advances the optimizer (and its LR schedule) once per k steps.
     accumulation = boost_dict.get("grad_accumulation", {}).get("grad_accumulation_step", 1)
@@ -267,8 +273,12 @@ def _build_model(recipe: TrialRecipe, parts, boost_dict: dict[str, Any], steps_p
     )
 
 
-def _check_observed(applied: dict[str, bool], observed: dict[str, Any], log: Callable[[str], None]) -> None:
-    for name in ("less_bn", "grad_freeze", "grad_accumulation", "dim_reduce"):
+def _check_observed(applied: Mapping[str, bool], observed: dict[str, Any], log: Callable[[str], None]) -> None:
+    # Not an algorithm whose effect depends on the ranks (AdaSum): MindSpore builds it off below its rank rule.
+    for algorithm in algorithms.listed():
+        name = algorithm.name
+        if algorithm.observe is None or algorithm.ranks_rule is not None or name not in observed:
+            continue
         if applied[name] != observed[name]:
             log(f"warning: boost {name} expected {'on' if applied[name] else 'off'} but MindSpore built it "
                 f"{'on' if observed[name] else 'off'}")

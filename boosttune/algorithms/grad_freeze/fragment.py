@@ -1,6 +1,6 @@
 """GradientFreeze: train only some parameter groups on some steps. Its schedule spans the real steps."""
 
-from boosttune.space.base import SpaceContext, asks, boost_switches, switch_on
+from boosttune.algorithms.base import SpaceContext, asks, boost_switches, switch_on
 
 
 class GradFreezeFragment:

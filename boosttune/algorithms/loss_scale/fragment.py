@@ -1,6 +1,6 @@
 """Loss scaling: none, fixed, dynamic (window and factor) or per-group (with boost loss_scale_group)."""
 
-from boosttune.space.base import SpaceContext, boost_switches, switch_on
+from boosttune.algorithms.base import SpaceContext, boost_switches, switch_on
 
 
 class LossScaleFragment:

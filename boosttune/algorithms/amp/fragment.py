@@ -1,6 +1,6 @@
 """Mixed precision: MindSpore's amp_level, among the levels the device compiles."""
 
-from boosttune.space.base import SpaceContext
+from boosttune.algorithms.base import SpaceContext
 
 
 class AmpFragment:

@@ -1,6 +1,6 @@
 """AdaSum: adaptive summation across >= 16 ranks (ranks/8 a power of two); plain data parallel below."""
 
-from boosttune.space.base import SpaceContext, boost_switches, switch_on
+from boosttune.algorithms.base import SpaceContext, boost_switches, switch_on
 
 
 def adasum_applies(world_size: int) -> bool:

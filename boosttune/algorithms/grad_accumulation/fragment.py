@@ -1,6 +1,6 @@
 """GradientAccumulation: one optimizer update per k batches. MindSpore 2.10 cannot combine it with freeze."""
 
-from boosttune.space.base import SpaceContext, asks, boost_switches, switch_on
+from boosttune.algorithms.base import SpaceContext, asks, boost_switches, switch_on
 
 
 class GradAccumulationFragment:

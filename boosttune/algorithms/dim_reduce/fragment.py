@@ -1,6 +1,6 @@
 """DimReduce: second-order training in a PCA subspace of earlier weights. Excludes LessBN/GradientFreeze."""
 
-from boosttune.space.base import SpaceContext, asks, boost_switches
+from boosttune.algorithms.base import SpaceContext, asks, boost_switches
 
 
 class DimReduceFragment:

@@ -16,14 +16,13 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import mindspore as ms
-from mindspore import nn
-from mindspore.train.callback import CheckpointConfig, ModelCheckpoint
-
-from boosttune.config.recipe import TrialRecipe
+from boosttune.errors import ConfigError, TrialError
 from boosttune.files import write_atomically, write_json
+
+if TYPE_CHECKING:  # type-only: the recipe model lives in a later package
+    from boosttune.config.recipe import TrialRecipe
 
 __all__ = ["DimReduceInputs", "prepare_dim_reduce"]
 
@@ -63,8 +62,6 @@ def prepare_dim_reduce(recipe: TrialRecipe, make_parts: Callable[[], Any], train
     from the recipe's builder."""
     steps = recipe.dim_reduce_stage1_steps or n_components + 2
     if steps < n_components:
-        from boosttune.errors import ConfigError
-
         raise ConfigError(
             f"dim_reduce_stage1_steps: {steps} is invalid; DimReduce's PCA needs at least "
             f"n_components={n_components} checkpoints"
@@ -78,6 +75,11 @@ def prepare_dim_reduce(recipe: TrialRecipe, make_parts: Callable[[], Any], train
         log(f"dim_reduce: reusing stage-1 checkpoints in {ckpt_dir}" + (" and their PCA" if pca.is_file() else ""))
         return DimReduceInputs(str(ckpt_dir), str(pca) if pca.is_file() else None, meta["init_checkpoint"],
                                0.0, True)
+
+    # Deferred: MindSpore is heavy and only a trial's worker has it loaded.
+    import mindspore as ms
+    from mindspore import nn
+    from mindspore.train.callback import CheckpointConfig, ModelCheckpoint
 
     log(f"dim_reduce: stage 1, {steps} plain training steps with a checkpoint each, into {ckpt_dir}")
     ckpt_dir.mkdir(parents=True, exist_ok=True)
@@ -99,8 +101,6 @@ def prepare_dim_reduce(recipe: TrialRecipe, make_parts: Callable[[], Any], train
         meta_file.unlink()  # graph files are not weights
     saved = sorted(ckpt_dir.glob("*.ckpt"), key=lambda p: p.stat().st_mtime)
     if len(saved) < n_components:
-        from boosttune.errors import TrialError
-
         raise TrialError(f"dim_reduce stage 1 wrote {len(saved)} checkpoints, fewer than n_components={n_components}"
                          " (the training set is too small for that many steps)")
     init_checkpoint = folder / "init.ckpt"

@@ -1,7 +1,7 @@
 """Learning rate (log-uniform around the base recipe's) and its schedule; THOR where the device runs it."""
 
-from boosttune.config.boost import ALGORITHMS
-from boosttune.space.base import SpaceContext, switch_on
+from boosttune.algorithms import boost_names
+from boosttune.algorithms.base import SpaceContext, switch_on
 
 
 class OptimizerFragment:
@@ -16,7 +16,7 @@ class OptimizerFragment:
         optimizer["lr_schedule"] = trial.suggest_categorical("optimizer.lr_schedule", ["constant", "cosine"])
         # THOR, the second-order optimizer, has no CPU kernels (ThorIm2Col); MindSpore runs it with
         # boost_level O0 and no loss scale, so it is offered only for a recipe with neither.
-        plain = not any(switch_on(document, name) for name in ALGORITHMS) \
+        plain = not any(switch_on(document, name) for name in boost_names()) \
             and document.get("loss_scale", {}).get("kind", "none") == "none"
         if ctx.supported("optimizer.thor") and "optimizer.thor" not in ctx.slow and plain:
             current = optimizer.get("name", "momentum")

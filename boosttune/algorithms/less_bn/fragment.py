@@ -1,6 +1,6 @@
 """LessBN: feature-normalised head, gradient centralization, gradient split groups."""
 
-from boosttune.space.base import SpaceContext, asks, boost_switches, switch_on
+from boosttune.algorithms.base import SpaceContext, asks, boost_switches, switch_on
 
 
 class LessBNFragment:

@@ -1,0 +1,36 @@
+"""Mixed precision: MindSpore's amp_level (a knob, not a boost algorithm)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from boosttune.algorithms.amp.fragment import FRAGMENT
+from boosttune.algorithms.amp.notes import NOTE
+from boosttune.algorithms.base import Algorithm, ProbeCheck
+
+LEVELS = ("O1", "O2", "O3")
+
+
+def bench(report, world_size: int) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    matrix: dict[str, dict[str, Any]] = {}
+    skipped: list[str] = []
+    for level in LEVELS:
+        if report.supports(f"amp.{level}"):
+            matrix[f"amp {level}"] = {"amp_level": level}
+        else:
+            skipped.append(f"amp {level}: {report.capabilities[f'amp.{level}'].reason}")
+    return matrix, skipped
+
+
+ALGORITHM = Algorithm(
+    name="amp",
+    kind="knob",
+    order=110,
+    listing_order=20,
+    fragment=FRAGMENT,
+    off_params=lambda ctx, base: {"amp_level": "O0"},
+    probe_checks=tuple(ProbeCheck(f"amp.{level}", amp_level=level) for level in LEVELS),
+    calibration={f"amp.{level}": {"amp_level": level} for level in LEVELS},
+    bench=bench,
+    notes=(NOTE,),
+)

@@ -1,0 +1,83 @@
+"""Learning curves: the objective's held-out value against training time, per run."""
+
+from __future__ import annotations
+
+import json
+from typing import NamedTuple
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from boosttune.evaluation.results import FINISHED, finite
+from boosttune.report.figures._common import BLACK, BLUE, GREEN, LAYOUT, ORANGE, RED, selected_id
+from boosttune.report.inputs import ReportInputs
+
+__all__ = ["CurveInfo", "CurveSeries", "curves_info", "draw_curves"]
+
+
+class CurveSeries(NamedTuple):
+    name: str  # the recipe
+    run_id: str
+    role: str  # baseline / preset / candidate
+    train_s: tuple[float, ...]
+    objective_value: tuple[float, ...]
+
+
+class CurveInfo(NamedTuple):
+    series: tuple[CurveSeries, ...]
+    source: str  # which runs the curves come from
+    y_label: str = "val_acc"  # the objective's name
+
+
+def curves_info(inputs: ReportInputs) -> CurveInfo:
+    """The objective's held-out value against training time (compile included, evaluation excluded) for the baseline, the
+    presets and the confirmed candidates: every paired seed when there are some, else the search's own runs."""
+    series = []
+    if inputs.confirmed is not None:
+        runs = inputs.confirmed.runs
+        for _, row in runs[runs["status"].isin(FINISHED)].iterrows():
+            series.append(_curve(row, str(row["recipe"]), _role(row)))
+        source = "the paired seeds of the " + ("bench" if inputs.kind == "bench" else "confirm stage")
+    else:
+        table = inputs.search
+        keep = table["preset"].notna() | (table["trial_id"] == selected_id(inputs))
+        for _, row in table[keep & table["status"].isin(FINISHED)].iterrows():
+            name = str(row["label"]) if pd.notna(row["label"]) else str(row["trial_id"])
+            series.append(_curve(row, name, _role(row)))
+        source = "the search (one seed each): baseline, presets and the selected trial"
+    return CurveInfo(tuple(s for s in series if s.train_s), source, inputs.objective.label)
+
+
+def _role(row: pd.Series) -> str:
+    if bool(row["is_baseline"]) or any(isinstance(v, str) and v == "O0" for v in (row.get("recipe"), row.get("preset"))):
+        return "baseline"
+    return "preset" if pd.notna(row["preset"]) else "candidate"
+
+
+def _curve(row: pd.Series, name: str, role: str) -> CurveSeries:
+    try:
+        curve = json.loads(row["curve_json"]) if isinstance(row.get("curve_json"), str) else []
+    except ValueError:
+        curve = []
+    points = [(float(e["train_s"]), float(e["objective_value"])) for e in curve
+              if finite(e.get("train_s")) and finite(e.get("objective_value"))]
+    return CurveSeries(name, str(row["trial_id"]), role, tuple(p[0] for p in points), tuple(p[1] for p in points))
+
+
+_PALETTE = (BLUE, ORANGE, GREEN, RED, "#b279a2", "#9d755d", "#72b7b2", "#eeca3b")
+
+
+def draw_curves(info: CurveInfo) -> go.Figure:
+    """One colour per recipe (black for the baseline), one legend entry for all its seeds."""
+    colours: dict[str, str] = {}
+    fig = go.Figure()
+    for s in info.series:
+        colour = BLACK if s.role == "baseline" else colours.setdefault(s.name, _PALETTE[len(colours) % len(_PALETTE)])
+        first = s.name not in {t.name for t in fig.data}
+        fig.add_trace(go.Scatter(x=s.train_s, y=s.objective_value, mode="lines+markers", name=s.name, legendgroup=s.name,
+                                 showlegend=first, line=dict(color=colour, width=2 if s.role == "baseline" else 1.3),
+                                 marker=dict(size=4), hovertemplate=f"{s.name} ({s.run_id})<br>%{{x:.1f}} s: "
+                                                                    "%{y:.4f}<extra></extra>"))
+    fig.update_layout(title=f"Learning curves ({info.source})", xaxis_title="training time, s (compile included)",
+                      yaxis_title=info.y_label, height=460, **LAYOUT)
+    return fig

@@ -1,0 +1,159 @@
+"""The page's header: the answer in one sentence, the recipe it recommends, and the facts of the run.
+
+Not a figure: :mod:`boosttune.report.render` lays it out at the top of report.html and report.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import pandas as pd
+
+from boosttune.errors import DataError
+from boosttune.evaluation.results import finite, fmt
+from boosttune.evaluation.select import select_best
+from boosttune.evaluation.stats import VerdictCode
+from boosttune.objective import ACCURACY, Objective
+from boosttune.report.inputs import ReportInputs
+from boosttune.report.recipes import describe_recipe, recipe_of
+
+__all__ = ["HeaderInfo", "header_info", "verdict_words"]
+
+_VERDICT_WORDS = {
+    VerdictCode.FASTER: "faster, and accuracy within the margin is shown",
+    VerdictCode.FASTER_CONSISTENT: "faster; the accuracy is within the margin on average, not yet shown",
+    VerdictCode.FASTER_TOO_LOSSY: "faster, but loses more accuracy than the margin allows",
+    VerdictCode.SLOWER: "slower than O0",
+    VerdictCode.NOT_FASTER: "not shown faster than O0",
+    VerdictCode.INCONCLUSIVE: "too few seeds to judge",
+    VerdictCode.BASELINE: "the baseline itself",
+    VerdictCode.NO_DATA: "no paired run finished",
+}
+
+
+def verdict_words(code: str, objective: Objective = ACCURACY) -> str:
+    """A verdict code in words, naming the objective."""
+    words = _VERDICT_WORDS.get(code, code)
+    return words if objective == ACCURACY else words.replace("accuracy", objective.noun)
+
+
+class HeaderInfo(NamedTuple):
+    answer: str  # the answer in one sentence
+    recipe: str  # the recipe it recommends (O0 when none qualifies)
+    verdict: str  # a verdict code, "search_only" without a confirm stage, "no_baseline" without figures
+    facts: tuple[tuple[str, str], ...]  # (what, value): device, versions, data, seeds, command, ...
+
+
+def header_info(inputs: ReportInputs) -> HeaderInfo:
+    """The answer from the confirm stage's selection when there is one, else from the search's (one seed)."""
+    if inputs.confirmed is not None:
+        answer, recipe, verdict = _confirmed_answer(inputs)
+    else:
+        try:
+            answer, recipe = _search_answer(inputs)
+        except DataError:
+            return HeaderInfo("No answer: the O0 baseline did not finish, so nothing can be compared with it.", "O0",
+                              "no_baseline", _facts(inputs))
+        verdict = "search_only"
+    facts = _facts(inputs)
+    chosen = _chosen_recipe(inputs, recipe)
+    if chosen:
+        facts = (("recommended recipe", describe_recipe(chosen)),) + facts
+    return HeaderInfo(answer, recipe, verdict, facts)
+
+
+def _confirmed_answer(inputs: ReportInputs) -> tuple[str, str, str]:
+    """(answer, recipe, verdict code) from the paired seeds."""
+    confirmed, margin, obj = inputs.confirmed, inputs.margin, inputs.objective
+    spec = obj.gain_spec
+    sel = confirmed.selection
+    row = sel.row
+    n = int(row["n_seeds"]) if finite(row.get("n_seeds")) else 0
+    if sel.fell_back_to_baseline:
+        answer = (f"Keep O0: no recipe was shown faster than the O0 baseline within {margin:.3g} {obj.unit} of its "
+                  f"{obj.noun} "
+                  f"over {len(confirmed.seeds)} paired seeds.")
+        return answer, sel.recipe, "baseline"
+    answer = (f"Use {sel.recipe}: {fmt(row['speedup'], '.2f')}x the O0 baseline's training throughput "
+              f"(95% CI {fmt(row['speedup_ci_low'], '.2f')}-{fmt(row['speedup_ci_high'], '.2f')}) at "
+              f"{fmt(row['objective_gain'], spec)} {obj.gain_words} (95% CI "
+              f"{fmt(row['objective_gain_ci_low'], spec)} to {fmt(row['objective_gain_ci_high'], spec)}"
+              f") over {n} paired seeds: {verdict_words(str(row['verdict']), obj)}.")
+    return answer, sel.recipe, str(row["verdict"])
+
+
+def _search_answer(inputs: ReportInputs) -> tuple[str, str]:
+    """(answer, recipe) from the search alone. Raises DataError without a finished baseline."""
+    obj = inputs.objective
+    sel_search = select_best(inputs.runs, inputs.margin)
+    row = sel_search.row
+    recipe = str(row.get("label") if pd.notna(row.get("label")) else row["trial_id"])
+    if sel_search.fell_back_to_baseline:
+        return f"Keep O0 (search only, one seed per recipe): {sel_search.reason}.", "O0"
+    answer = (f"Candidate {recipe}: {fmt(row['speedup_vs_baseline'], '.2f')}x at "
+              f"{fmt(row['objective_gain'], obj.gain_spec)} {obj.gain_words} on one seed; not confirmed (no "
+              "paired seeds ran: one run's throughput moves by about 10%, and one seed's result is noisy).")
+    return answer, recipe
+
+
+def _chosen_recipe(inputs: ReportInputs, name: str) -> dict[str, Any]:
+    """The recipe document of the recommended recipe (by confirmed name, else by search label)."""
+    for table, column in ((inputs.confirmed.runs if inputs.confirmed is not None else None, "recipe"),
+                          (inputs.search, "label")):
+        if table is None or column not in table:
+            continue
+        rows = table[(table[column] == name).fillna(False).astype(bool)]
+        if len(rows):
+            return recipe_of(rows.iloc[0])
+    return {}
+
+
+def _first(table: pd.DataFrame, column: str) -> str:
+    values = table[column].dropna().astype(str).unique() if column in table else []
+    return ", ".join(values) if len(values) else "n/a"
+
+
+def _facts(inputs: ReportInputs) -> tuple[tuple[str, str], ...]:
+    runs = inputs.runs
+    info = inputs.run_info
+    base = recipe_of(runs.iloc[0]) if len(runs) else {}
+    data = base.get("data") or {}
+    shown_data = ", ".join(f"{k}={v}" for k, v in data.items() if v is not None)
+    facts = [("device", _device(inputs)), ("model", _first(runs, "model")),
+             ("data set", shown_data or _first(runs, "dataset")),
+             ("training", f"{base.get('epochs', 'n/a')} epochs, batch {base.get('batch_size', 'n/a')} per worker, "
+                          f"{_first(runs, 'world_size')} worker(s)")]
+    if inputs.search is not None:
+        seeds = _first(inputs.search, "seed")
+        facts.append(("search", f"{len(inputs.search)} trials, one seed each (seed {seeds})"))
+    if inputs.confirmed is not None:
+        what = "bench" if inputs.kind == "bench" else "confirm stage"
+        facts.append((what, f"{inputs.confirmed.summary['recipe'].nunique()} recipes x paired seeds "
+                            f"{list(inputs.confirmed.seeds)}"))
+    obj = inputs.objective
+    facts.append(("objective", obj.describe()))
+    facts.append((f"{obj.noun} margin", f"{inputs.margin:.3g} {obj.unit} worse than the O0 baseline"))
+    facts.append(("versions", ", ".join(f"{k} {v}" for k, v in _versions(inputs).items())))
+    if info.get("host"):
+        facts.append(("machine", f"{info['host']}, {info.get('cpu_count', '?')} CPUs, {info.get('platform', '')}"))
+    facts.append(("reproduce", info.get("command") or "n/a (no run_info.json: the run predates it)"))
+    return tuple(facts)
+
+
+def _device(inputs: ReportInputs) -> str:
+    device = _first(inputs.runs, "device_target")
+    if inputs.run_info.get("device"):
+        device = f"{device} ({inputs.run_info['device']})"
+    isa = _first(inputs.runs, "onednn_isa")
+    if device.startswith("CPU") and isa != "n/a":
+        device += f", ONEDNN_MAX_CPU_ISA={isa}"
+    return device
+
+
+def _versions(inputs: ReportInputs) -> dict[str, str]:
+    """The run info's versions, completed from the table's columns."""
+    versions = dict(inputs.run_info.get("versions") or {})
+    for column, name in (("mindspore_version", "mindspore"), ("ray_version", "ray"),
+                         ("boosttune_version", "boosttune")):
+        versions.setdefault(name, _first(inputs.runs, column))
+    return versions

@@ -1,0 +1,62 @@
+"""The searched knobs of every finished trial, then its speed-up and objective gain: parallel coordinates."""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from boosttune.evaluation.results import PARAM_PREFIX, finite
+from boosttune.report.figures._common import LAYOUT, compared, present
+from boosttune.report.inputs import ReportInputs
+
+__all__ = ["ParallelInfo", "draw_parallel", "parallel_info"]
+
+
+class ParallelInfo(NamedTuple):
+    dimensions: tuple[tuple[str, tuple[float, ...], tuple[str, ...] | None], ...]  # (label, values, tick names)
+    color: tuple[float, ...]  # speed-up of each trial
+    trial_ids: tuple[str, ...]
+
+
+def parallel_info(inputs: ReportInputs) -> ParallelInfo | None:
+    """The searched knobs of every finished trial, then its speed-up and objective gain (categories as codes)."""
+    if inputs.search is None:
+        return None
+    finished = compared(inputs.search)
+    params = [c for c in finished.columns if c.startswith(PARAM_PREFIX) and finished[c].notna().any()
+              and finished[c].astype(str).nunique() > 1]
+    if len(finished) < 2:
+        return None
+    dimensions = [_dimension(column.removeprefix(PARAM_PREFIX), finished[column]) for column in params]
+    speed = tuple(float(v) for v in finished["speedup_vs_baseline"])
+    dimensions.append(("speed-up (x)", speed, None))
+    obj = inputs.objective
+    dimensions.append((f"{obj.noun} ({obj.unit})", tuple(float(v) for v in finished["objective_gain"]), None))
+    return ParallelInfo(tuple(dimensions), speed, tuple(finished["trial_id"].astype(str)))
+
+
+def _dimension(name: str, values: pd.Series) -> tuple[str, tuple[float, ...], tuple[str, ...] | None]:
+    """A numeric knob as it is; a switch or choice as codes into its sorted names ("(unset)" where not drawn)."""
+    numeric = pd.to_numeric(values, errors="coerce")
+    if numeric.notna().sum() == values.notna().sum() and values.map(lambda v: not isinstance(v, bool)).all():
+        return name, tuple(float(v) if finite(v) else math.nan for v in numeric), None
+    names = sorted({str(v) for v in values if present(v)} | ({"(unset)"} if values.isna().any() else set()))
+    codes = tuple(float(names.index(str(v) if present(v) else "(unset)")) for v in values)
+    return name, codes, tuple(names)
+
+
+def draw_parallel(info: ParallelInfo) -> go.Figure:
+    dimensions = []
+    for label, values, names in info.dimensions:
+        dimension = dict(label=label, values=list(values))
+        if names is not None:
+            dimension.update(tickvals=list(range(len(names))), ticktext=list(names))
+        dimensions.append(dimension)
+    fig = go.Figure(go.Parcoords(line=dict(color=list(info.color), colorscale="Viridis", showscale=True,
+                                           colorbar=dict(title="speed-up")), dimensions=dimensions))
+    fig.update_layout(title="The searched knobs of each finished trial", height=460,
+                      **{**LAYOUT, "margin": dict(l=80, r=80, t=90, b=40)})
+    return fig

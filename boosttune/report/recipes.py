@@ -1,0 +1,68 @@
+"""What a recipe is, in words: the speed-up methods it switches on and a one-line description.
+
+Read from a run's ``recipe_json``; shared by the report's figures and the method cards.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+
+from boosttune.config.boost import parse_boost_config
+from boosttune.errors import BoosttuneError
+
+__all__ = ["describe_recipe", "methods_of", "recipe_of"]
+
+
+def recipe_of(row: pd.Series) -> dict[str, Any]:
+    """The recipe document a results row was run with ({} when the row has none, or an unreadable one)."""
+    try:
+        return json.loads(row["recipe_json"]) if isinstance(row.get("recipe_json"), str) else {}
+    except ValueError:
+        return {}
+
+
+def methods_of(recipe: dict[str, Any]) -> tuple[str, ...]:
+    """The speed-up methods a recipe switches on: boost algorithms MindSpore applies, amp level, loss scale."""
+    try:
+        active = parse_boost_config(recipe.get("boost_config_dict") or {}, recipe.get("boost_level") or "O0").effective()
+        methods = list(active.active)
+    except BoosttuneError:
+        methods = []
+    amp = recipe.get("amp_level") or "O0"
+    if amp != "O0":
+        methods.append(f"amp {amp}")
+    kind = (recipe.get("loss_scale") or {}).get("kind") or "none"
+    if kind not in ("none", "group"):  # group is loss_scale_group, a boost algorithm
+        methods.append(f"loss_scale {kind}")
+    return tuple(methods)
+
+
+def describe_recipe(recipe: dict[str, Any]) -> str:
+    """What a recipe changes, in a line: its methods with their knobs, then the optimizer."""
+    parts = []
+    try:
+        effective = parse_boost_config(recipe.get("boost_config_dict") or {}, recipe.get("boost_level") or "O0")
+        settings = effective.effective().settings
+    except BoosttuneError:
+        settings = {}
+    loss_scale = recipe.get("loss_scale") or {}
+    for method in methods_of(recipe):
+        knobs = {k: v for k, v in (settings.get(method) or {}).items() if k not in ("total_steps",)}
+        if method == "loss_scale fixed":
+            knobs = {"loss_scale": loss_scale.get("loss_scale")}
+        elif method == "loss_scale dynamic":
+            knobs = {k: loss_scale.get(k) for k in ("init_loss_scale", "scale_factor", "scale_window")}
+        shown = ", ".join(f"{k} {_short(v)}" for k, v in sorted(knobs.items()))
+        parts.append(f"{method} ({shown})" if shown else method)
+    optimizer = recipe.get("optimizer") or {}
+    lr = optimizer.get("learning_rate")
+    parts.append(" ".join(str(p) for p in (optimizer.get("name", "momentum"), f"lr {_short(lr)}" if lr else "",
+                                             optimizer.get("lr_schedule", "")) if p))
+    return f"boost_level {recipe.get('boost_level', 'O0')}: " + " + ".join(parts)
+
+
+def _short(value: Any) -> str:
+    return f"{value:.3g}" if isinstance(value, float) else str(value)

@@ -1,1 +1,0 @@
-"""One module per fragment; each defines ``FRAGMENT``. Discovered by boosttune.space.registry."""

@@ -1,0 +1,190 @@
+"""The package layout follows the data flow, and imports run one way.
+
+The stages, earliest first (README, "Layout"): a module may import from its own stage and earlier ones,
+never from a later one. An import inside a function is kept only for a heavy library (MindSpore, Ray,
+Optuna, pandas, ...) or a boosttune module that loads one at import time, so that ``boosttune --help``
+and the checks that refuse bad input stay fast; every other import sits at the top of its module.
+Read from the source with :mod:`ast`: nothing here imports boosttune.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "boosttune"
+
+# (stage, the modules and packages in it); a package covers its submodules.
+STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("foundation", ("boosttune.errors", "boosttune.files", "boosttune.objective", "boosttune.builder",
+                    "boosttune.runtime", "boosttune.pareto")),
+    ("algorithms", ("boosttune.algorithms",)),
+    ("config", ("boosttune.config",)),
+    ("builtin", ("boosttune.builtin",)),
+    ("space", ("boosttune.space",)),
+    ("trial", ("boosttune.trial",)),
+    ("probe", ("boosttune.probe",)),
+    ("execution", ("boosttune.execution",)),
+    ("search", ("boosttune.search",)),
+    ("evaluation", ("boosttune.evaluation",)),
+    ("report", ("boosttune.report",)),
+    ("compose", ("boosttune.experiment", "boosttune.bench")),
+    ("cli", ("boosttune.cli",)),
+)
+# The public surface (``boosttune/__init__.py``) re-exports from several stages, ``run_trial`` lazily (every
+# submodule import runs this file first: an eager import of the trial runner would load it for ``boosttune.errors``);
+# ``from boosttune import __version__`` reads only its version.
+FACADE = "boosttune"
+HEAVY = {"mindspore", "ray", "optuna", "optuna_dashboard", "pandas", "pyarrow", "scipy", "sklearn", "mlxtend",
+         "plotly", "torch"}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES: dict[str, Path] = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def stage_of(module: str) -> int | None:
+    best: tuple[int, int] | None = None  # (length of the matching prefix, stage)
+    for index, (_, prefixes) in enumerate(STAGES):
+        for prefix in prefixes:
+            if module == prefix or module.startswith(prefix + "."):
+                if best is None or len(prefix) > best[0]:
+                    best = (len(prefix), index)
+    return None if best is None else best[1]
+
+
+class _Import:
+    def __init__(self, target: str, line: int, in_function: bool) -> None:
+        self.target, self.line, self.in_function = target, line, in_function
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+@cache
+def imports_of(module: str) -> tuple[_Import, ...]:
+    """Every import the module runs (type-only imports under ``if TYPE_CHECKING:`` left out)."""
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(), filename=str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: list[_Import] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child):
+                for other in child.orelse:
+                    visit(other, in_function)
+                continue
+            inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            if isinstance(child, ast.Import):
+                found.extend(_Import(alias.name, child.lineno, in_function) for alias in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    base = ".".join(package.split(".")[: len(package.split(".")) - child.level + 1] + ([base] if base else []))
+                for alias in child.names:
+                    submodule = f"{base}.{alias.name}"
+                    found.append(_Import(submodule if submodule in MODULES else base, child.lineno, in_function))
+            visit(child, inner)
+
+    visit(tree, False)
+    return tuple(found)
+
+
+@cache
+def is_heavy(module: str) -> bool:
+    """Whether importing the boosttune module loads a heavy library (directly or through another module)."""
+    for item in imports_of(module):
+        if not item.in_function:
+            top = item.target.split(".")[0]
+            if top in HEAVY or (item.target in MODULES and item.target != module and is_heavy(item.target)):
+                return True
+    return False
+
+
+def _internal(module: str) -> list[_Import]:
+    return [item for item in imports_of(module) if item.target in MODULES and item.target != FACADE]
+
+
+def test_every_module_belongs_to_a_stage():
+    orphans = [m for m in MODULES if m != FACADE and stage_of(m) is None]
+    assert not orphans, f"add these modules to a stage in tests/test_layout.py and the README's Layout: {orphans}"
+
+
+def test_no_module_imports_a_later_stage():
+    later = []
+    for module in MODULES:
+        if module == FACADE:
+            continue
+        for item in _internal(module):
+            if stage_of(item.target) > stage_of(module):
+                later.append(f"{MODULES[module].relative_to(ROOT)}:{item.line} ({STAGES[stage_of(module)][0]}) "
+                             f"imports {item.target} ({STAGES[stage_of(item.target)][0]})")
+    assert not later, "imports against the data flow:\n" + "\n".join(later)
+
+
+def test_an_import_inside_a_function_is_a_deferred_heavy_one():
+    light = []
+    for module in MODULES:
+        if module == FACADE:
+            continue
+        for item in _internal(module):
+            if item.in_function and not is_heavy(item.target):
+                light.append(f"{MODULES[module].relative_to(ROOT)}:{item.line} imports {item.target} inside a function")
+    assert not light, "move these to the top of the module (nothing heavy to defer):\n" + "\n".join(light)
+
+
+def test_module_level_imports_form_no_circle():
+    graph = {m: sorted({i.target for i in _internal(m) if not i.in_function}) for m in MODULES}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def walk(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in graph[node]:
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (circle := walk(nxt)):
+                return circle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for module in graph:
+        if module not in state:
+            circle = walk(module)
+            assert circle is None, "import circle: " + " -> ".join(circle)
+
+
+def test_the_stage_rules_catch_what_they_should(tmp_path):
+    assert stage_of("boosttune.search.tune") > stage_of("boosttune.execution.ray_train")
+    assert stage_of("boosttune.experiment") == stage_of("boosttune.bench") > stage_of("boosttune.report.render")
+    assert stage_of("boosttune.elsewhere") is None
+    assert is_heavy("boosttune.search.tune") and not is_heavy("boosttune.errors")
+
+
+def test_the_readme_layout_names_every_package():
+    text = (ROOT / "README.md").read_text()
+    layout = text.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    packages = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))
+    missing = [name for name in packages if not re.search(rf"\b{name}/", layout)]
+    assert not missing, f"README's Layout section does not name: {missing}"
+
+
+@pytest.mark.parametrize("stage", [name for name, _ in STAGES])
+def test_each_stage_has_modules(stage):
+    index = [name for name, _ in STAGES].index(stage)
+    assert any(stage_of(m) == index for m in MODULES), f"stage {stage} has no module: remove it or fill it"
