@@ -184,6 +184,6 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
     confirmed = save_confirmed(records, output, max_drop=config.max_drop, default_drop=BENCH_MAX_DROP,
                                ray_version=ray.__version__)
     write_report(ReportInputs(kind="bench", title=f"boosttune bench: {config.name}",
-                              margin=confirmed.max_drop, confirmed=confirmed, config=document,
+                              max_drop=confirmed.max_drop, confirmed=confirmed, config=document,
                               run_info=load_run_info(output), folder=output))
     return confirmed

@@ -385,7 +385,7 @@ def _finish(config: ExperimentConfig, output: Path, table, confirm_records, abor
                                            experiment_path=str(output), confirmed=confirmed)
     reason = json.loads(best_recipe.read_text())["selection"]["reason"]
     report, _ = write_report(ReportInputs(kind="experiment", title=f"boosttune experiment: {config.name}",
-                                          margin=(confirmed.max_drop if confirmed is not None else
+                                          max_drop=(confirmed.max_drop if confirmed is not None else
                                                   resolve_tolerance(table, config.max_drop, MAX_DROP)),
                                           search=table, confirmed=confirmed,
                                           config=config.model_dump(mode="json"), run_info=load_run_info(output),

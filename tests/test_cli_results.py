@@ -35,7 +35,7 @@ def test_export_and_report_judge_a_folder_at_the_max_drop_its_run_recorded(resul
     assert recipe["selection"]["tolerance"] == 1.0
     from boosttune.report import load_report_inputs
 
-    assert load_report_inputs(results_dir).margin == 1.0
+    assert load_report_inputs(results_dir).max_drop == 1.0
 
 
 def test_export_from_a_csv_file_with_max_drop_and_output(results_dir, tmp_path, capsys):

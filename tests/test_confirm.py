@@ -218,7 +218,7 @@ def test_confirmed_figures_reach_summary_csv_export_and_report(tmp_path):
     strict = load_confirmed(tmp_path, max_drop=0.0)  # "fast" loses 0.2 pt on average (EFFECTS)
     assert strict.selection.fell_back_to_baseline and strict.selection.recipe == "O0"
     assert "fast:" in strict.selection.reason
-    inputs = ReportInputs(kind="bench", title="bench", margin=1.0, confirmed=confirmed)
+    inputs = ReportInputs(kind="bench", title="bench", max_drop=1.0, confirmed=confirmed)
     fast = [p for p in confirmed_points(inputs) if p.recipe == "fast"][0]
     assert fast.is_selected and fast.speedup_low <= fast.speedup <= fast.speedup_high and fast.n_seeds == 4
     page = write_report(inputs, tmp_path)[0].read_text()

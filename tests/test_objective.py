@@ -165,7 +165,7 @@ def test_report_texts_name_the_objective(mae_table, tmp_path):
     from boosttune.report import ReportInputs
     from boosttune.report import figures as info
 
-    inputs = ReportInputs(kind="experiment", title="mae", margin=0.02, search=mae_table)
+    inputs = ReportInputs(kind="experiment", title="mae", max_drop=0.02, search=mae_table)
     header = info.header_info(inputs)
     assert "val_mae" in header.answer and "accuracy" not in header.answer
     assert ("objective", "val_mae (lower is better)") in header.facts

@@ -67,15 +67,15 @@ def confirmed(tmp_path_factory):
     return save_confirmed(records, folder, max_drop=1.0)
 
 
-def _inputs(search=None, confirmed=None, margin=1.0, kind="experiment", **extra) -> ReportInputs:
-    return ReportInputs(kind=kind, title="LeNet <digits>", margin=margin, search=search, confirmed=confirmed,
+def _inputs(search=None, confirmed=None, max_drop=1.0, kind="experiment", **extra) -> ReportInputs:
+    return ReportInputs(kind=kind, title="LeNet <digits>", max_drop=max_drop, search=search, confirmed=confirmed,
                         **extra)
 
 
 # --- figure data ---------------------------------------------------------------------------------------
 
 def test_scatter_is_speedup_vs_accuracy_points_with_front_band_and_confirmed_intervals(search, confirmed):
-    scatter = figures.scatter_info(_inputs(search, confirmed, margin=0.5))
+    scatter = figures.scatter_info(_inputs(search, confirmed, max_drop=0.5))
     by_id = {p.trial_id: p for p in scatter.points}
     assert set(by_id) == {"t_00000", "t_00001", "t_00002", "t_00003", "t_00005"}  # not the failed one
     assert (by_id["t_00003"].x, by_id["t_00003"].y) == (pytest.approx(1.4), pytest.approx(-2.0))
@@ -83,7 +83,7 @@ def test_scatter_is_speedup_vs_accuracy_points_with_front_band_and_confirmed_int
     assert by_id["t_00001"].is_preset and not by_id["t_00002"].is_preset
     assert [p.trial_id for p in scatter.points if p.is_pareto] == ["t_00000", "t_00002", "t_00003", "t_00005"]
     assert [x for x, _ in scatter.pareto] == pytest.approx([0.9, 1.0, 1.2, 1.4])
-    assert scatter.baseline_y == 0.0 and scatter.tolerance_y == -0.5 and scatter.y_label.startswith("accuracy vs O0")
+    assert scatter.baseline_y == 0.0 and scatter.max_drop_y == -0.5 and scatter.y_label.startswith("accuracy vs O0")
     assert "grad_accumulation.grad_accumulation_step=4" in by_id["t_00002"].hover
     gf = {c.recipe: c for c in scatter.confirmed}["grad_freeze p=0.5"]
     assert gf.n_seeds == 5 and gf.speedup_low < gf.speedup < gf.speedup_high and gf.is_selected
@@ -95,7 +95,7 @@ def test_scatter_without_a_baseline_falls_back_to_throughput_and_accuracy():
     records = sample_records()
     records[0] = {**records[0], "status": "failed", "reason": "baseline crashed", "metrics": {}}
     scatter = figures.scatter_info(_inputs(build_results_table(records, ray_version=RAY_VERSION)))
-    assert scatter.x_label.startswith("throughput") and scatter.tolerance_y is None and scatter.confirmed == ()
+    assert scatter.x_label.startswith("throughput") and scatter.max_drop_y is None and scatter.confirmed == ()
     assert max(p.x for p in scatter.points) == 700.0
 
 
@@ -112,17 +112,17 @@ def test_header_answers_in_one_sentence_with_intervals_and_says_how_to_reproduce
     assert facts["reproduce"] == run_info["command"] and "optuna 5.0.0" in facts["versions"]
     assert facts["device"].startswith("CPU (CPU: Xeon)") and "paired seeds [1, 2, 3, 4, 5]" in facts["confirm stage"]
     # Judged at a margin the recipe's loss does not fit in: keep the baseline.
-    strict = figures.header_info(_inputs(search, _rejudged(confirmed, 0.0), margin=0.0))
+    strict = figures.header_info(_inputs(search, _rejudged(confirmed, 0.0), max_drop=0.0))
     assert strict.recipe == "O0" and strict.answer.startswith("Keep O0")
     # Without paired seeds the answer says it is one seed, unconfirmed.
     single = figures.header_info(_inputs(search))
     assert single.verdict == "search_only" and "one seed" in single.answer and "t_00002" in single.answer
 
 
-def _rejudged(confirmed, margin):
+def _rejudged(confirmed, max_drop):
     from boosttune.evaluation.summary import load_confirmed
 
-    return load_confirmed(confirmed.summary_path.parent, max_drop=margin)
+    return load_confirmed(confirmed.summary_path.parent, max_drop=max_drop)
 
 
 def test_mindspore_claims_are_judged_on_paired_figures_and_not_on_one_seed(search, confirmed):
@@ -231,7 +231,7 @@ def _experiment_folder(tmp_path, search, confirmed) -> Path:
 def test_report_folder_writes_a_self_contained_page_and_markdown(tmp_path, search, confirmed):
     folder = _experiment_folder(tmp_path, search, confirmed)
     inputs = load_report_inputs(folder)
-    assert inputs.kind == "experiment" and inputs.margin == 1.0 and inputs.title.endswith("lenet-digits")
+    assert inputs.kind == "experiment" and inputs.max_drop == 1.0 and inputs.title.endswith("lenet-digits")
     html_path, md_path = write_report(inputs)
     page, text = html_path.read_text(encoding="utf-8"), md_path.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and not re.search(r"<script[^>]*\bsrc=", page)
@@ -250,7 +250,7 @@ def test_empty_or_missing_folders_are_one_line_errors(tmp_path):
     with pytest.raises(DataError, match="no such results folder"):
         load_report_inputs(tmp_path / "nope")
     with pytest.raises(ConfigError, match="max_drop: -1"):
-        _inputs(build_results_table(sample_records(), ray_version=RAY_VERSION), margin=-1.0)
+        _inputs(build_results_table(sample_records(), ray_version=RAY_VERSION), max_drop=-1.0)
 
 
 def test_a_table_written_before_the_new_columns_still_reports(tmp_path, search):

@@ -18,8 +18,8 @@ from boosttune.report import ReportInputs, figures, recipes
 MAE = Objective("mae", higher_is_better=False, fraction=False)
 
 
-def _inputs(search, margin=1.0) -> ReportInputs:
-    return ReportInputs(kind="experiment", title="t", margin=margin, search=search)
+def _inputs(search, max_drop=1.0) -> ReportInputs:
+    return ReportInputs(kind="experiment", title="t", max_drop=max_drop, search=search)
 
 
 def _table(*records, starts=None):
@@ -53,12 +53,12 @@ def small():
 def test_scatter_front_of_a_lower_is_better_objective_is_drawn_as_gains_upwards():
     table = _table(_mae("t0", 0.40, 500.0, preset="O0"), _mae("t1", 0.38, 550.0, lr=0.06),
                    _mae("t2", 0.41, 650.0, lr=0.07), _mae("t3", 0.60, 700.0, lr=0.08), _mae("t4", 0.45, 520.0, lr=0.09))
-    scatter = figures.scatter_info(_inputs(table, margin=0.02))
+    scatter = figures.scatter_info(_inputs(table, max_drop=0.02))
     on_front = {p.trial_id for p in scatter.points if p.is_pareto}
     assert on_front == {"t1", "t2", "t3"}  # t0 and t4 dominated by t1 (faster and a lower MAE)
     assert [x for x, _ in scatter.pareto] == pytest.approx([1.1, 1.3, 1.4])
     assert [y for _, y in scatter.pareto] == pytest.approx([0.02, -0.01, -0.2])
-    assert scatter.tolerance_y == -0.02 and scatter.margin == 0.02 and scatter.objective == MAE
+    assert scatter.max_drop_y == -0.02 and scatter.max_drop == 0.02 and scatter.objective == MAE
     assert [p.trial_id for p in scatter.points if p.is_selected] == ["t2"]  # fastest within 0.02 of O0
 
 
@@ -91,7 +91,7 @@ def test_curves_are_the_recorded_points_of_the_baseline_presets_and_the_selected
          {"epoch": 3, "train_s": None, "objective_value": 0.81}])  # an evaluation without a time: left out
     small.loc[small["trial_id"] == "t2", "curve_json"] = json.dumps([{"epoch": 1, "train_s": 3.0,
                                                                       "objective_value": 0.805}])
-    curves = figures.curves_info(_inputs(small, margin=0.5))
+    curves = figures.curves_info(_inputs(small, max_drop=0.5))
     by_name = {s.name: s for s in curves.series}
     assert set(by_name) == {"O0", "t2"}  # t2 is selected (faster, better); t1 loses 1 pt: beyond 0.5
     assert by_name["O0"].train_s == (4.0, 8.5) and by_name["O0"].objective_value == (0.7, 0.8)
@@ -159,7 +159,7 @@ def test_ablation_takes_the_median_of_the_searchs_trials_of_one_method():
 
 
 def test_header_of_a_search_names_the_candidate_and_its_recipe(small):
-    header = figures.header_info(_inputs(small, margin=0.5))
+    header = figures.header_info(_inputs(small, max_drop=0.5))
     assert header.recipe == "t2" and header.verdict == "search_only"
     assert header.answer.startswith("Candidate t2: 1.10x at +0.50 accuracy points on one seed")
     assert dict(header.facts)["recommended recipe"] == "boost_level O0: momentum lr 0.1 constant"
@@ -170,7 +170,7 @@ def test_claims_without_paired_seeds_say_what_the_search_measured_or_why_not():
     table = _table(make_record("O0", preset="O0", sps=500.0, acc=0.800),
                    make_record("O1-equivalent", preset="O1-equivalent", level="O1",
                                boost={"less_bn": {"gc_flag": False}}, sps=650.0, acc=0.790))
-    inputs = ReportInputs(kind="experiment", title="t", margin=1.0, search=table,
+    inputs = ReportInputs(kind="experiment", title="t", max_drop=1.0, search=table,
                           run_info={"left_out": {"O2-equivalent": "amp O2 does not run on this CPU"}})
     o1, o2 = figures.claims_info(inputs)
     assert o1.measured == "1.30x, -1.00 pt on one seed" and o1.verdict.startswith("not judged: one seed")

@@ -191,7 +191,7 @@ def _load_any_results(results: str):
 def cmd_report(args: argparse.Namespace) -> int:
     from boosttune.report import load_report_inputs, write_report
 
-    inputs = load_report_inputs(_results_folder(args.results), margin=args.max_drop)
+    inputs = load_report_inputs(_results_folder(args.results), max_drop=args.max_drop)
     target = claim_output_folder(args.output, "--output", "boosttune report") if args.output else None
     html_path, md_path = write_report(inputs, target)
     print(f"report written to {html_path} (tables also in {md_path.name})")

@@ -40,11 +40,6 @@ class Confirmed:
     max_drop: float  # resolved: in the objective's gain units
     summary_path: Path | None = None
 
-    @property
-    def margin(self) -> float:
-        """``max_drop`` by its old name, still read by boosttune.report."""
-        return self.max_drop
-
 
 def _confirmed(runs: pd.DataFrame, max_drop: float | None, default_drop: float,
                summary_path: Path | None = None) -> Confirmed:

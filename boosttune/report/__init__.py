@@ -11,6 +11,6 @@ from boosttune.report.render import HTML_NAME, MARKDOWN_NAME, write_report
 __all__ = ["HTML_NAME", "MARKDOWN_NAME", "ReportInputs", "load_report_inputs", "report_folder", "write_report"]
 
 
-def report_folder(folder, *, margin: float | None = None):
+def report_folder(folder, *, max_drop: float | None = None):
     """Load a results folder's tables and write its report.html and report.md there; return both paths."""
-    return write_report(load_report_inputs(folder, margin=margin))
+    return write_report(load_report_inputs(folder, max_drop=max_drop))

@@ -27,13 +27,13 @@ class ReportInputs:
     """The tables a report reads, and what is known about the run that wrote them.
 
     ``search`` is the experiment's results table (one row per search trial, the baseline included);
-    ``confirmed`` the paired runs of the confirm stage or of a bench, with their summary. ``margin`` is the
+    ``confirmed`` the paired runs of the confirm stage or of a bench, with their summary. ``max_drop`` is the
     tolerance in the objective's gain units (points for accuracy).
     """
 
     kind: Kind
     title: str
-    margin: float
+    max_drop: float
     search: pd.DataFrame | None = None
     confirmed: Confirmed | None = None
     config: dict[str, Any] = field(default_factory=dict)
@@ -43,8 +43,8 @@ class ReportInputs:
     def __post_init__(self) -> None:
         if self.search is None and self.confirmed is None:
             raise DataError("report: nothing to report (no search results and no confirmed runs)")
-        if not self.margin >= 0:
-            raise ConfigError(f"max_drop: {self.margin!r} is invalid; expected a number >= 0")
+        if not self.max_drop >= 0:
+            raise ConfigError(f"max_drop: {self.max_drop!r} is invalid; expected a number >= 0")
 
     @property
     def left_out(self) -> dict[str, str]:
@@ -67,8 +67,8 @@ class ReportInputs:
         return self.search if self.search is not None else self.confirmed.runs  # type: ignore[union-attr]
 
 
-def load_report_inputs(folder: str | Path, *, margin: float | None = None) -> ReportInputs:
-    """The tables of an experiment or bench folder; ``margin`` (the objective's gain units) defaults to the run's
+def load_report_inputs(folder: str | Path, *, max_drop: float | None = None) -> ReportInputs:
+    """The tables of an experiment or bench folder; ``max_drop`` (the objective's gain units) defaults to the run's
     own ``max_drop``.
 
     Raises:
@@ -80,15 +80,15 @@ def load_report_inputs(folder: str | Path, *, margin: float | None = None) -> Re
     kind: Kind = "bench" if (folder / "bench.json").is_file() else "experiment"
     config = _read_json(folder / f"{kind}.json")
     own, default = recorded_max_drop(folder)
-    if margin is None:
-        margin = own
+    if max_drop is None:
+        max_drop = own
     has_search = (folder / PARQUET_NAME).is_file() or (folder / CSV_NAME).is_file()
     search = load_results(folder) if has_search and kind == "experiment" else None
-    confirmed = load_confirmed(folder, max_drop=margin, default_drop=default)
+    confirmed = load_confirmed(folder, max_drop=max_drop, default_drop=default)
     if confirmed is not None:
-        margin = confirmed.margin
+        max_drop = confirmed.max_drop
     elif search is not None and baseline_row(search) is not None:
-        margin = resolve_tolerance(search, margin, default)
+        max_drop = resolve_tolerance(search, max_drop, default)
     if search is None and confirmed is None:
         raise DataError(f"{folder}: no {PARQUET_NAME} or {CONFIRM_NAME}.parquet here; run an experiment "
                         "(python experiments/resnet.py) or a bench (boosttune bench) first")
@@ -98,7 +98,7 @@ def load_report_inputs(folder: str | Path, *, margin: float | None = None) -> Re
                         "against; rerun the experiment")
     name = config.get("name") or folder.name
     title = f"boosttune {'bench' if kind == 'bench' else 'experiment'}: {name}"
-    return ReportInputs(kind=kind, title=title, margin=margin, search=search, confirmed=confirmed,
+    return ReportInputs(kind=kind, title=title, max_drop=max_drop, search=search, confirmed=confirmed,
                         config=config, run_info=load_run_info(folder), folder=folder)
 
 

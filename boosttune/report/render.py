@@ -55,7 +55,7 @@ def build_sections(inputs: ReportInputs) -> list[Section]:
 def _speed_vs_accuracy(inputs: ReportInputs) -> Section:
     scatter = figures.scatter_info(inputs)
     obj = inputs.objective
-    text = [f"Answer at {inputs.margin:.3g} {obj.unit}: "
+    text = [f"Answer at {inputs.max_drop:.3g} {obj.unit}: "
             f"{scatter.selection_reason or 'none (no finished O0 baseline)'}."]
     if inputs.kind == "bench":
         text.append("Each small point is one run, as a ratio to the O0 run of its own paired round; crosses are the "
@@ -184,11 +184,11 @@ def _top_trials(inputs: ReportInputs, top: int = 15) -> Table:
     cells = []
     for _, row in rows.iterrows():
         delta = row["objective_gain"]
-        within = "" if not finite(delta) else "yes" if delta >= -inputs.margin - 1e-9 else "no"
+        within = "" if not finite(delta) else "yes" if delta >= -inputs.max_drop - 1e-9 else "no"
         cells.append(tuple(_f(row[c], formats[c]) if c in formats else ("" if pd.isna(row[c]) else str(row[c]))
                            for c in _TOP) + (within,))
     header = tuple({"objective_value": obj.label, "objective_gain": f"Δ {obj.unit}"}.get(c, c) for c in _TOP)
-    return Table(header + (f"within {inputs.margin:.3g} {obj.unit}",), tuple(cells))
+    return Table(header + (f"within {inputs.max_drop:.3g} {obj.unit}",), tuple(cells))
 
 
 def _curves(inputs: ReportInputs) -> Section | None:

@@ -31,7 +31,7 @@ def selected_id(inputs: ReportInputs) -> str | None:
     if inputs.search is None:
         return None
     try:
-        return str(select_best(inputs.search, inputs.margin).row["trial_id"])
+        return str(select_best(inputs.search, inputs.max_drop).row["trial_id"])
     except DataError:
         return None
 

@@ -37,7 +37,7 @@ def claims_info(inputs: ReportInputs) -> tuple[ClaimInfo, ...]:
                     f"{fmt(row['speedup_ci_high'], '.2f')}), {fmt(row['objective_gain'], spec)} {obj.unit} (95% CI "
                     f"{fmt(row['objective_gain_ci_low'], spec)} to {fmt(row['objective_gain_ci_high'], spec)}"
                     f"), {int(row['n_seeds'])} paired seeds")
-        allowed = (max(loss_pt, inputs.margin) if loss_pt == 0 else loss_pt) if obj.fraction else inputs.margin
+        allowed = (max(loss_pt, inputs.max_drop) if loss_pt == 0 else loss_pt) if obj.fraction else inputs.max_drop
         out.append(ClaimInfo(level, claim, measured, judge_claim(row, speed, allowed, obj.unit)))
     return tuple(out)
 
@@ -54,16 +54,16 @@ def _unpaired_claim(inputs: ReportInputs, level: str, claim: str) -> ClaimInfo:
     return ClaimInfo(level, claim, "not run", f"not measured{': ' + note if note else ''}")
 
 
-def judge_claim(row: pd.Series, speed: float, allowed_pt: float, unit: str = "pt") -> str:
+def judge_claim(row: pd.Series, speed: float, max_drop: float, unit: str = "pt") -> str:
     """Whether a summary row's paired intervals show the claimed speed-up within the loss allowed."""
     low, high, delta = row["speedup_ci_low"], row["speedup_ci_high"], row["objective_gain"]
     if not (finite(low) and finite(high)):
         return "not judged: fewer than 2 paired seeds"
-    accurate = finite(delta) and delta >= -allowed_pt
+    accurate = finite(delta) and delta >= -max_drop
     if high < speed:
         return f"does not hold here: the whole interval is below {speed:.2f}x"
     if not accurate:
-        return f"does not hold here: loses more than {allowed_pt:.3g} {unit}"
+        return f"does not hold here: loses more than {max_drop:.3g} {unit}"
     if low >= speed:
         return f"holds here: the whole interval is at or above {speed:.2f}x"
     return f"not separable: the interval includes {speed:.2f}x"

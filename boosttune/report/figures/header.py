@@ -64,13 +64,13 @@ def header_info(inputs: ReportInputs) -> HeaderInfo:
 
 def _confirmed_answer(inputs: ReportInputs) -> tuple[str, str, str]:
     """(answer, recipe, verdict code) from the paired seeds."""
-    confirmed, margin, obj = inputs.confirmed, inputs.margin, inputs.objective
+    confirmed, max_drop, obj = inputs.confirmed, inputs.max_drop, inputs.objective
     spec = obj.gain_spec
     sel = confirmed.selection
     row = sel.row
     n = int(row["n_seeds"]) if finite(row.get("n_seeds")) else 0
     if sel.fell_back_to_baseline:
-        answer = (f"Keep O0: no recipe was shown faster than the O0 baseline within {margin:.3g} {obj.unit} of its "
+        answer = (f"Keep O0: no recipe was shown faster than the O0 baseline within {max_drop:.3g} {obj.unit} of its "
                   f"{obj.noun} "
                   f"over {len(confirmed.seeds)} paired seeds.")
         return answer, sel.recipe, "baseline"
@@ -85,7 +85,7 @@ def _confirmed_answer(inputs: ReportInputs) -> tuple[str, str, str]:
 def _search_answer(inputs: ReportInputs) -> tuple[str, str]:
     """(answer, recipe) from the search alone. Raises DataError without a finished baseline."""
     obj = inputs.objective
-    sel_search = select_best(inputs.runs, inputs.margin)
+    sel_search = select_best(inputs.runs, inputs.max_drop)
     row = sel_search.row
     recipe = str(row.get("label") if pd.notna(row.get("label")) else row["trial_id"])
     if sel_search.fell_back_to_baseline:
@@ -132,7 +132,7 @@ def _facts(inputs: ReportInputs) -> tuple[tuple[str, str], ...]:
                             f"{list(inputs.confirmed.seeds)}"))
     obj = inputs.objective
     facts.append(("objective", obj.describe()))
-    facts.append((f"{obj.noun} margin", f"{inputs.margin:.3g} {obj.unit} worse than the O0 baseline"))
+    facts.append((f"{obj.noun} margin", f"{inputs.max_drop:.3g} {obj.unit} worse than the O0 baseline"))
     facts.append(("versions", ", ".join(f"{k} {v}" for k, v in _versions(inputs).items())))
     if info.get("host"):
         facts.append(("machine", f"{info['host']}, {info.get('cpu_count', '?')} CPUs, {info.get('platform', '')}"))

@@ -63,17 +63,17 @@ class ScatterInfo(NamedTuple):
     points: tuple[ScatterPoint, ...]  # every run with figures (search trials, or bench runs per round)
     pareto: tuple[tuple[float, float], ...]  # the front's (x, y), by increasing x; empty for bench runs
     baseline_y: float | None
-    tolerance_y: float | None  # the lowest gain within the margin
+    max_drop_y: float | None  # the lowest gain within the margin
     selection_reason: str | None
     confirmed: tuple[ConfirmedPoint, ...]  # paired means with 95% intervals, on the same axes
     not_plotted: tuple[FailedRun, ...]  # (trial_id, status, reason)
-    margin: float = 0.0  # the objective's margin, its gain units
+    max_drop: float = 0.0  # the tolerance, in the objective's gain units
     objective: Objective = ACCURACY
 
 
 def scatter_info(inputs: ReportInputs) -> ScatterInfo:
     """x: speed-up vs O0 (throughput without a baseline); y: the objective's gain over O0 (its value without)."""
-    df, margin = inputs.runs, inputs.margin
+    df, max_drop = inputs.runs, inputs.max_drop
     obj = inputs.objective
     base = baseline_row(df)
     relative = base is not None and finite(base["throughput_sps"]) and finite(base["objective_value"])
@@ -96,9 +96,9 @@ def scatter_info(inputs: ReportInputs) -> ScatterInfo:
         y_label=(f"{obj.noun} vs O0 ({'points' if obj.fraction else obj.unit}, up is better)" if relative
                  else obj.label),
         points=points, pareto=pareto, baseline_y=0.0 if relative else None,
-        tolerance_y=-margin if relative else None,
+        max_drop_y=-max_drop if relative else None,
         selection_reason=_selection_reason(inputs), confirmed=confirmed,
-        not_plotted=failures_info(inputs), margin=margin, objective=obj,
+        not_plotted=failures_info(inputs), max_drop=max_drop, objective=obj,
     )
 
 
@@ -121,7 +121,7 @@ def _selection_reason(inputs: ReportInputs) -> str | None:
     if inputs.confirmed is not None:
         return f"confirmed: {inputs.confirmed.selection.reason}"
     try:
-        return select_best(inputs.runs, inputs.margin).reason
+        return select_best(inputs.runs, inputs.max_drop).reason
     except DataError:
         return None
 
@@ -165,10 +165,10 @@ def draw_scatter(info: ScatterInfo) -> go.Figure:
     """Every run, the Pareto front, baseline and presets, the confirmed means with intervals, the tolerance band."""
     obj = info.objective
     fig = go.Figure()
-    if info.tolerance_y is not None:  # the region a recipe's objective may fall to
-        fig.add_hrect(y0=info.tolerance_y, y1=0, fillcolor=GREEN, opacity=0.08, line_width=0,
-                      annotation_text=f"within {info.margin:.3g} {obj.unit} of O0", annotation_position="bottom left")
-        fig.add_hline(y=info.tolerance_y, line_dash="dash", line_color=RED)
+    if info.max_drop_y is not None:  # the region a recipe's objective may fall to
+        fig.add_hrect(y0=info.max_drop_y, y1=0, fillcolor=GREEN, opacity=0.08, line_width=0,
+                      annotation_text=f"within {info.max_drop:.3g} {obj.unit} of O0", annotation_position="bottom left")
+        fig.add_hline(y=info.max_drop_y, line_dash="dash", line_color=RED)
     if info.pareto:  # drawn as the staircase bounding the region the front dominates
         xs, ys = zip(*info.pareto)
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name="Pareto front (search)",
