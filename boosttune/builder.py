@@ -76,6 +76,9 @@ class TrialParts:
             the network's inputs then the label(s) (``loss_fn(network(*inputs), *labels)``); every rank must have
             the same number of batches (data-parallel ranks step together).
         eval: the held-out data, batched, the same columns: every epoch's ``objective`` is computed on it.
+        final_eval: more held-out data (same columns), evaluated once after the last epoch: the run's objective
+            then comes from it (the learning curve stays on ``eval``). None: the last epoch's figure on ``eval``.
+            The confirm stage judges recipes on it: a larger held-out set is less noisy, and one pass is cheap.
         metrics: name -> ``mindspore.train.Metric`` (``nn.Accuracy()``, ``nn.MAE()``, ``nn.Loss()``, ...).
         objective: which metric the search, the confirm stage, the report and the export judge.
         higher_is_better: the objective's direction (False for a loss, MAE, perplexity).
@@ -96,6 +99,7 @@ class TrialParts:
     eval_network: Any = None
     eval_indexes: list[int] | None = None
     optimizer: Callable[[list, Any], Any] | None = None
+    final_eval: Any = None
 
 
 def entry_of(builder: str | Callable[..., Any]) -> str:

@@ -22,9 +22,10 @@ from boosttune.algorithms.adasum import adasum_applies
 from boosttune.builtin.data import check_data
 from boosttune.config.experiment import CONFIRM_SCREEN, EARLY_STOP_MARGIN, MAX_DROP, RECOMMENDED_SEEDS, ExperimentConfig
 from boosttune.errors import ConfigError, TrialError, UnsupportedError
-from boosttune.evaluation.confirm import pick_candidates, run_paired
+from boosttune.evaluation.confirm import Candidate, pick_candidates, run_paired, run_race
 from boosttune.evaluation.export import export_best
-from boosttune.evaluation.results import build_results_table, load_results, save_results
+from boosttune.evaluation.race import RaceRules
+from boosttune.evaluation.results import build_results_table, load_results, objective_of, save_results
 from boosttune.evaluation.select import resolve_tolerance
 from boosttune.evaluation.summary import format_confirmed, save_confirmed
 from boosttune.execution.cluster import (
@@ -356,30 +357,72 @@ def _search_table(records):
     return build_results_table([r.to_dict() for r in records], ray_version=ray.__version__)
 
 
-def _confirm_seeds(config: ExperimentConfig) -> list[int]:
-    """Fresh seeds: none of them is the search's, so the confirmation is not fitted to it."""
-    return [config.seed + 1000 + i for i in range(config.confirm_seeds)]
+def confirm_seeds(seed: int, count: int) -> list[int]:
+    """Fresh seeds: none of them is the search's (so the confirmation is not fitted to it), and experiments with
+    different ``seed`` values share none (``seed`` 0 gets 1000-1999, 1 gets 2000-2999, ...)."""
+    return [(seed + 1) * 1000 + i for i in range(count)]
 
 
-def _confirm(config: ExperimentConfig, table, output: Path, train, log: Callable[[str], None]):
+def race_rules(config: ExperimentConfig, recipes: int, gain_noise: float | None) -> RaceRules:
+    """The race's rules from the experiment: the budget defaults to what a fixed stage of confirm_seeds costs."""
+    runs = config.confirm_budget_runs
+    if runs is None and config.confirm_budget_minutes is None:
+        runs = config.confirm_seeds * recipes
+    return RaceRules(alpha=config.confirm_alpha, max_seeds=config.confirm_max_seeds, max_runs=runs,
+                     max_minutes=config.confirm_budget_minutes, gain_noise=gain_noise)
+
+
+def _confirm(config: ExperimentConfig, table, output: Path, train,
+             log: Callable[[str], None]) -> tuple[list[RunRecord], RaceRules | None]:
     screen = resolve_tolerance(table, config.confirm_screen, CONFIRM_SCREEN)
-    candidates = pick_candidates(table, max_candidates=config.confirm_candidates, screen=screen)
-    seeds = _confirm_seeds(config)
-    log(f"confirm: {len(candidates)} recipes x {len(seeds)} paired seeds {seeds}, interleaved"
-        + ("" if len(seeds) >= RECOMMENDED_SEEDS else f" ({RECOMMENDED_SEEDS} or more seeds recommended: --confirm-seeds)"))
+    candidates = [_judged_on_all(c) if config.confirm_eval_all else c
+                  for c in pick_candidates(table, max_candidates=config.confirm_candidates, screen=screen)]
+    store = RecordStore(output / "confirm")
+    if config.confirm_mode == "fixed" or len(candidates) < 2:
+        seeds = confirm_seeds(config.seed, config.confirm_seeds)
+        log(f"confirm: {len(candidates)} recipes x {len(seeds)} paired seeds {seeds}, interleaved"
+            + ("" if len(seeds) >= RECOMMENDED_SEEDS else
+               f" ({RECOMMENDED_SEEDS} or more seeds recommended: --confirm-seeds)"))
+        _log_candidates(candidates, log)
+        return run_paired(candidates, seeds, store=store, role="confirm", train=train, log=log,
+                          max_drop=config.max_drop, default_drop=MAX_DROP), None
+    base = table[table["is_baseline"].astype(bool)]["objective_value"].dropna()
+    objective = objective_of(table)
+    rules = race_rules(config, len(candidates),
+                       objective.tolerance(None, 1.0, float(base.mean()) if len(base) else None))
+    seeds = confirm_seeds(config.seed, rules.max_seeds)
+    log(f"confirm: a race of {len(candidates) - 1} candidates against the baseline, paired and interleaved rounds "
+        f"on seeds {seeds[0]}, {seeds[1]}, ...; budget {rules.budget_text()}; a candidate wins when shown faster and "
+        f"non-inferior (family-wise level {rules.alpha:g}, {rules.min_seeds} paired seeds at least), leaves when "
+        f"shown slower or worse than the margin, and stops undecided at {rules.max_seeds} seeds")
+    _log_candidates(candidates, log)
+    return run_race(candidates, seeds, store=store, role="confirm", train=train, rules=rules, log=log,
+                    max_drop=config.max_drop, default_drop=MAX_DROP), rules
+
+
+def _judged_on_all(candidate: Candidate) -> Candidate:
+    """The candidate with its objective from every held-out sample of a built-in data set (a builder's own data
+    keeps its own final evaluation, if it has one)."""
+    data = candidate.recipe.get("data")
+    if not isinstance(data, dict) or data.get("final_val_limit") is not None:
+        return candidate
+    return Candidate(candidate.name, {**candidate.recipe, "data": {**data, "final_val_limit": "all"}},
+                     candidate.why, candidate.preset)
+
+
+def _log_candidates(candidates, log: Callable[[str], None]) -> None:
     for candidate in candidates:
         log(f"  {candidate.name}: {candidate.why}")
-    return run_paired(candidates, seeds, store=RecordStore(output / "confirm"), role="confirm", train=train, log=log,
-                      max_drop=config.max_drop, default_drop=MAX_DROP)
 
 
-def _finish(config: ExperimentConfig, output: Path, table, confirm_records, aborted: str | None) -> ExperimentResult:
+def _finish(config: ExperimentConfig, output: Path, table, confirm, aborted: str | None) -> ExperimentResult:
     parquet, _ = save_results(table, output)
     confirmed = None
     summary_path = None
+    confirm_records, rules = confirm or (None, None)
     if confirm_records:
         confirmed = save_confirmed(confirm_records, output, max_drop=config.max_drop, default_drop=MAX_DROP,
-                                   ray_version=ray.__version__)
+                                   ray_version=ray.__version__, rules=rules)
         summary_path = confirmed.summary_path
     best_config, best_recipe = export_best(table, output, max_drop=config.max_drop, default=MAX_DROP,
                                            experiment_path=str(output), confirmed=confirmed)

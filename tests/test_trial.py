@@ -252,3 +252,16 @@ def test_accumulation_stretches_the_lr_schedule_over_optimizer_updates(digits):
     run_trial(recipe, data=digits, extra_callbacks=[LearningRates()], log=lambda m: None)
     # 12 batches, 3 optimizer updates: the schedule (3 learning rates) ends exactly at the last update.
     assert snapshots[-1] == 3
+
+
+def test_final_evaluation_on_every_held_out_sample_gives_the_objective():
+    """The learning curve stays on the per-epoch slice; the run's objective comes from one pass over all of it."""
+    recipe = _recipe(epochs=2, data={"name": "digits", "val_limit": 64, "final_val_limit": "all"})
+    result = run_trial(recipe, log=lambda m: None)
+    m = result.metrics
+    assert m["final_eval_samples"] == 352  # digits: 359 held-out images, in full batches of 32
+    assert m["epoch_objective_value"] == result.epochs[-1]["objective_value"]
+    assert m["objective_value"] == m["val_acc"] and 0.0 <= m["objective_value"] <= 1.0
+    sliced = run_trial(_recipe(epochs=2, data={"name": "digits", "val_limit": 64}), log=lambda m: None)
+    assert "final_eval_samples" not in sliced.metrics
+    assert sliced.metrics["objective_value"] == sliced.epochs[-1]["objective_value"]

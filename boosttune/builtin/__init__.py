@@ -40,6 +40,8 @@ def parts_from_splits(ctx: TrialContext, data: DataSplits) -> TrialParts:
         train=data.train.dataset(ctx.batch_size, num_shards=ctx.world_size, shard_id=ctx.rank, shuffle=shuffle,
                                  seed=ctx.seed),
         eval=data.val.dataset(ctx.batch_size, workers=default_workers(ctx.world_size)),  # not sharded
+        final_eval=(None if data.final_val is None
+                    else data.final_val.dataset(ctx.batch_size, workers=default_workers(ctx.world_size))),
         metrics={"acc": Accuracy(), "loss": Loss()},
         objective="acc",
         higher_is_better=True,

@@ -283,6 +283,7 @@ class DataSplits:
     channels: int
     image_size: int
     source: str
+    final_val: Split | None = None  # the held-out rows of the one evaluation after the last epoch, if any
 
 
 def load_dataset(config: DataConfig, image_size: int) -> DataSplits:
@@ -300,7 +301,9 @@ def load_dataset(config: DataConfig, image_size: int) -> DataSplits:
         "imagefolder": _image_folder,
     }
     splits = readers[config.name](config, image_size)
-    return replace(splits, train=splits.train.take(config.train_limit), val=splits.val.take(config.val_limit))
+    final = config.final_val_limit
+    return replace(splits, train=splits.train.take(config.train_limit), val=splits.val.take(config.val_limit),
+                   final_val=None if final is None else splits.val.take(None if final == "all" else final))
 
 
 # Image files decoded by check_data before anything starts; a damaged file past these is named by the

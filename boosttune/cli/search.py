@@ -50,6 +50,9 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
                         "(the confirmed mean gain must stay within it)")
     p.add_argument("--confirm-seeds", type=int, default=3, help=_field("confirm_seeds"))
     p.add_argument("--confirm-candidates", type=int, default=3, help=_field("confirm_candidates"))
+    p.add_argument("--confirm-mode", choices=["race", "fixed"], default="race", help=_field("confirm_mode"))
+    p.add_argument("--confirm-budget-runs", type=int, default=None, help=_field("confirm_budget_runs"))
+    p.add_argument("--confirm-budget-minutes", type=float, default=None, help=_field("confirm_budget_minutes"))
     p.add_argument("--sampler", default="random", choices=["tpe", "gp", "nsga2", "random"], help=_field("sampler"))
     p.add_argument("--seed", type=int, default=0, help=_field("seed"))
     p.add_argument("--search", default=None,
@@ -139,6 +142,8 @@ def _run(args, output: Path) -> int:
         "accelerator_type": args.accelerator_type,
         "search": args.search.split(",") if args.search else None,
         "confirm_seeds": args.confirm_seeds, "confirm_candidates": args.confirm_candidates,
+        "confirm_mode": args.confirm_mode, "confirm_budget_runs": args.confirm_budget_runs,
+        "confirm_budget_minutes": args.confirm_budget_minutes,
         "prune_slow": not args.keep_slow, "early_stopping": not args.no_early_stop,
     })
     result = run_experiment(config, output, resume=args.resume, log=lambda m: print(m, flush=True),

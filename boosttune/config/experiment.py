@@ -123,8 +123,25 @@ class ExperimentConfig(BaseModel):
         True, description="start from the presets and the variations a person would try first, then let the "
                           "sampler model")
     confirm_seeds: int = Field(
-        3, ge=0, description=f"paired seeds of the confirm stage (0 skips it, and the answer then rests on one seed; "
-                             f"{RECOMMENDED_SEEDS} or more recommended for a claim)")
+        3, ge=0, description="paired seeds per recipe of a fixed confirm stage; a race's default budget is what that "
+                             "stage would cost (0 skips the confirm stage, and the answer then rests on one seed)")
+    confirm_mode: Literal["race", "fixed"] = Field(
+        "race", description="race: candidates leave as soon as their paired seeds decide them, the seeds go to the "
+                            "undecided ones, and a recipe wins only when shown faster and non-inferior at the "
+                            "family-wise level confirm_alpha; fixed: every recipe on confirm_seeds seeds")
+    confirm_budget_runs: int | None = Field(
+        None, ge=2, description="runs the race may spend, the baseline's included (unset: confirm_seeds x the "
+                                "recipes, what a fixed stage costs)")
+    confirm_budget_minutes: float | None = Field(
+        None, gt=0, description="minutes the race may spend; no round starts that would not fit (unset: no limit)")
+    confirm_max_seeds: int = Field(
+        10, ge=3, le=1000, description="paired seeds after which a race candidate still undecided leaves")
+    confirm_alpha: float = Field(
+        0.05, gt=0, lt=1, description="the race's chance of a false 'faster and non-inferior' claim, over all "
+                                      "candidates and rounds")
+    confirm_eval_all: bool = Field(
+        True, description="confirm runs of a built-in data set take their objective from one evaluation after the "
+                          "last epoch on every held-out sample (less noisy than the per-epoch slice, val_limit)")
     confirm_candidates: int = Field(
         3, ge=0, description="searched recipes confirmed next to the baseline and the O1/O2-equivalent presets")
     confirm_screen: float | None = Field(

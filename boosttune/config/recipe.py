@@ -45,6 +45,9 @@ class DataConfig(_Strict):
     val_fraction: float = Field(0.2, gt=0.0, lt=1.0)
     train_limit: int | None = Field(None, ge=1)
     val_limit: int | None = Field(None, ge=1)
+    final_val_limit: int | Literal["all"] | None = Field(
+        None, description="held-out samples of one evaluation after the last epoch, which the run's objective then "
+                          "comes from ('all': every held-out sample; None: the last epoch's figure on val_limit)")
     image_size: int | None = Field(None, ge=8)
 
     @model_validator(mode="after")

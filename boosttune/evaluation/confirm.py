@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
@@ -29,6 +30,7 @@ import pandas as pd
 
 from boosttune.errors import ConfigError, DataError
 from boosttune.evaluation.results import build_results_table, canonical_json, finite, objective_of
+from boosttune.evaluation.race import Exit, Race, RaceRules
 from boosttune.evaluation.select import pareto_front
 from boosttune.evaluation.stats import Interval, VerdictCode, paired_delta, paired_ratio, ratio_interval, verdict
 from boosttune.execution.runs import FINISHED, RecordStore, RunRecord, RunSpec
@@ -42,8 +44,10 @@ __all__ = [
     "confirm_table",
     "paired_schedule",
     "pick_candidates",
+    "replay_race",
     "resolve_max_drop",
     "run_paired",
+    "run_race",
     "select_confirmed",
     "summarize",
     "time_to_accuracy",
@@ -144,21 +148,102 @@ def run_paired(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: 
     by_name = {c.name: c for c in candidates}
     schedule = paired_schedule(names, seeds)
     for done, (index, seed, name) in enumerate(schedule, start=1):
-        candidate = by_name[name]
-        run_id = f"{role}-s{seed}-{_slug(name)}"
-        if store.get(run_id) is not None:
-            log(f"{role} [{done}/{len(schedule)}] round {index + 1}, seed {seed}, {name}: kept from an earlier attempt")
-        else:
-            recipe = {**{k: v for k, v in candidate.recipe.items() if k != "target_accuracy"}, "seed": seed,
-                      "target": None}
-            spec = RunSpec(run_id=run_id, role=role, recipe=recipe, label=name, preset=candidate.preset,
-                           round=index)  # type: ignore[arg-type]
-            record = train(spec)
-            store.put(record)
-            log(f"{role} [{done}/{len(schedule)}] round {index + 1}, seed {seed}, {name}: {_run_line(record)}")
+        record, kept = _train_or_keep(by_name[name], index, seed, store=store, role=role, train=train)
+        log(f"{role} [{done}/{len(schedule)}] round {index + 1}, seed {seed}, {name}: "
+            + ("kept from an earlier attempt" if kept else _run_line(record)))
         if done % len(names) == 0 and index > 0:
             log(_running_summary(list(store), max_drop, default_drop, round_count=index + 1))
     return list(store)
+
+
+def _train_or_keep(candidate: Candidate, index: int, seed: int, *, store: RecordStore, role: str,
+                   train: Callable[[RunSpec], RunRecord]) -> tuple[RunRecord, bool]:
+    """The run of ``candidate`` in round ``index``: from the store when an earlier attempt finished it (True)."""
+    run_id = f"{role}-s{seed}-{_slug(candidate.name)}"
+    kept = store.get(run_id)
+    if kept is not None:
+        return kept, True
+    recipe = {**{k: v for k, v in candidate.recipe.items() if k != "target_accuracy"}, "seed": seed, "target": None}
+    record = train(RunSpec(run_id=run_id, role=role, recipe=recipe, label=candidate.name, preset=candidate.preset,
+                           round=index))  # type: ignore[arg-type]
+    store.put(record)
+    return record, False
+
+
+def round_figures(table: pd.DataFrame, index: int, names: Iterable[str]) -> dict[str, tuple[float, float] | None]:
+    """name -> (throughput ratio, objective gain) against round ``index``'s baseline; None where either is missing."""
+    rows = table[(table["round"] == index) & table["status"].isin(FINISHED)].drop_duplicates("recipe")
+    rows = rows.set_index("recipe")
+    figures: dict[str, tuple[float, float] | None] = {}
+    for name in names:
+        ratio, gain = (rows.at[name, c] if name in rows.index else math.nan
+                       for c in ("speedup_vs_baseline", "objective_gain"))
+        figures[name] = (float(ratio), float(gain)) if finite(ratio) and finite(gain) else None
+    return figures
+
+
+def replay_race(table: pd.DataFrame, rules: RaceRules, max_drop: float) -> Race:
+    """The race as its stored runs decided it, round by round (the same judgement at another ``max_drop``)."""
+    names = [n for n in dict.fromkeys(table["recipe"].dropna()) if n != BASELINE_NAME]
+    race = Race(names, rules, max_drop)
+    seeds = table.dropna(subset=["round"]).drop_duplicates("round").set_index("round")["seed"]
+    for index in sorted(int(i) for i in table["round"].dropna().unique()):
+        racing = set(race.racing)
+        present = set(table.loc[table["round"] == index, "recipe"].dropna())
+        if not racing or BASELINE_NAME not in present:
+            break
+        race.observe(int(seeds.loc[index]), round_figures(table, index, [n for n in race.racing if n in present]))
+    race.out_of_budget()
+    return race
+
+
+def run_race(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: RecordStore, role: str,
+             train: Callable[[RunSpec], RunRecord], rules: RaceRules, log: Callable[[str], None] = print,
+             max_drop: float | None = None, default_drop: float = 1.0) -> list[RunRecord]:
+    """Race the candidates against the baseline (:mod:`boosttune.evaluation.race`): paired, interleaved rounds of
+    the baseline and the candidates still racing, one seed of ``seeds`` each, until none races, the seeds run out
+    or the budget cannot pay for the next round. Runs an earlier attempt finished are kept, not trained again."""
+    names = [c.name for c in candidates]
+    if len(set(names)) != len(names) or BASELINE_NAME not in names or len(names) < 2:
+        raise ConfigError(f"recipes: names must be distinct and include the baseline {BASELINE_NAME!r} and a "
+                          f"candidate; got {names}")
+    by_name = {c.name: c for c in candidates}
+    race: Race | None = None
+    runs_spent, seconds_spent = 0, 0.0
+    for index, seed in enumerate(seeds):
+        racing = race.racing if race is not None else [n for n in names if n != BASELINE_NAME]
+        if not racing:
+            break
+        order = [BASELINE_NAME, *racing]
+        per_run = seconds_spent / runs_spent if runs_spent else None
+        if not rules.fits(len(order), runs_spent, seconds_spent, per_run):
+            log(f"{role}: the budget ({rules.budget_text()}) cannot pay for round {index + 1} ({len(order)} runs; "
+                f"{runs_spent} spent)")
+            break
+        order = order[index % len(order):] + order[:index % len(order)]
+        for k, name in enumerate(order, start=1):
+            started = time.monotonic()
+            record, kept = _train_or_keep(by_name[name], index, seed, store=store, role=role, train=train)
+            runs_spent += 1
+            seconds_spent += (float(record.metrics.get("wall_s") or 0.0) if kept else time.monotonic() - started)
+            log(f"{role} round {index + 1} [{k}/{len(order)}], seed {seed}, {name}: "
+                + ("kept from an earlier attempt" if kept else _run_line(record)))
+        table = confirm_table(list(store))
+        if race is None:
+            race = Race([n for n in names if n != BASELINE_NAME], rules,
+                        resolve_max_drop(table, max_drop, default_drop))
+        for standing in race.observe(seed, round_figures(table, index, racing)):
+            log(f"{role}: {standing.name} leaves the race after round {index + 1} with {standing.n} paired seeds: "
+                f"{Exit.TEXT[standing.exit]} ({standing.why})")
+        log(_race_line(race, runs_spent))
+    return list(store)
+
+
+def _race_line(race: Race, runs_spent: int) -> str:
+    racing = [s for s in race.standings.values() if s.racing]
+    text = "; ".join(f"{s.name} {s.speedup:.3f}x, gain {np.mean(s.gains):+.3g} over {s.n} seeds" for s in racing)
+    won = ", ".join(s.name for s in race.winners) or "none"
+    return (f"after round {race.rounds} ({runs_spent} runs): still racing: {text or 'none'}; won: {won}")
 
 
 def _run_line(record: RunRecord) -> str:
@@ -306,8 +391,9 @@ class ConfirmedSelection:
     max_drop: float
 
 
-def select_confirmed(summary: pd.DataFrame, max_drop: float) -> ConfirmedSelection:
-    """The fastest recipe whose speed-up interval lies above 1 and whose mean objective gain is within ``max_drop``."""
+def select_confirmed(summary: pd.DataFrame, max_drop: float, race: bool = False) -> ConfirmedSelection:
+    """The fastest recipe that qualifies: whose speed-up interval lies above 1 and whose mean objective gain is within
+    ``max_drop`` (fixed rounds), or that won the race (``race``: shown faster and non-inferior)."""
     qualifying = summary[summary["qualifies"].astype(bool)].sort_values("speedup", ascending=False, kind="stable")
     if not qualifying.empty:
         best = qualifying.iloc[0]
@@ -318,6 +404,7 @@ def select_confirmed(summary: pd.DataFrame, max_drop: float) -> ConfirmedSelecti
     why = "; ".join(f"{r['recipe']}: {r['verdict_text']}" for _, r in others.iterrows()) or "no candidate ran"
     unit = baseline["gain_unit"] if isinstance(baseline.get("gain_unit"), str) else "pt"
     name = baseline["objective"] if isinstance(baseline.get("objective"), str) else "val_acc"
-    reason = (f"no recipe is shown faster than the O0 baseline within {max_drop:.3g} {unit} of its {name}, so the "
-              f"answer is the baseline ({why})")
+    shown = "won the race (shown faster and non-inferior" if race else "is shown faster than the O0 baseline ("
+    reason = (f"no recipe {shown} within {max_drop:.3g} {unit} of its {name}), so the answer is the baseline "
+              f"({why})")
     return ConfirmedSelection(BASELINE_NAME, baseline, reason, True, max_drop)

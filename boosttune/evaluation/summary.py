@@ -7,6 +7,7 @@ always recomputed from the runs, so ``boosttune export --max-drop`` can re-judge
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -18,17 +19,20 @@ from boosttune.evaluation.confirm import (
     BASELINE_NAME,
     ConfirmedSelection,
     confirm_table,
+    replay_race,
     resolve_max_drop,
     select_confirmed,
     summarize,
 )
+from boosttune.evaluation.race import Exit, RaceRules
 from boosttune.evaluation.results import fmt, from_accuracy_schema, with_later_columns
 from boosttune.execution.runs import RunRecord
 from boosttune.files import write_atomically
 
 __all__ = ["CONFIRM_NAME", "SUMMARY_NAME", "Confirmed", "format_confirmed", "load_confirmed", "save_confirmed"]
 
-CONFIRM_NAME, SUMMARY_NAME = "confirm", "summary.csv"
+CONFIRM_NAME, SUMMARY_NAME, RACE_NAME = "confirm", "summary.csv", "race.json"
+RACE_COLUMNS = ("race_exit", "left_after_round", "race_seeds", "race_why")
 
 
 @dataclass(frozen=True)
@@ -39,19 +43,44 @@ class Confirmed:
     seeds: tuple[int, ...]
     max_drop: float  # resolved: in the objective's gain units
     summary_path: Path | None = None
+    rules: RaceRules | None = None  # a race's rules; None: fixed rounds (bench, or confirm_mode "fixed")
 
 
 def _confirmed(runs: pd.DataFrame, max_drop: float | None, default_drop: float,
-               summary_path: Path | None = None) -> Confirmed:
+               summary_path: Path | None = None, rules: RaceRules | None = None) -> Confirmed:
     max_drop = resolve_max_drop(runs, max_drop, default_drop)
     summary = summarize(runs, max_drop=max_drop)
+    if rules is not None:
+        summary = _with_race(summary, runs, rules, max_drop)
     seeds = tuple(int(s) for s in sorted(runs.loc[runs["recipe"] == BASELINE_NAME, "seed"].dropna().unique()))
-    return Confirmed(runs, summary, select_confirmed(summary, max_drop), seeds, max_drop, summary_path)
+    selection = select_confirmed(summary, max_drop, race=rules is not None)
+    return Confirmed(runs, summary, selection, seeds, max_drop, summary_path, rules)
+
+
+def _with_race(summary: pd.DataFrame, runs: pd.DataFrame, rules: RaceRules, max_drop: float) -> pd.DataFrame:
+    """The race's exits next to the intervals: a recipe qualifies only by winning the race."""
+    race = replay_race(runs, rules, max_drop)
+    summary = summary.copy()
+    for column in RACE_COLUMNS:
+        summary[column] = pd.Series([None] * len(summary), dtype="object")
+    for i, name in summary["recipe"].items():
+        standing = race.standings.get(name)
+        if standing is None:
+            continue
+        summary.at[i, "race_exit"] = standing.exit
+        summary.at[i, "left_after_round"] = standing.left_after_round
+        summary.at[i, "race_seeds"] = " ".join(str(s) for s in standing.seeds)
+        summary.at[i, "race_why"] = f"{Exit.TEXT[standing.exit]}: {standing.why}"
+        summary.at[i, "qualifies"] = standing.exit == Exit.WON
+        summary.at[i, "verdict_text"] = (f"{summary.at[i, 'verdict_text']}; race: {Exit.TEXT[standing.exit]} after "
+                                         f"round {standing.left_after_round} ({standing.why})")
+    return summary
 
 
 def save_confirmed(records: Iterable[RunRecord], folder: str | Path, *, max_drop: float | None,
-                   default_drop: float = 1.0, ray_version: str = "") -> Confirmed:
-    """Write confirm.parquet, confirm.csv and summary.csv into ``folder``; return what they hold.
+                   default_drop: float = 1.0, ray_version: str = "", rules: RaceRules | None = None) -> Confirmed:
+    """Write confirm.parquet, confirm.csv and summary.csv into ``folder`` (and race.json with a race's rules);
+    return what they hold.
 
     ``max_drop``: in the objective's gain units (points for accuracy); None: ``default_drop`` points,
     or ``default_drop`` percent of the baseline's value for a non-fraction objective."""
@@ -59,7 +88,10 @@ def save_confirmed(records: Iterable[RunRecord], folder: str | Path, *, max_drop
     runs = confirm_table(list(records), ray_version=ray_version)
     write_atomically(folder / f"{CONFIRM_NAME}.parquet", lambda temp: runs.to_parquet(temp, index=False))
     write_atomically(folder / f"{CONFIRM_NAME}.csv", lambda temp: runs.to_csv(temp, index=False))
-    confirmed = _confirmed(runs, max_drop, default_drop, folder / SUMMARY_NAME)
+    if rules is not None:
+        write_atomically(folder / RACE_NAME, lambda temp: Path(temp).write_text(
+            json.dumps({"rules": rules.to_dict()}, indent=2) + "\n"))
+    confirmed = _confirmed(runs, max_drop, default_drop, folder / SUMMARY_NAME, rules)
     write_atomically(confirmed.summary_path, lambda temp: confirmed.summary.to_csv(temp, index=False))
     return confirmed
 
@@ -78,7 +110,12 @@ def load_confirmed(folder: str | Path, *, max_drop: float | None, default_drop: 
     missing = [c for c in ("recipe", "round", "status", "throughput_sps", "objective_value", "curve_json") if c not in runs]
     if missing:
         raise DataError(f"{path}: missing column {missing[0]!r}; not a boosttune confirm table")
-    return _confirmed(with_later_columns(runs), max_drop, default_drop, Path(folder) / SUMMARY_NAME)
+    race = Path(folder) / RACE_NAME
+    try:
+        rules = RaceRules(**json.loads(race.read_text())["rules"]) if race.is_file() else None
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise DataError(f"{race}: cannot read the race's rules: {str(e).splitlines()[0]}") from e
+    return _confirmed(with_later_columns(runs), max_drop, default_drop, Path(folder) / SUMMARY_NAME, rules)
 
 
 

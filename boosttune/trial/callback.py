@@ -62,6 +62,7 @@ class MetricsCallback(Callback):
         self._train_start = 0.0
         self.first_step_at: float | None = None  # wall clock (epoch s): start-up overhead is measured to it
         self.eval_s = 0.0
+        self.final_figures: dict[str, Any] = {}  # the one evaluation after the last epoch on more held-out data
 
     def on_train_begin(self, run_context) -> None:
         self._train_start = time.perf_counter()
@@ -130,12 +131,12 @@ class MetricsCallback(Callback):
                 record["time_to_target_s"] = self.time_to_target_s
         return record
 
-    def evaluate_now(self) -> dict[str, Any]:
+    def evaluate_now(self, dataset: Any = None) -> dict[str, Any]:
         """The held-out figures now: every metric under its own name (``val_<name>``), the objective's value again as
         ``objective_value`` (what the search judges, whatever its name), the loss when a metric named ``loss`` is
-        there."""
+        there. ``dataset``: another held-out set than the per-epoch one (the final evaluation's)."""
         start = time.perf_counter()
-        scores = self.model.eval(self.val_dataset, dataset_sink_mode=False)
+        scores = self.model.eval(self.val_dataset if dataset is None else dataset, dataset_sink_mode=False)
         self.eval_s += time.perf_counter() - start
         figures = {f"val_{name}": _scalar(value) for name, value in scores.items()}
         figures["objective_value"] = _scalar(scores[self.objective.name])

@@ -117,6 +117,8 @@ def preflight(recipe: Any, workers: int, work_dir: str) -> dict[str, Any]:
                            "data-parallel ranks step together: shard with num_shards=ctx.world_size, "
                            "shard_id=ctx.rank and batch with drop_remainder=True")
     dataset_batches(first.eval, "eval", entry.entry)
+    if first.final_eval is not None:
+        dataset_batches(first.final_eval, "final_eval", entry.entry)
     optimizer = build_optimizer(recipe.optimizer, first.network, recipe.loss_scale, 1, 1, recipe.batch_size,
                                 factory=first.optimizer)
     extra = {"eval_network": first.eval_network} if first.eval_network is not None else {}

@@ -157,6 +157,8 @@ def _build(recipe: TrialRecipe, make_parts: Callable[[], Any], log: Callable[[st
     train_ds = parts.train
     steps_per_epoch = dataset_batches(train_ds, "train", recipe.entry.entry)
     dataset_batches(parts.eval, "eval", recipe.entry.entry)
+    if parts.final_eval is not None:
+        dataset_batches(parts.final_eval, "final_eval", recipe.entry.entry)
     objective = objective_of(parts)
     log(f"build: {recipe.entry.entry} gave {steps_per_epoch} training batches of {recipe.batch_size} in "
         f"{time.perf_counter() - building:.1f} s; objective {objective.describe()}")
@@ -191,6 +193,8 @@ def _train(recipe: TrialRecipe, built: _Built, boost_dict: dict[str, Any],
                     dataset_sink_mode=False)
         if evaluate and not recipe.eval_every_epoch and callback.stop_reason is None:
             callback.records[-1] = {**callback.records[-1], **callback.evaluate_now()}
+        if evaluate and built.parts.final_eval is not None and callback.stop_reason is None and callback.records:
+            callback.final_figures = callback.evaluate_now(built.parts.final_eval)
     except BoosttuneError:
         raise
     except Exception as e:  # MindSpore raises RuntimeError/ValueError/TypeError with C++ context
@@ -204,8 +208,12 @@ def _train(recipe: TrialRecipe, built: _Built, boost_dict: dict[str, Any],
 
 def _final_metrics(callback, built: _Built, recipe: TrialRecipe, num_shards: int, *, wall_start: float,
                    stage1_s: float) -> dict[str, Any]:
-    """The last epoch's metrics plus the trial's timings and sizes."""
+    """The last epoch's metrics plus the trial's timings and sizes; the objective from the final evaluation when
+    there was one (the last epoch's figure on the per-epoch set kept as ``epoch_objective_value``)."""
     final = dict(callback.records[-1])
+    if callback.final_figures:
+        final.update(callback.final_figures, epoch_objective_value=final.get("objective_value"),
+                     final_eval_samples=_samples(built.parts.final_eval))
     final.update(
         wall_s=time.perf_counter() - wall_start,
         eval_s=callback.eval_s,
@@ -217,6 +225,14 @@ def _final_metrics(callback, built: _Built, recipe: TrialRecipe, num_shards: int
         **built.objective.flat(),
     )
     return final
+
+
+def _samples(dataset) -> int | None:
+    """Rows in a batched dataset (the last batch may be short), or None when it cannot say."""
+    try:
+        return int(dataset.get_dataset_size()) * int(dataset.get_batch_size())
+    except Exception:  # a user's dataset of unknown size  # noqa: BLE001
+        return None
 
 
 def _status(callback) -> str:
