@@ -381,6 +381,7 @@ def _confirm(config: ExperimentConfig, table, output: Path, train,
     if config.confirm_mode == "fixed" or len(candidates) < 2:
         seeds = confirm_seeds(config.seed, config.confirm_seeds)
         log(f"confirm: {len(candidates)} recipes x {len(seeds)} paired seeds {seeds}, interleaved"
+            + ("" if len(candidates) > 1 else " (only the baseline: no searched recipe passed the screen)")
             + ("" if len(seeds) >= RECOMMENDED_SEEDS else
                f" ({RECOMMENDED_SEEDS} or more seeds recommended: --confirm-seeds)"))
         _log_candidates(candidates, log)

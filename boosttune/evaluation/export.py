@@ -94,6 +94,7 @@ def _confirmed_document(confirmed: Confirmed) -> dict[str, Any]:
         "max_drop": confirmed.max_drop,
         "figures": figures(chosen),
         "all_recipes": {str(row["recipe"]): figures(row) for _, row in summary.iterrows()},
+        "race": confirmed.rules.to_dict() if confirmed.rules is not None else None,
     }
 
 

@@ -28,7 +28,8 @@ with alpha spent across the looks: a candidate with ``n`` paired seeds may claim
 ``alpha / (K - W) * (s(n) - s(n - 1))``, where ``K`` is the number of candidates, ``W`` the winners
 already declared (Holm's step-down: a winner's share passes to the others, by the graphical
 approach of Maurer and Bretz, 2013), and ``s`` a linear spending function over the looks at
-``min_seeds .. max_seeds`` seeds (``s(max_seeds) = 1``). The looks are combined by the union bound,
+``min_seeds .. max_seeds`` seeds (``s(max_seeds) = 1``; ``max_seeds`` no more than the run budget can pay
+for one candidate, so no alpha goes to looks that cannot happen). The looks are combined by the union bound,
 which needs no assumption on how they correlate (exact group-sequential boundaries for a t-test
 with unknown variance have no closed form); it is conservative. ``tests/test_race.py`` checks the
 rate on simulated races with known truth.
@@ -41,7 +42,7 @@ from the stored runs, so ``boosttune export --max-drop`` re-judges it) and
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Mapping
 
@@ -106,6 +107,15 @@ class RaceRules:
         if self.max_minutes is not None and seconds_per_run is not None:
             return seconds_spent + cost * seconds_per_run <= 60 * self.max_minutes
         return True
+
+    def within_budget(self, candidates: int) -> RaceRules:
+        """The rules with ``max_seeds`` no more than a run budget can ever pay for one candidate (all the others
+        leaving after the first round, each round after that one candidate and the baseline): the looks past
+        it never happen, so no alpha is spent on them. Decided before the race, from the budget alone."""
+        if self.max_runs is None:
+            return self
+        reachable = 1 + (self.max_runs - (candidates + 1)) // 2 if self.max_runs >= candidates + 1 else 0
+        return replace(self, max_seeds=max(self.min_seeds, min(self.max_seeds, reachable)))
 
     def budget_text(self) -> str:
         parts = ([f"{self.max_runs} runs"] if self.max_runs is not None else []) + \
@@ -196,9 +206,22 @@ class Race:
     def __init__(self, names: list[str], rules: RaceRules, max_drop: float):
         if not names:
             raise ConfigError("confirm: no candidate to race against the baseline")
-        self.rules, self.max_drop = rules, float(max_drop)
+        self.rules, self.max_drop = rules.within_budget(len(names)), float(max_drop)
         self.standings = {name: Standing(name) for name in names}
         self.rounds = 0
+
+    @classmethod
+    def at_once(cls, ratios: Mapping[str, Any], gains: Mapping[str, Any], alpha: float, max_drop: float) -> Race:
+        """One look at every seed, all of ``alpha`` spent there (the answer all the seeds give): ``ratios[name]``
+        and ``gains[name]`` are the per-seed throughput ratios and objective gains."""
+        n = len(next(iter(ratios.values())))
+        race = cls(list(ratios), RaceRules(alpha=alpha, min_seeds=n, max_seeds=n), max_drop)
+        for name, standing in race.standings.items():
+            standing.log_speedups = [math.log(float(r)) for r in ratios[name]]
+            standing.gains = [float(g) for g in gains[name]]
+        race.rounds = n
+        race._judge(list(race.standings.values()))
+        return race
 
     @property
     def racing(self) -> list[str]:

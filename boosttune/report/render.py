@@ -81,8 +81,25 @@ def _confirmed(inputs: ReportInputs) -> Section:
             "Speed-up: geometric mean of per-round throughput ratios (steady state, compile apart); e2e: training "
             f"time to the baseline's {obj.noun} less the margin, compile included; Δ: better than the baseline by "
             f"({obj.describe()}).",
+            *_race_text(confirmed),
             *[f"{r['recipe']}: {r['verdict_text']}" for _, r in confirmed.summary.iterrows() if r["recipe"] != "O0"])
     return Section("confirmed", "Confirmed over paired seeds", text, tables=(_summary_table(inputs), claims_table))
+
+
+def _race_text(confirmed) -> tuple[str, ...]:
+    """How the race ran: its rules, and each candidate's seeds and exit."""
+    rules = confirmed.rules
+    if rules is None:
+        return ()
+    lines = [f"A race: after every round a candidate left once its paired seeds decided it; a recipe counts only "
+             f"if it won (shown faster and non-inferior, the chance of any false claim held at {rules.alpha:g} over "
+             f"every candidate and round; never on fewer than {rules.min_seeds} seeds). Budget: "
+             f"{rules.budget_text()}."]
+    for _, r in confirmed.summary.iterrows():
+        if r["recipe"] != "O0" and isinstance(r.get("race_exit"), str):
+            lines.append(f"{r['recipe']}: seeds {r['race_seeds'] or 'none'}; {r['race_why']} (after round "
+                         f"{r['left_after_round']})")
+    return tuple(lines)
 
 
 def _claims_table(inputs: ReportInputs) -> Table:
