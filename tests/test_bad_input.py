@@ -171,6 +171,9 @@ CASES = [
     ("failure-rate-above-1", "exp --max-failure-rate 2", "max_failure_rate"),
     ("concurrency-zero", "exp --concurrency 0", "max_concurrent_trials"),
     ("confirm-one-seed", "exp --confirm-seeds 1", "confirm_seeds"),
+    ("confirm-budget-one-run", "exp --confirm-budget-runs 1", "confirm_budget_runs"),
+    ("confirm-budget-no-minutes", "exp --confirm-budget-minutes 0", "confirm_budget_minutes"),
+    ("confirm-mode-unknown", "exp --confirm-mode sprint", "argument --confirm-mode: invalid choice: 'sprint'"),
     ("time-budget-negative", "exp --time-budget -5", "time_budget_s"),
     ("resume-without-output", "exp --resume", "--resume needs --output"),
     # data

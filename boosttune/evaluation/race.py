@@ -87,8 +87,9 @@ class RaceRules:
         if not 0 < self.alpha < 1:
             raise ConfigError(f"confirm_alpha: must be strictly between 0 and 1, got {self.alpha!r}")
         if not 3 <= self.min_seeds <= self.max_seeds:
-            raise ConfigError(f"confirm_min_seeds, confirm_max_seeds: need 3 <= min <= max, got {self.min_seeds} and "
-                              f"{self.max_seeds} (a claim needs a t-interval with a usable spread: 3 seeds or more)")
+            raise ConfigError(f"confirm_max_seeds: need 3 <= min_seeds <= max_seeds, got min_seeds={self.min_seeds}, "
+                              f"max_seeds={self.max_seeds} (a claim needs a t-interval with a usable spread: 3 seeds "
+                              "or more)")
         if self.max_runs is not None and self.max_runs < 2:
             raise ConfigError(f"confirm_budget_runs: must be >= 2 (one round of a candidate and the baseline), "
                               f"got {self.max_runs}")
@@ -295,7 +296,7 @@ class Race:
         if gain_high < -self.max_drop:
             return Exit.TOO_LOSSY, f"objective gain at most {gain_high:+.3g} (95%), below -{self.max_drop:g}"
         if s.n >= self.rules.max_seeds:
-            return Exit.UNDECIDED, f"{s.n} paired seeds, the cap"
+            return Exit.UNDECIDED, f"{s.n} paired seeds, the most the rules allow (confirm_max_seeds, or the budget)"
         return None
 
     def _won_text(self, s: Standing) -> str:
