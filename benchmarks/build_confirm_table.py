@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from _run import probe_env  # noqa: E402
+from build_search_table import _append, space_context  # noqa: E402
 
 DEFAULT_OUT = HERE / "data" / "confirm_table"
 SEARCH_TABLE = HERE / "data" / "search_table" / "recipes.csv"
@@ -96,17 +96,6 @@ def _done(path: Path) -> set[tuple[int, str]]:
         return {(int(r["round"]), r["recipe"]) for r in csv.DictReader(f)}
 
 
-def _append(path: Path, row: dict) -> None:
-    new = not path.is_file()
-    with path.open("a", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=FIELDS)
-        if new:
-            writer.writeheader()
-        writer.writerow(row)
-        f.flush()
-        os.fsync(f.fileno())
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     p.add_argument("--seeds", type=int, default=10, help="paired rounds, one seed each (default 10)")
@@ -119,9 +108,6 @@ def main(argv: list[str] | None = None) -> int:
                                               "taken while the machine was busy")
     args = p.parse_args(argv)
 
-    sys.path.insert(0, str(HERE))
-    from build_search_table import space_context
-
     from boosttune.space import recipe_from_params
 
     args.out.mkdir(parents=True, exist_ok=True)
@@ -133,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
             "base": BASE, "seeds": seeds, "recipes": chosen,
             "runtime_env": {k: env[k] for k in ("ONEDNN_MAX_CPU_ISA",) if k in env},
             "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    earlier = json.loads((args.out / "meta.json").read_text()) if (args.out / "meta.json").is_file() else None
+    if earlier is not None:  # a continued or redone table: the first command stays, the later ones are listed
+        meta = {**earlier, "continued_with": [*earlier.get("continued_with", []), meta["command"]]}
     (args.out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
     table = args.out / "runs.csv"
     redo = {(int(r.split(":", 1)[0]) - 1, r.split(":", 1)[1]) for r in args.redo.split(";") if r.strip()}
@@ -140,8 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         with table.open() as f:
             kept = [r for r in csv.DictReader(f) if (int(r["round"]), r["recipe"]) not in redo]
         table.unlink()
-        for row in kept:
-            _append(table, row)
+        _append(table, FIELDS, kept)
     done = _done(table)
     plan = schedule(list(chosen), seeds)
     start = time.perf_counter()
@@ -153,8 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         recipe = {**recipe_from_params(chosen[name], ctx, BASE).to_dict(), "seed": seed}
         started = time.time()
         figures = train(recipe, env, args.timeout)
-        _append(table, {"round": index, "seed": seed, "recipe": name, "started_unix": round(started, 1),
-                        **figures})
+        _append(table, FIELDS, [{"round": index, "seed": seed, "recipe": name, "started_unix": round(started, 1),
+                                  **figures}])
         print(f"[{n}/{len(plan)} {time.perf_counter() - start:.0f} s] round {index + 1}, seed {seed}, {name}: "
               f"{figures['status']}" + (f", {figures['throughput_sps']:.0f} samples/s, val_acc "
                                         f"{figures['val_acc']:.4f}" if figures["status"] != "failed"

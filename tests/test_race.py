@@ -150,3 +150,29 @@ def test_run_race_spends_seeds_on_the_undecided_resumes_and_replays_the_same(tmp
     run_race(candidates, list(range(1000, 1010)), store=RecordStore(tmp_path / "c"), role="confirm",
              train=_fake_train(truth, again), rules=rules, log=lambda _: None, max_drop=MARGIN)
     assert again == []
+
+
+def test_the_race_reaches_summary_race_json_and_report_and_is_rejudged_at_another_margin(tmp_path):
+    from boosttune.evaluation.summary import load_confirmed, save_confirmed
+    from boosttune.report import ReportInputs, write_report
+
+    truth = {"fast": (1.3, -0.6), "slow": (0.5, 0.0)}
+    candidates = [Candidate(BASELINE_NAME, {"seed": 0}, "baseline", BASELINE_NAME)] + \
+        [Candidate(name, {"seed": 0}, "test") for name in truth]
+    rules = RaceRules(max_runs=15, gain_noise=1.0)
+    records = run_race(candidates, list(range(1000, 1010)), store=RecordStore(tmp_path / "confirm"), role="confirm",
+                       train=_fake_train(truth, []), rules=rules, log=lambda _: None, max_drop=MARGIN)
+    confirmed = save_confirmed(records, tmp_path, max_drop=MARGIN, rules=rules)
+    summary = pd.read_csv(tmp_path / "summary.csv").set_index("recipe")
+    assert summary.at["fast", "race_exit"] == Exit.WON and summary.at["slow", "race_exit"] == Exit.SLOWER
+    assert summary.at["slow", "left_after_round"] == 1 and str(summary.at["slow", "race_seeds"]) == "1000"
+    assert confirmed.selection.recipe == "fast" and "race: shown faster and non-inferior" in \
+        summary.at["fast", "verdict_text"]
+    # re-judged from the stored runs at a margin the fast recipe's 0.6-point loss does not fit: the race replays
+    strict = load_confirmed(tmp_path, max_drop=0.1)
+    assert strict.rules == rules and strict.selection.recipe == BASELINE_NAME
+    assert "no recipe won the race" in strict.selection.reason
+    report, _ = write_report(ReportInputs(kind="bench", title="race", max_drop=MARGIN, confirmed=confirmed,
+                                          folder=tmp_path))
+    page = report.read_text()
+    assert "A race:" in page and "slow: seeds 1000; shown slower than the baseline" in page
