@@ -19,6 +19,7 @@ mean accuracy gain below ``-max_drop``. Shares carry Wilson 95% intervals, runs 
 
     python benchmarks/confirm_reliability.py                     # about a minute; --replays 4000 by default
     python benchmarks/confirm_reliability.py --eval epoch        # accuracy on the 2,000-image slice instead
+    python benchmarks/confirm_reliability.py --budget-runs 50    # a race with more runs than fixed 3 seeds cost
 """
 
 from __future__ import annotations
@@ -124,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--eval", choices=["all", "epoch"], default="all",
                    help="the accuracy of a run: all = every held-out image (the confirm stage's), epoch = the last "
                         "epoch's 2,000-image slice (before)")
+    p.add_argument("--budget-runs", type=int, default=None,
+                   help="the race's budget in runs, the baseline's included (default: what fixed 3 seeds cost)")
     p.add_argument("--seed", type=int, default=0, help="seed of the draws")
     args = p.parse_args(argv)
 
@@ -132,10 +135,15 @@ def main(argv: list[str] | None = None) -> int:
     figures = load(args.table, "val_acc" if args.eval == "all" else "epoch_val_acc")
     names, rounds = list(figures.ratio.columns), list(figures.ratio.index)
     k = min(args.candidates, len(names))
-    rules = RaceRules(max_runs=3 * (k + 1), max_seeds=len(rounds), gain_noise=1.0)
+    budget = args.budget_runs if args.budget_runs is not None else 3 * (k + 1)
+    if budget < 3 * (k + 1):
+        p.error(f"--budget-runs {budget}: the race needs at least {3 * (k + 1)} runs (3 rounds of O0 + {k} "
+                "candidates) to be able to claim anything")
+    rules = RaceRules(max_runs=budget, max_seeds=len(rounds), gain_noise=1.0)
+    fixed3 = " (fixed 3's)" if budget == 3 * (k + 1) else ""
     print(f"table: {args.table} ({len(names) + 1} recipes x {len(rounds)} complete paired rounds); accuracy: "
           f"{'every held-out image' if args.eval == 'all' else 'the 2,000-image slice'}; max_drop {args.max_drop:g} "
-          f"pt; {args.replays} replays of O0 + {k} candidates; race budget {rules.max_runs} runs (fixed 3's), "
+          f"pt; {args.replays} replays of O0 + {k} candidates; race budget {rules.max_runs} runs{fixed3}, "
           f"alpha {rules.alpha:g}, seeds {rules.min_seeds}-{rules.max_seeds}")
     print("all-seed figures (the truth a claim is judged by):")
     for name in names:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,3 +57,10 @@ def test_the_committed_table_replays_with_its_targets_printed(capsys):
         assert re.search(rf"^{method}\s+\d", out, re.M), method
     targets = out.splitlines()[-1]
     assert targets.startswith("targets: race agrees >= 90%:") and "false claims <= 5%: met" in targets
+
+
+def test_a_budget_too_small_to_claim_anything_is_refused(capsys):
+    with pytest.raises(SystemExit) as exited:
+        _module().main(["--budget-runs", "10"])
+    assert exited.value.code == 2
+    assert "--budget-runs 10: the race needs at least 15 runs" in capsys.readouterr().err
