@@ -40,6 +40,24 @@ def run_trial_process(recipe: dict[str, Any], env: dict[str, str], work_dir: str
         return json.loads(out.read_text())
 
 
+def trial_or_failure(recipe: dict[str, Any], env: dict[str, str], timeout: float) -> dict[str, Any]:
+    """``boosttune trial`` in a fresh process and scratch folder: its result.json, or ``{"status": "failed",
+    "reason": ...}`` when it timed out or exited without one (the table builders keep going)."""
+    with tempfile.TemporaryDirectory(prefix="bt_table_") as tmp:
+        recipe_path, out = Path(tmp) / "recipe.json", Path(tmp) / "result.json"
+        recipe_path.write_text(json.dumps(recipe))
+        cmd = [sys.executable, "-m", "boosttune.cli.main", "trial", str(recipe_path), "--output", str(out),
+               "--work-dir", str(Path(tmp) / "work")]
+        try:
+            done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tmp, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {"status": "failed", "reason": f"timed out after {timeout:.0f} s"}
+        if done.returncode != 0 or not out.is_file():
+            lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
+            return {"status": "failed", "reason": (lines[-1] if lines else f"exit {done.returncode}")[:300]}
+        return json.loads(out.read_text())
+
+
 def run_bare_process(args: list[str], env: dict[str, str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         done = subprocess.run([sys.executable, str(HERE / "bare_mindspore.py"), *args], env=env,

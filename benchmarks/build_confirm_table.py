@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,7 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _run import probe_env  # noqa: E402
+from _run import probe_env, trial_or_failure  # noqa: E402
 from build_search_table import _append, space_context  # noqa: E402
 
 DEFAULT_OUT = HERE / "data" / "confirm_table"
@@ -69,19 +68,9 @@ def schedule(names: list[str], seeds: list[int]) -> list[tuple[int, int, str]]:
 
 
 def train(recipe: dict, env: dict, timeout: float) -> dict:
-    with tempfile.TemporaryDirectory(prefix="bt_confirm_table_") as tmp:
-        recipe_path, out = Path(tmp) / "recipe.json", Path(tmp) / "result.json"
-        recipe_path.write_text(json.dumps(recipe))
-        cmd = [sys.executable, "-m", "boosttune.cli.main", "trial", str(recipe_path), "--output", str(out),
-               "--work-dir", str(Path(tmp) / "work")]
-        try:
-            done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tmp, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return {"status": "failed", "reason": f"timed out after {timeout:.0f} s"}
-        if done.returncode != 0 or not out.is_file():
-            lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
-            return {"status": "failed", "reason": (lines[-1] if lines else f"exit {done.returncode}")[:300]}
-        result = json.loads(out.read_text())
+    result = trial_or_failure(recipe, env, timeout)
+    if result["status"] == "failed" and "metrics" not in result:
+        return result
     m = result["metrics"]
     return {"status": result["status"], "reason": result.get("reason") or "", "throughput_sps": m["throughput_sps"],
             "val_acc": m["objective_value"], "epoch_val_acc": m.get("epoch_objective_value"),

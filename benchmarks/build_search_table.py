@@ -22,7 +22,6 @@ import csv
 import dataclasses
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _run import probe_env  # noqa: E402
+from _run import probe_env, trial_or_failure  # noqa: E402
 
 DEFAULT_OUT = HERE / "data" / "search_table"
 BASE = {
@@ -98,19 +97,9 @@ def train(params: dict, ctx, env: dict, timeout: float) -> tuple[dict, list[dict
     from boosttune.space import recipe_from_params
 
     recipe = recipe_from_params(params, ctx, BASE).to_dict()
-    with tempfile.TemporaryDirectory(prefix="bt_table_") as tmp:
-        recipe_path, out = Path(tmp) / "recipe.json", Path(tmp) / "result.json"
-        recipe_path.write_text(json.dumps(recipe))
-        cmd = [sys.executable, "-m", "boosttune.cli.main", "trial", str(recipe_path), "--output", str(out),
-               "--work-dir", str(Path(tmp) / "work")]
-        try:
-            done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tmp, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return {"status": "failed", "reason": f"timed out after {timeout:.0f} s"}, []
-        if done.returncode != 0 or not out.is_file():
-            lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
-            return {"status": "failed", "reason": (lines[-1] if lines else f"exit {done.returncode}")[:300]}, []
-        result = json.loads(out.read_text())
+    result = trial_or_failure(recipe, env, timeout)
+    if result["status"] == "failed" and "metrics" not in result:
+        return result, []
     metrics = result["metrics"]
     summary = {"status": result["status"], "reason": result.get("reason") or "",
                "compile_s": metrics.get("compile_s"), "stage1_s": metrics.get("stage1_s"), "wall_s": metrics.get("wall_s")}
