@@ -27,20 +27,7 @@ def probe_env() -> dict[str, str]:
     return env
 
 
-def run_trial_process(recipe: dict[str, Any], env: dict[str, str], work_dir: str | None = None) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as tmp:
-        recipe_path, out = Path(tmp) / "recipe.json", Path(tmp) / "result.json"
-        recipe_path.write_text(json.dumps(recipe))
-        cmd = [sys.executable, "-m", "boosttune.cli.main", "trial", str(recipe_path), "--output", str(out)]
-        if work_dir:
-            cmd += ["--work-dir", work_dir]
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tmp)
-        if done.returncode != 0:
-            raise RuntimeError(f"trial failed: {done.stderr.strip().splitlines()[-1:]}")
-        return json.loads(out.read_text())
-
-
-def trial_or_failure(recipe: dict[str, Any], env: dict[str, str], timeout: float) -> dict[str, Any]:
+def trial_or_failure(recipe: dict[str, Any], env: dict[str, str], timeout: float | None) -> dict[str, Any]:
     """``boosttune trial`` in a fresh process and scratch folder: its result.json, or ``{"status": "failed",
     "reason": ...}`` when it timed out or exited without one (the table builders keep going)."""
     with tempfile.TemporaryDirectory(prefix="bt_table_") as tmp:
@@ -56,6 +43,14 @@ def trial_or_failure(recipe: dict[str, Any], env: dict[str, str], timeout: float
             lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
             return {"status": "failed", "reason": (lines[-1] if lines else f"exit {done.returncode}")[:300]}
         return json.loads(out.read_text())
+
+
+def run_trial_process(recipe: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    """:func:`trial_or_failure` with no time limit, for scripts that cannot go on without the run."""
+    result = trial_or_failure(recipe, env, timeout=None)
+    if "metrics" not in result:
+        raise RuntimeError(f"trial failed: {result['reason']}")
+    return result
 
 
 def run_bare_process(args: list[str], env: dict[str, str]) -> dict[str, Any]:

@@ -69,7 +69,7 @@ def schedule(names: list[str], seeds: list[int]) -> list[tuple[int, int, str]]:
 
 def train(recipe: dict, env: dict, timeout: float) -> dict:
     result = trial_or_failure(recipe, env, timeout)
-    if result["status"] == "failed" and "metrics" not in result:
+    if "metrics" not in result:  # it failed before writing a result
         return result
     m = result["metrics"]
     return {"status": result["status"], "reason": result.get("reason") or "", "throughput_sps": m["throughput_sps"],

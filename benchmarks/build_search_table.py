@@ -98,7 +98,7 @@ def train(params: dict, ctx, env: dict, timeout: float) -> tuple[dict, list[dict
 
     recipe = recipe_from_params(params, ctx, BASE).to_dict()
     result = trial_or_failure(recipe, env, timeout)
-    if result["status"] == "failed" and "metrics" not in result:
+    if "metrics" not in result:  # it failed before writing a result
         return result, []
     metrics = result["metrics"]
     summary = {"status": result["status"], "reason": result.get("reason") or "",
