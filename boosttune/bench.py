@@ -10,6 +10,7 @@ statistics as the experiment's confirm stage, and write the same ``summary.csv``
 from __future__ import annotations
 
 import copy
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -49,6 +50,9 @@ class BenchConfig(BaseModel):
         None, description="name: overrides of base (unset: O0, the presets, each boost algorithm alone, each amp "
                           "level and loss-scale manager the device supports)")
     workers_per_trial: int = Field(1, ge=1, description="Ray Train workers (MindSpore ranks) per run")
+    warm_workers: bool = Field(
+        True, description="train every run on warm Ray Train workers that outlive one run; false: a fresh Ray Train "
+                          "run for each")
     max_drop: float | None = Field(
         None, ge=0.0,
         description=f"how far below the baseline's objective a recipe may fall, in its units: points for accuracy "
@@ -156,6 +160,7 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
     from boosttune.execution.cluster import probe_on_worker
     from boosttune.execution.ray import check_local_capacity, code_runtime_env, connect_ray, worker_resources
     from boosttune.execution.ray_train import train_run
+    from boosttune.execution.warm import WarmPool
     from boosttune.report import ReportInputs, write_report
 
     recipe = parse_recipe(config.base)
@@ -177,10 +182,14 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
     env = dict(report.runtime_env)
     log(f"bench: {len(plan.candidates)} recipes x {len(config.seeds)} paired seeds {config.seeds}, interleaved"
         + ("" if len(config.seeds) >= RECOMMENDED_SEEDS else f" ({RECOMMENDED_SEEDS} or more seeds recommended)"))
-    records = run_paired(plan.candidates, config.seeds, store=RecordStore(output / "runs"), role="bench",
-                         train=lambda spec: train_run(spec, output=output, num_workers=config.workers_per_trial,
-                                                      env=env),
-                         log=log, max_drop=config.max_drop, default_drop=BENCH_MAX_DROP)
+    pool = (WarmPool(slots=1, num_workers=config.workers_per_trial, device_target=recipe.device_target, env=env,
+                     storage_path=str(output / "train"), log=log) if config.warm_workers else nullcontext())
+    with pool:
+        client = pool.client() if config.warm_workers else None
+        records = run_paired(plan.candidates, config.seeds, store=RecordStore(output / "runs"), role="bench",
+                             train=lambda spec: train_run(spec, output=output, num_workers=config.workers_per_trial,
+                                                          env=env, pool=client),
+                             log=log, max_drop=config.max_drop, default_drop=BENCH_MAX_DROP)
     confirmed = save_confirmed(records, output, max_drop=config.max_drop, default_drop=BENCH_MAX_DROP,
                                ray_version=ray.__version__)
     write_report(ReportInputs(kind="bench", title=f"boosttune bench: {config.name}",

@@ -11,7 +11,7 @@ import json
 import os
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -46,6 +46,7 @@ from boosttune.execution.ray import (
 )
 from boosttune.execution.ray_train import train_run
 from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
+from boosttune.execution.warm import WarmPool
 from boosttune.files import check_folder, claim_folder
 from boosttune.objective import ACCURACY, Objective
 from boosttune.probe.calibrate import slow_knobs
@@ -152,30 +153,54 @@ def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None,
     with _stage("probe", times, log):
         found = _probe(config, output, base, per_rank, code, log)
     ctx = _space_context(config, output, found, log)
+    with _warm_pool(config, found, output, storage, log) as pool:
 
-    def train(spec: RunSpec) -> RunRecord:
-        return train_run(spec, output=output, num_workers=config.workers_per_trial, env=found.env, storage=storage,
-                         accelerator_type=config.accelerator_type)
+        def train(spec: RunSpec) -> RunRecord:
+            return train_run(spec, output=output, num_workers=config.workers_per_trial, env=found.env,
+                             storage=storage, accelerator_type=config.accelerator_type, pool=pool and pool.client())
 
-    with _stage("baseline", times, log):
-        baseline = _baseline(config, ctx, base, output, train, log)
-    note = _judge_baseline(baseline, found.objective, log)
-    start = _start(config, output, found, ctx, base, log)
-    setup = _search_setup(config, output, found, ctx, base, baseline, start, per_rank, storage, log)
-    with _stage("search", times, log):
-        outcome = run_search(config, output, setup=setup, points=start.points, resume=resume, log=log)
-    log(f"search: {len(outcome.records)} trial records")
-    if outcome.aborted_reason:
-        log(outcome.aborted_reason)
-    table = _search_table(outcome.records)
-    confirm = None
-    if config.confirm_seeds and not outcome.aborted_reason:
-        with _stage("confirm", times, log):
-            confirm = _confirm(config, table, output, train, log)
+        with _stage("baseline", times, log):
+            baseline = _baseline(config, ctx, base, output, train, log)
+        note = _judge_baseline(baseline, found.objective, log)
+        start = _start(config, output, found, ctx, base, log)
+        setup = _search_setup(config, output, found, ctx, base, baseline, start, per_rank, storage, log)
+        if pool is not None:
+            pool.ensure(setup.max_concurrent)
+            setup = replace(setup, pool=pool.client())
+        with _stage("search", times, log):
+            outcome = run_search(config, output, setup=setup, points=start.points, resume=resume, log=log)
+        if pool is not None:
+            pool.client().cancel_all()  # trials the search dropped as it stopped (time budget, failures)
+        log(f"search: {len(outcome.records)} trial records")
+        if outcome.aborted_reason:
+            log(outcome.aborted_reason)
+        table = _search_table(outcome.records)
+        confirm = None
+        if config.confirm_seeds and not outcome.aborted_reason:
+            with _stage("confirm", times, log):
+                confirm = _confirm(config, table, output, train, log)
     with _stage("export and report", times, log):
         result = _finish(config, output, table, confirm, outcome.aborted_reason)
     result.stage_s, result.baseline_note, result.left_out = times, note, found.slow
     return result
+
+
+@contextmanager
+def _warm_pool(config: ExperimentConfig, found: _Found, output: Path, storage: str | None,
+               log: Callable[[str], None]) -> Iterator[WarmPool | None]:
+    """The experiment's warm workers (one slot now, for the baseline; the search adds its concurrency), or None
+    with ``warm_workers: false``."""
+    if not config.warm_workers:
+        yield None
+        return
+    log(f"workers: warm Ray Train worker groups of {config.workers_per_trial} rank(s) take run after run "
+        "(MindSpore imported and the device set up once per group)")
+    with WarmPool(slots=1, num_workers=config.workers_per_trial, device_target=config.recipe.device_target,
+                  env=found.env, storage_path=f"{storage.rstrip('/')}/train" if storage else str(output / "train"),
+                  accelerator_type=config.accelerator_type, log=log) as pool:
+        yield pool
+    if pool.replaced:
+        log(f"workers: {pool.replaced} warm worker group(s) replaced after a run failed or a worker died")
 
 
 @dataclass(frozen=True)

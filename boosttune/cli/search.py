@@ -71,6 +71,9 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
     p.add_argument("--study-storage", default=None, help=_field("study_storage"))
     p.add_argument("--max-failure-rate", type=float, default=0.5, help=_field("max_failure_rate"))
     p.add_argument("--concurrency", type=int, default=None, help=_field("max_concurrent_trials"))
+    p.add_argument("--cold-workers", action="store_true",
+                   help="a fresh Ray Train run, workers and all, for every run (by default warm workers take run "
+                        "after run: MindSpore imported and the device set up once)")
     p.add_argument("--smoke", action="store_true",
                    help="a quick run: 3 epochs on 1024 samples, 3 trials, 1 candidate confirmed over 2 seeds "
                         "(flags given explicitly win)")
@@ -139,7 +142,7 @@ def _run(args, output: Path) -> int:
         "max_drop": args.max_drop, "sampler": args.sampler, "seed": args.seed,
         "time_budget_s": args.time_budget, "max_failure_rate": args.max_failure_rate,
         "max_concurrent_trials": args.concurrency, "storage": args.storage, "study_storage": args.study_storage,
-        "accelerator_type": args.accelerator_type,
+        "accelerator_type": args.accelerator_type, "warm_workers": not args.cold_workers,
         "search": args.search.split(",") if args.search else None,
         "confirm_seeds": args.confirm_seeds, "confirm_candidates": args.confirm_candidates,
         "confirm_mode": args.confirm_mode, "confirm_budget_runs": args.confirm_budget_runs,

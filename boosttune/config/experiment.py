@@ -91,6 +91,9 @@ class ExperimentConfig(BaseModel):
     max_failure_rate: float = Field(0.5, gt=0.0, le=1.0, description="abort once this share of trials failed")
     max_concurrent_trials: int | None = Field(
         None, ge=1, description="trials at once (unset: one per node, so trials do not skew each other's timings)")
+    warm_workers: bool = Field(
+        True, description="train every run on warm Ray Train workers that outlive one run (MindSpore imported and the "
+                          "device set up once per slot); false: a fresh Ray Train run, workers and all, for each run")
     search: list[Annotated[str, AfterValidator(_searchable)]] | None = Field(
         None, description="fragments to search (unset: all but those measured slow here); a fragment named here is "
                           "searched even when it is slow on this device")

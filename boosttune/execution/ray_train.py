@@ -34,8 +34,8 @@ from boosttune.execution.runs import CURVE_KEYS, RunRecord, RunSpec
 from boosttune.files import write_json
 from boosttune.trial.runner import run_trial
 
-__all__ = ["SCHEDULER_MARKER", "MindSporeConfig", "build_trainer", "device_id_for", "run_on_ray", "scheduler_host",
-           "train_loop_per_worker", "train_run", "worker_error_reason"]
+__all__ = ["SCHEDULER_MARKER", "MindSporeConfig", "build_trainer", "device_id_for", "init_device", "rank_facts",
+           "run_on_ray", "scheduler_host", "train_loop_per_worker", "train_rank", "train_run", "worker_error_reason"]
 
 # Appears in the scheduler's command line, so tests (and people) can find orphans.
 SCHEDULER_MARKER = "boosttune-mindspore-scheduler"
@@ -169,7 +169,7 @@ def scheduler_host(rank0_address: str, node_ids: list[str]) -> str:
     return "127.0.0.1" if len(set(node_ids)) == 1 else rank0_address
 
 
-def _init_device(device_target: str, world_size: int) -> dict[str, Any]:
+def init_device(device_target: str, world_size: int) -> dict[str, Any]:
     """Set MindSpore's device (the rank's own accelerator) and join the data-parallel group; what it got."""
     import mindspore as ms
 
@@ -220,23 +220,37 @@ def train_loop_per_worker(config: dict[str, Any]) -> None:
     rank, world_size = context.get_world_rank(), context.get_world_size()
     recipe = parse_recipe(config["recipe"])
     start = time.perf_counter()
-    placed = _init_device(recipe.device_target, world_size)
-    init_s = time.perf_counter() - start
-    node_id = ray.get_runtime_context().get_node_id()
-    extra = {"world_rank": rank, "node_id": node_id, "node_ip": ray.util.get_node_ip_address(),
-             "comm_init_s": init_s, "pid": os.getpid(), **placed}
-
-    def reporter(metrics: dict[str, Any]) -> None:
-        ray.train.report({**metrics, **extra, "final": False})
-
-    callbacks = []
-    artifacts = Path(config["artifacts_dir"]) if config.get("artifacts_dir") else None
-    if artifacts is not None:
-        callbacks.append(_save_weights(artifacts / f"rank{rank}.npz"))
+    placed = init_device(recipe.device_target, world_size)
+    extra = rank_facts(rank, placed, comm_init_s=time.perf_counter() - start)
     checkpoint_dir = None
+    callbacks = []
     if config.get("keep_checkpoint") and rank == 0:  # identical weights on every rank: one copy is enough
         checkpoint_dir = Path(tempfile.mkdtemp(prefix="boosttune_ckpt_"))
         callbacks.append(_save_checkpoint(checkpoint_dir / "model.ckpt"))
+    summary = train_rank(recipe, config, rank=rank, world_size=world_size, extra=extra,
+                         report=lambda metrics: ray.train.report(metrics), callbacks=callbacks)
+    checkpoint = ray.train.Checkpoint.from_directory(str(checkpoint_dir)) if checkpoint_dir else None
+    ray.train.report(summary, checkpoint=checkpoint)
+
+
+def rank_facts(rank: int, placed: dict[str, Any], *, comm_init_s: float) -> dict[str, Any]:
+    """What every report of this rank carries: where it runs and what joining the group cost."""
+    return {"world_rank": rank, "node_id": ray.get_runtime_context().get_node_id(),
+            "node_ip": ray.util.get_node_ip_address(), "comm_init_s": comm_init_s, "pid": os.getpid(), **placed}
+
+
+def train_rank(recipe, config: dict[str, Any], *, rank: int, world_size: int, extra: dict[str, Any],
+               report: Callable[[dict[str, Any]], None], callbacks: list[Any] = ()) -> dict[str, Any]:
+    """Train this rank's part of one run (the device already set); every epoch's metrics to ``report``; the
+    run's summary (also written as ``rank<N>.json`` under ``config["artifacts_dir"]``)."""
+
+    def reporter(metrics: dict[str, Any]) -> None:
+        report({**metrics, **extra, "final": False})
+
+    callbacks = list(callbacks)
+    artifacts = Path(config["artifacts_dir"]) if config.get("artifacts_dir") else None
+    if artifacts is not None:
+        callbacks.append(_save_weights(artifacts / f"rank{rank}.npz"))
     work_dir = config.get("work_dir") or os.path.join(tempfile.gettempdir(), "boosttune")
     result = run_trial(recipe, reporter=reporter, work_dir=work_dir, num_shards=world_size, shard_id=rank,
                        extra_callbacks=callbacks, log=_worker_log(rank))
@@ -247,8 +261,7 @@ def train_loop_per_worker(config: dict[str, Any]) -> None:
                "environment": result.environment, "curve": curve}
     if artifacts is not None:
         write_json(artifacts / f"rank{rank}.json", summary)
-    checkpoint = ray.train.Checkpoint.from_directory(str(checkpoint_dir)) if checkpoint_dir else None
-    ray.train.report(summary, checkpoint=checkpoint)
+    return summary
 
 
 def _at_train_end(action):
@@ -403,18 +416,27 @@ def _fit_interruptibly(trainer: Any) -> Any:
 
 def train_run(spec: RunSpec, *, output: str | Path, num_workers: int = 1, env: dict[str, str] | None = None,
               storage: str | None = None, accelerator_type: str | None = None,
-              callbacks: list[Any] | None = None) -> RunRecord:
+              callbacks: list[Any] | None = None, pool: Any = None,
+              on_report: Callable[[dict[str, Any]], None] | None = None) -> RunRecord:
     """Train one run on Ray; its record.
 
+    ``pool``: a :class:`~boosttune.execution.warm.WarmClient`: the run goes to a warm worker of that pool (its
+    shape, ranks and environment are the pool's), rank 0's reports to ``on_report``. Without one, a one-off Ray
+    Train run, whose reports reach Ray Train ``callbacks``.
     The run's Ray Train folder goes under ``storage`` (a path or bucket URI every node reaches) when given,
     else under ``output``; its artifacts and DimReduce work under ``output``.
     The one path every kind of run takes: the baseline, search trials, confirm and bench runs.
     """
     output = Path(output)
     started = time.time()
+    artifacts = output / "artifacts" / spec.run_id
+    if pool is not None:
+        summary = pool.run(spec.run_id, {"recipe": spec.recipe, "artifacts_dir": str(artifacts),
+                                         "work_dir": str(output / "work")}, on_report=on_report)
+        summary["artifacts_dir"] = str(artifacts)
+        return RunRecord.from_summary(spec, summary, started)
     summary = run_on_ray(spec.recipe, num_workers=num_workers, env=env,
                          storage_path=f"{storage.rstrip('/')}/train" if storage else str(output / "train"),
-                         name=spec.run_id, accelerator_type=accelerator_type,
-                         artifacts_dir=str(output / "artifacts" / spec.run_id),
+                         name=spec.run_id, accelerator_type=accelerator_type, artifacts_dir=str(artifacts),
                          work_dir=str(output / "work"), callbacks=callbacks)
     return RunRecord.from_summary(spec, summary, started)

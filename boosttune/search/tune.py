@@ -65,6 +65,7 @@ class SearchSetup:
     early_stop_margin: float = 5.0  # the multi-objective scheduler's margin, in the objective's gain units
     storage: str | None = None  # Ray's storage every node reaches (--storage); None: the output folder
     accelerator_type: str | None = None
+    pool: Any = None  # a WarmClient: trials train on the experiment's warm workers; None: a fresh Ray Train run each
 
     def spec(self, trial_id: str, params: dict[str, Any]) -> RunSpec:
         """The run a trial with these params trains."""
@@ -183,19 +184,35 @@ def _figures(result: dict[str, Any], objective: Objective = ACCURACY) -> str:
     return ", ".join(parts)
 
 
+def _tune_metrics(report: dict[str, Any], setup: SearchSetup) -> dict[str, Any]:
+    """Rank 0's report as Tune gets it: the objective scores added, no nested values (Tune flattens poorly)."""
+    flat = progress_metrics(report, setup.baseline_throughput_sps, setup.baseline_objective, setup.objective)
+    flat.update(_scores(flat, setup))
+    return flat
+
+
 def _report_callback(setup: SearchSetup):
+    """For a one-off Ray Train run: its controller hands every report of rank 0 to the trial."""
     from ray.tune.integration.ray_train import TuneReportCallback
 
     class ObjectiveReport(TuneReportCallback):
-        """Rank 0's report, plus the objective scores and no nested values (Tune flattens poorly)."""
-
         def after_report(self, run_context, metrics, checkpoint):
-            flat = progress_metrics(metrics[0], setup.baseline_throughput_sps, setup.baseline_objective,
-                                    setup.objective)
-            flat.update(_scores(flat, setup))
-            super().after_report(run_context, [flat], checkpoint)
+            super().after_report(run_context, [_tune_metrics(metrics[0], setup)], checkpoint)
 
     return ObjectiveReport()
+
+
+class _CancelEnded(tune.Callback):
+    """A trial Tune ended (a scheduler stopped it, the search stopped): its run on a warm worker stops too."""
+
+    def __init__(self, pool: Any) -> None:
+        self.pool = pool
+
+    def on_trial_complete(self, iteration, trials, trial, **info):
+        self.pool.cancel(trial.trial_id)
+
+    def on_trial_error(self, iteration, trials, trial, **info):
+        self.pool.cancel(trial.trial_id)
 
 
 def _progress(metrics: dict[str, Any], setup: SearchSetup) -> dict[str, Any]:
@@ -224,7 +241,9 @@ def _trial(config: dict[str, Any], setup: SearchSetup) -> None:
         return
 
     record = train_run(spec, output=setup.output, num_workers=setup.workers, env=setup.env, storage=setup.storage,
-                       accelerator_type=setup.accelerator_type, callbacks=[_report_callback(setup)])
+                       accelerator_type=setup.accelerator_type, pool=setup.pool,
+                       callbacks=None if setup.pool else [_report_callback(setup)],
+                       on_report=lambda metrics: tune.report(_tune_metrics(metrics, setup)))
     earlier = setup.records.get(trial_id)
     if earlier is not None and earlier.status == "stopped":
         return  # the scheduler stopped it and recorded where; what the interrupted run returned is not a result
@@ -459,7 +478,8 @@ def _run_config(config: ExperimentConfig, setup: SearchSetup, tune_root: str, lo
     """Where Tune keeps the experiment, the progress lines, and the failure budget that ends a failing search."""
     budget = _FailureBudget(config.max_failure_rate)
     run_config = tune.RunConfig(
-        name=config.name, storage_path=tune_root, callbacks=[budget, _Progress(setup, config.num_trials, log)],
+        name=config.name, storage_path=tune_root,
+        callbacks=[budget, _Progress(setup, config.num_trials, log), *([_CancelEnded(setup.pool)] if setup.pool else [])],
         stop=_FailureStopper(budget),
         failure_config=tune.FailureConfig(max_failures=0, fail_fast=False), verbose=1,
     )

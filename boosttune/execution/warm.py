@@ -1,0 +1,373 @@
+"""Warm workers: Ray Train worker groups that outlive one run and take the next.
+
+A fresh Ray Train run pays, every time, for Ray Train's controller, a placement group, the worker
+actors, MindSpore's import and the device (and, with several ranks, the communication group): about
+9 s outside the worker and 4-5 s inside it on the 2-core machine, for runs of 30-40 s. The confirm
+stage and the multi-fidelity rungs make many short runs by design, so that start-up was a third of
+an experiment's wall time.
+
+Design (the one Ray Train offers no ready form of, hence this module): a :class:`WarmPool` keeps
+``slots`` long-lived Ray Train runs (``DataParallelTrainer.fit()``, each in a driver thread), one per
+trial that may train at once. Their training function does not train one run: it sets the device up
+once, then asks a dispatcher actor for the next run spec, trains it with the same
+:func:`~boosttune.execution.ray_train.train_rank` a one-off run uses, sends its reports back, and asks
+again. Every rank of a slot takes the same runs in the same order, so a data-parallel group keeps its
+MindSpore communication group for all of them. Trials stay Ray Train workers running MindSpore, placed
+by Ray Train's placement group as before; isolation between the runs of one process rests on
+``run_trial``'s reset of MindSpore's boost state, context and seeds (the 20 alternating recipes of
+``tests/test_trial.py``, and again through a warm worker in ``tests/test_warm.py``).
+
+Failures: a run that raises ends its worker group (the training function re-raises), its
+``fit()`` fails with Ray's report, the run is failed with the same one-line reason a one-off run
+would give, and the slot starts a new group for the next run; no other run is touched. A worker
+killed (a signal, Ray's memory monitor) fails the same way. A run whose caller goes away (a trial
+the scheduler stopped, Ctrl-C in a trial driver) is cancelled: the worker stops it within a second
+at a step boundary and takes the next.
+
+Who calls what: the driver owns the pool (:meth:`WarmPool.client` is what it hands to Tune's trial
+functions, pickled with the search's setup); :func:`~boosttune.execution.ray_train.train_run` sends a
+run through a client when it has one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import ray
+
+from boosttune.config.recipe import parse_recipe
+from boosttune.execution.ray_train import build_trainer, init_device, rank_facts, train_rank, worker_error_reason
+
+__all__ = ["WarmClient", "WarmPool", "warm_loop_per_worker"]
+
+_CANCEL_POLL_S = 1.0  # how often a warm worker asks whether its run was cancelled (at a step boundary)
+_WAIT_S = 1.0  # a client's long poll
+_START_FAILURES = 3  # a slot whose new group fails this many times in a row before taking a run gives up
+
+
+@dataclass
+class _Run:
+    payload: dict[str, Any]
+    reports: list[dict[str, Any]] = field(default_factory=list)
+    done: dict[str, Any] | None = None
+    slot: str | None = None
+    cancelled: bool = False
+    decisions: dict[int, bool] = field(default_factory=dict)  # epoch -> stop after it (the same for every rank)
+
+
+@ray.remote(num_cpus=0, max_concurrency=1000)
+class _Dispatcher:
+    """Where runs wait for a warm worker and reports wait for their caller (an async actor: every wait is cheap)."""
+
+    def __init__(self) -> None:
+        self._queue: deque[str] = deque()
+        self._runs: dict[str, _Run] = {}
+        self._history: dict[str, list[str]] = {}  # slot generation -> the runs its rank 0 took, in order
+        self._changed = asyncio.Condition()
+        self._closed: str | None = None
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def submit(self, run_id: str, payload: dict[str, Any]) -> None:
+        if self._closed:
+            self._runs[run_id] = _Run(payload, done={"status": "failed", "reason": self._closed})
+        else:
+            self._runs[run_id] = _Run(payload)
+            self._queue.append(run_id)
+        await self._notify()
+
+    async def take(self, slot: str, rank: int, index: int) -> tuple[str, dict[str, Any]] | None:
+        """The ``index``-th run of ``slot`` (rank 0 draws it from the queue; the other ranks wait for it), or None
+        when the pool closes."""
+        async with self._changed:
+            while True:
+                history = self._history.setdefault(slot, [])
+                if index < len(history):
+                    run_id = history[index]
+                    return run_id, self._runs[run_id].payload
+                if self._closed:
+                    return None
+                if rank == 0 and self._queue:
+                    run_id = self._queue.popleft()
+                    self._runs[run_id].slot = slot
+                    history.append(run_id)
+                    self._changed.notify_all()
+                    return run_id, self._runs[run_id].payload
+                await self._changed.wait()
+
+    async def report(self, run_id: str, metrics: dict[str, Any]) -> bool:
+        """Rank 0's report of an epoch; whether the run was cancelled."""
+        run = self._runs.get(run_id)
+        if run is None:
+            return True
+        run.reports.append(metrics)
+        await self._notify()
+        return run.cancelled
+
+    async def cancelled(self, run_id: str) -> bool:
+        run = self._runs.get(run_id)
+        return run is None or run.cancelled
+
+    async def stop_after(self, run_id: str, epoch: int) -> bool:
+        """Whether every rank stops after ``epoch``: decided when the first rank asks, so the ranks agree."""
+        run = self._runs.get(run_id)
+        return True if run is None else run.decisions.setdefault(epoch, run.cancelled)
+
+    async def finish(self, run_id: str, summary: dict[str, Any]) -> None:
+        run = self._runs.get(run_id)
+        if run is not None and run.done is None:
+            run.done = {"status": "failed", "reason": "cancelled"} if run.cancelled else summary
+        await self._notify()
+
+    async def fail_slot(self, slot: str, reason: str) -> str | None:
+        """The slot's group is gone: fail the run it held, if one was unfinished; its id."""
+        for run_id in reversed(self._history.get(slot, [])):
+            run = self._runs.get(run_id)
+            if run is not None and run.done is None:
+                run.done = {"status": "failed", "reason": reason}
+                await self._notify()
+                return run_id
+        return None
+
+    async def fail_waiting(self, reason: str) -> None:
+        """No warm worker can take the queued runs: fail them with ``reason``."""
+        while self._queue:
+            self._runs[self._queue.popleft()].done = {"status": "failed", "reason": reason}
+        await self._notify()
+
+    async def cancel(self, run_id: str) -> None:
+        run = self._runs.get(run_id)
+        if run is None or run.done is not None:
+            return
+        run.cancelled = True
+        if run_id in self._queue:
+            self._queue.remove(run_id)
+            run.done = {"status": "failed", "reason": "cancelled before it started"}
+        await self._notify()
+
+    async def cancel_all(self) -> int:
+        """Cancel every run not ended (what is left of a search that stopped); how many."""
+        live = [run_id for run_id, run in self._runs.items() if run.done is None]
+        for run_id in live:
+            await self.cancel(run_id)
+        return len(live)
+
+    async def wait(self, run_id: str, seen: int, timeout: float) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        """Reports after the first ``seen``, and the run's end once it has one (then the run is forgotten)."""
+        deadline = time.monotonic() + timeout
+        async with self._changed:
+            while True:
+                run = self._runs.get(run_id)
+                if run is None:
+                    return [], {"status": "failed", "reason": f"run {run_id} is not known to the warm pool"}
+                if len(run.reports) > seen or run.done is not None or time.monotonic() >= deadline:
+                    break
+                try:
+                    await asyncio.wait_for(self._changed.wait(), max(0.0, deadline - time.monotonic()))
+                except asyncio.TimeoutError:
+                    pass
+        if run.done is not None:
+            del self._runs[run_id]
+        return run.reports[seen:], run.done
+
+    async def close(self, reason: str) -> None:
+        self._closed = reason
+        await self.fail_waiting(reason)
+
+
+@dataclass(frozen=True)
+class WarmClient:
+    """What a caller needs to train runs on a pool's warm workers (picklable: a trial function gets it)."""
+
+    dispatcher: Any
+
+    def run(self, run_id: str, payload: dict[str, Any],
+            on_report: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+        """Train one run on the next free warm worker; rank 0's summary, or ``status: failed`` with the reason.
+
+        ``payload``: the recipe document and where its artifacts and work go (as a one-off run's train loop config).
+        ``on_report``: called with rank 0's report of every epoch, then with the summary of a run that ended.
+        If the caller is interrupted, the run is cancelled.
+        """
+        ray.get(self.dispatcher.submit.remote(run_id, payload))
+        seen = 0
+        try:
+            while True:
+                reports, done = ray.get(self.dispatcher.wait.remote(run_id, seen, _WAIT_S))
+                seen += len(reports)
+                for report in reports:
+                    if on_report is not None:
+                        on_report(report)
+                if done is not None:
+                    if on_report is not None and done.get("status") != "failed":
+                        on_report(done)
+                    return done
+        except BaseException:
+            self.cancel(run_id)
+            raise
+
+    def cancel_all(self) -> int:
+        """Cancel every run not ended (a search's runs whose trials Tune dropped as it stopped); how many."""
+        return ray.get(self.dispatcher.cancel_all.remote())
+
+    def cancel(self, run_id: str) -> None:
+        """Stop ``run_id`` wherever it is (queued or training); nothing if it has ended."""
+        try:
+            self.dispatcher.cancel.remote(run_id)
+        except Exception:  # the pool is gone already  # noqa: BLE001
+            pass
+
+
+class WarmPool:
+    """``slots`` warm Ray Train worker groups of one shape (ranks per run, device, environment).
+
+    Use as a context manager; runs go through :meth:`client`. Each slot's group starts when the pool does
+    and serves runs until :meth:`close`.
+    """
+
+    def __init__(self, *, slots: int, num_workers: int = 1, device_target: str = "CPU",
+                 env: dict[str, str] | None = None, storage_path: str | None = None,
+                 accelerator_type: str | None = None, log: Callable[[str], None] = print) -> None:
+        self.num_workers = num_workers
+        self.device_target = device_target
+        self.env = dict(env or {})
+        self.storage_path = storage_path
+        self.accelerator_type = accelerator_type
+        self.log = log
+        self._id = uuid.uuid4().hex[:8]
+        self._dispatcher = _Dispatcher.remote()
+        self._closing = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self.replaced = 0  # groups started again after a run failed or a worker died
+        self.ensure(slots)
+
+    @property
+    def slots(self) -> int:
+        return len(self._threads)
+
+    def ensure(self, slots: int) -> None:
+        """At least ``slots`` warm groups (more trials at once)."""
+        while len(self._threads) < slots:
+            index = len(self._threads)
+            thread = threading.Thread(target=self._keep_slot, args=(index,), name=f"boosttune-warm-{index}",
+                                      daemon=True)
+            self._threads.append(thread)
+            thread.start()
+
+    def client(self) -> WarmClient:
+        return WarmClient(self._dispatcher)
+
+    def _keep_slot(self, index: int) -> None:
+        generation, failed_starts = 0, 0
+        while not self._closing.is_set():
+            slot = f"{index}.{generation}"
+            trainer = build_trainer({"device_target": self.device_target}, num_workers=self.num_workers,
+                                    env=self.env, storage_path=self.storage_path,
+                                    name=f"warm-{self._id}-slot{slot}", accelerator_type=self.accelerator_type,
+                                    extra_config={"dispatcher": self._dispatcher, "slot": slot},
+                                    train_loop=warm_loop_per_worker)
+            try:
+                trainer.fit()
+                return  # the pool closed
+            except Exception as e:  # noqa: BLE001  Ray's report of a run that failed or a worker that died
+                reason = worker_error_reason(e)
+            if self._closing.is_set():
+                return
+            failed = ray.get(self._dispatcher.fail_slot.remote(slot, reason))
+            failed_starts = 0 if failed else failed_starts + 1
+            if failed_starts >= _START_FAILURES:
+                self.log(f"warm workers: slot {index} could not start {failed_starts} times: {reason}")
+                ray.get(self._dispatcher.fail_waiting.remote(f"no warm worker could start: {reason}"))
+                return
+            self.replaced += 1
+            generation += 1
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Let every worker group end (a run still training is failed); wait up to ``timeout`` seconds for them."""
+        if self._closing.is_set():
+            return
+        self._closing.set()
+        try:
+            ray.get(self._dispatcher.close.remote("the warm pool closed"), timeout=timeout)
+        except Exception:  # noqa: BLE001  Ray is going away too
+            return
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+    def __enter__(self) -> WarmPool:
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        # On Ctrl-C, do not wait for the groups: Ray ends them with the driver.
+        self.close(timeout=2.0 if kind is KeyboardInterrupt else 30.0)
+
+
+def warm_loop_per_worker(config: dict[str, Any]) -> None:
+    """A warm rank: set the device up once, then train every run the dispatcher hands this slot, until it closes."""
+    import ray.train
+
+    context = ray.train.get_context()
+    rank, world_size = context.get_world_rank(), context.get_world_size()
+    dispatcher, slot = config["dispatcher"], config["slot"]
+    placed = None
+    index = 0
+    while True:
+        job = ray.get(dispatcher.take.remote(slot, rank, index))
+        if job is None:
+            return
+        run_id, payload = job
+        recipe = parse_recipe(payload["recipe"])
+        if placed is None:
+            started = time.perf_counter()
+            placed = init_device(recipe.device_target, world_size)
+            comm_init_s = time.perf_counter() - started
+        else:
+            comm_init_s = 0.0
+        index += 1
+        extra = {**rank_facts(rank, placed, comm_init_s=comm_init_s), "warm_run": index}
+
+        def report(metrics: dict[str, Any], run_id: str = run_id) -> None:
+            if rank == 0:
+                ray.get(dispatcher.report.remote(run_id, metrics))
+
+        summary = train_rank(recipe, payload, rank=rank, world_size=world_size, extra=extra, report=report,
+                             callbacks=[_cancel_watch(dispatcher, run_id, world_size)])
+        if rank == 0:
+            ray.get(dispatcher.finish.remote(run_id, summary))
+
+
+def _cancel_watch(dispatcher, run_id: str, world_size: int):
+    """A MindSpore callback that stops the run once its caller cancelled it.
+
+    One rank: at the next step boundary (asked once a second). Several ranks: after the epoch the dispatcher
+    names for all of them alike, since a rank that stopped alone would leave the others waiting in AllReduce.
+    """
+    from mindspore.train.callback import Callback
+
+    class CancelWatch(Callback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.asked = time.monotonic()
+
+        def on_train_step_end(self, run_context) -> None:
+            if world_size > 1 or time.monotonic() - self.asked < _CANCEL_POLL_S:
+                return
+            self.asked = time.monotonic()
+            if ray.get(dispatcher.cancelled.remote(run_id)):
+                run_context.request_stop()
+
+        def on_train_epoch_end(self, run_context) -> None:
+            epoch = run_context.original_args().cur_epoch_num
+            if world_size > 1 and ray.get(dispatcher.stop_after.remote(run_id, epoch)):
+                run_context.request_stop()
+
+    return CancelWatch()
