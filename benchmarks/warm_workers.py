@@ -39,10 +39,28 @@ FREEZE = {"boost_level": "O1", "boost_config_dict": {"boost": {"mode": "manual",
 SMALL = {"model": "lenet5", "epochs": 1, "batch_size": 32, "steps_per_epoch": 20, "data": {"name": "digits"}}
 
 
+HELPERS = {"Ray Train's controller": "TrainController", "the warm pool's dispatcher": "_Dispatcher",
+           "raylet": "raylet", "gcs_server": "gcs_server"}
+
+
+def _helper_cpu() -> dict[str, dict[int, float]]:
+    """CPU seconds so far of Ray's helper processes alive now, by kind and pid."""
+    import psutil
+
+    found: dict[str, dict[int, float]] = {name: {} for name in HELPERS}
+    for process in psutil.process_iter(["cmdline", "cpu_times"]):
+        line = " ".join(process.info["cmdline"] or [])
+        for name, marker in HELPERS.items():
+            if marker in line and process.info["cpu_times"] is not None:
+                found[name][process.pid] = process.info["cpu_times"].user + process.info["cpu_times"].system
+    return found
+
+
 def _stage(recipes: list[dict], pool, output: Path, env: dict[str, str], tag: str) -> dict[str, float]:
     from boosttune.execution.ray_train import train_run
     from boosttune.execution.runs import RunSpec
 
+    before = _helper_cpu()
     start = time.perf_counter()
     outside, train, inside, evaluation = [], 0.0, 0.0, 0.0
     for index, recipe in enumerate(recipes):
@@ -61,6 +79,11 @@ def _stage(recipes: list[dict], pool, output: Path, env: dict[str, str], tag: st
               f"worker, of which training {record.curve[-1]['train_s']:.1f} s (compile {m['compile_s']:.1f} s), "
               f"evaluation {m['eval_s']:.1f} s; {m['throughput_sps']:.0f} samples/s", flush=True)
     wall = time.perf_counter() - start
+    after = _helper_cpu()
+    helpers = {name: sum(cpu - before[name].get(pid, 0.0) for pid, cpu in after[name].items()) / wall
+               for name in HELPERS}
+    print("  CPU share of the stage's wall time, helpers alive at its end: "
+          + ", ".join(f"{name} {share:.3f}" for name, share in helpers.items()), flush=True)
     return {"wall": wall, "train": train, "share": train / wall, "outside": statistics.mean(outside),
             "rest_inside": (inside - train - evaluation) / len(recipes), "eval": evaluation / len(recipes),
             "runs": len(recipes)}

@@ -183,11 +183,29 @@ class _Dispatcher:
         await self.fail_waiting(reason)
 
 
-@dataclass(frozen=True)
 class WarmClient:
-    """What a caller needs to train runs on a pool's warm workers (picklable: a trial function gets it)."""
+    """What a caller needs to train runs on a pool's warm workers.
 
-    dispatcher: Any
+    It holds the dispatcher's actor name, not its handle: a trial function gets the client pickled with the
+    search's setup, and Tune keeps that setup in its experiment state, which ``--resume`` unpickles in a new
+    Ray session where the old handle cannot be rebuilt (a name of a gone actor can).
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._handle: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["name"])
+
+    @property
+    def dispatcher(self) -> Any:
+        if self._handle is None:
+            self._handle = ray.get_actor(self.name)
+        return self._handle
 
     def run(self, run_id: str, payload: dict[str, Any],
             on_report: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
@@ -243,7 +261,8 @@ class WarmPool:
         self.accelerator_type = accelerator_type
         self.log = log
         self._id = uuid.uuid4().hex[:8]
-        self._dispatcher = _Dispatcher.remote()
+        self._name = f"boosttune-warm-{self._id}"
+        self._dispatcher = _Dispatcher.options(name=self._name).remote()
         self._closing = threading.Event()
         self._threads: list[threading.Thread] = []
         self.replaced = 0  # groups started again after a run failed or a worker died
@@ -263,7 +282,7 @@ class WarmPool:
             thread.start()
 
     def client(self) -> WarmClient:
-        return WarmClient(self._dispatcher)
+        return WarmClient(self._name)
 
     def _keep_slot(self, index: int) -> None:
         generation, failed_starts = 0, 0
@@ -302,6 +321,7 @@ class WarmPool:
         deadline = time.monotonic() + timeout
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
+        ray.kill(self._dispatcher)
 
     def __enter__(self) -> WarmPool:
         return self
