@@ -154,10 +154,11 @@ def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None,
         found = _probe(config, output, base, per_rank, code, log)
     ctx = _space_context(config, output, found, log)
     with _warm_pool(config, found, output, storage, log) as pool:
+        client = pool.client() if pool is not None else None
 
         def train(spec: RunSpec) -> RunRecord:
             return train_run(spec, output=output, num_workers=config.workers_per_trial, env=found.env,
-                             storage=storage, accelerator_type=config.accelerator_type, pool=pool and pool.client())
+                             storage=storage, accelerator_type=config.accelerator_type, pool=client)
 
         with _stage("baseline", times, log):
             baseline = _baseline(config, ctx, base, output, train, log)
@@ -166,11 +167,11 @@ def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None,
         setup = _search_setup(config, output, found, ctx, base, baseline, start, per_rank, storage, log)
         if pool is not None:
             pool.ensure(setup.max_concurrent)
-            setup = replace(setup, pool=pool.client())
+            setup = replace(setup, pool=client)
         with _stage("search", times, log):
             outcome = run_search(config, output, setup=setup, points=start.points, resume=resume, log=log)
         if pool is not None:
-            pool.client().cancel_all()  # trials the search dropped as it stopped (time budget, failures)
+            client.cancel_all()  # trials the search dropped as it stopped (time budget, failures)
         log(f"search: {len(outcome.records)} trial records")
         if outcome.aborted_reason:
             log(outcome.aborted_reason)

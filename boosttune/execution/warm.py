@@ -56,7 +56,6 @@ class _Run:
     payload: dict[str, Any]
     reports: list[dict[str, Any]] = field(default_factory=list)
     done: dict[str, Any] | None = None
-    slot: str | None = None
     cancelled: bool = False
     decisions: dict[int, bool] = field(default_factory=dict)  # epoch -> stop after it (the same for every rank)
 
@@ -97,7 +96,6 @@ class _Dispatcher:
                     return None
                 if rank == 0 and self._queue:
                     run_id = self._queue.popleft()
-                    self._runs[run_id].slot = slot
                     history.append(run_id)
                     self._changed.notify_all()
                     return run_id, self._runs[run_id].payload
