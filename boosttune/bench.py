@@ -53,6 +53,9 @@ class BenchConfig(BaseModel):
     warm_workers: bool = Field(
         True, description="train every run on warm Ray Train workers that outlive one run; false: a fresh Ray Train "
                           "run for each")
+    cache_graphs: bool = Field(
+        True, description="a warm worker trains a seed of a recipe on the graph an earlier seed compiled, where its "
+                          "algorithms allow; false: compile every run")
     max_drop: float | None = Field(
         None, ge=0.0,
         description=f"how far below the baseline's objective a recipe may fall, in its units: points for accuracy "
@@ -183,7 +186,8 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
     log(f"bench: {len(plan.candidates)} recipes x {len(config.seeds)} paired seeds {config.seeds}, interleaved"
         + ("" if len(config.seeds) >= RECOMMENDED_SEEDS else f" ({RECOMMENDED_SEEDS} or more seeds recommended)"))
     pool = (WarmPool(slots=1, num_workers=config.workers_per_trial, device_target=recipe.device_target, env=env,
-                     storage_path=str(output / "train"), log=log) if config.warm_workers else nullcontext())
+                     storage_path=str(output / "train"), cache_graphs=config.cache_graphs, log=log)
+            if config.warm_workers else nullcontext())
     with pool:
         client = pool.client() if config.warm_workers else None
         records = run_paired(plan.candidates, config.seeds, store=RecordStore(output / "runs"), role="bench",

@@ -198,7 +198,7 @@ def _warm_pool(config: ExperimentConfig, found: _Found, output: Path, storage: s
         "(MindSpore imported and the device set up once per group)")
     with WarmPool(slots=1, num_workers=config.workers_per_trial, device_target=config.recipe.device_target,
                   env=found.env, storage_path=f"{storage.rstrip('/')}/train" if storage else str(output / "train"),
-                  accelerator_type=config.accelerator_type, log=log) as pool:
+                  accelerator_type=config.accelerator_type, cache_graphs=config.cache_graphs, log=log) as pool:
         yield pool
     if pool.replaced:
         log(f"workers: {pool.replaced} warm worker group(s) replaced after a run failed or a worker died")

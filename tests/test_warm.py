@@ -73,6 +73,10 @@ def test_one_warm_worker_takes_20_alternating_recipes_and_none_leaks(local_ray, 
     assert len({r.metrics["pid"] for r in records}) == 1  # one process took them all
     assert [r.metrics["warm_run"] for r in records] == list(range(1, 21))
     assert records[0].metrics["comm_init_s"] > 0 and all(r.metrics["comm_init_s"] == 0 for r in records[1:])
+    # O0 and LessBN train again on the graph their first run compiled; the others' algorithms keep state outside their
+    # parameters (boosttune.trial.graphs) and compile every run
+    assert [r.metrics["graph_cached"] for r in records] == [
+        index >= len(CYCLE) and CYCLE[index % len(CYCLE)][0] in ("O0", "less_bn") for index in range(20)]
     for first, again in zip(records[:5], records[5:10]):  # the same recipe and seed, five runs apart
         assert first.metrics["train_loss"] == again.metrics["train_loss"], first.label
         assert first.metrics["objective_value"] == again.metrics["objective_value"], first.label

@@ -245,6 +245,9 @@ class Algorithm:
     ranks_rule: why it does nothing with this many ranks, or None when it takes effect.
     device_preset: the section values and notes the O1/O2 presets need on a device the probe describes.
     observe / prepare: what a trial reads back from the built Model / does before building it.
+    graph_state: why a warm worker may not train a run of a recipe it is in on a kept, compiled Model of an earlier
+        run (state the Model's parameters do not carry, or not proven reset: :mod:`boosttune.trial.graphs`), or None.
+        A boost algorithm's is asked only when it is applied; a knob's for every recipe.
     notes: its method cards.
     without: a part it deliberately lacks -> why (the contract test accepts nothing else missing).
     """
@@ -268,6 +271,7 @@ class Algorithm:
     device_preset: Callable[["ProbeReport"], tuple[dict[str, Any], list[str]]] | None = None
     observe: Callable[[Any], dict[str, Any]] | None = None
     prepare: Callable[[TrialPrep], float] | None = None
+    graph_state: Callable[[Any], str | None] | None = None
     notes: tuple[MethodNote, ...] = ()
     without: Mapping[str, str] = field(default_factory=dict)
 

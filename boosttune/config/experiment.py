@@ -94,6 +94,9 @@ class ExperimentConfig(BaseModel):
     warm_workers: bool = Field(
         True, description="train every run on warm Ray Train workers that outlive one run (MindSpore imported and the "
                           "device set up once per slot); false: a fresh Ray Train run, workers and all, for each run")
+    cache_graphs: bool = Field(
+        True, description="a warm worker trains a run that differs from an earlier one by its seed alone on that run's "
+                          "compiled graph (where its algorithms allow: boosttune.trial.graphs); false: compile every run")
     search: list[Annotated[str, AfterValidator(_searchable)]] | None = Field(
         None, description="fragments to search (unset: all but those measured slow here); a fragment named here is "
                           "searched even when it is slow on this device")

@@ -253,7 +253,7 @@ def _run_line(record: RunRecord) -> str:
     sps, value = m.get("throughput_sps"), m.get("objective_value")
     objective = Objective.from_metrics(m) or ACCURACY
     return (f"{record.status}, {sps:.1f} samples/s, {objective.label} {objective.format_value(value)}, "
-            f"compile {m.get('compile_s') or 0:.1f} s" if finite(sps) and finite(value) else record.status)
+            f"compile {m.get('compile_s') or 0:.1f} s{' (cached)' if m.get('graph_cached') else ''}" if finite(sps) and finite(value) else record.status)
 
 
 def _running_summary(records: list[RunRecord], max_drop: float | None, default_drop: float, round_count: int) -> str:

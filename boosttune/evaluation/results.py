@@ -87,6 +87,8 @@ SCHEMA: tuple[Column, ...] = (
     Column("val_loss", "float64", "final validation loss"),
     Column("train_loss", "float64", "final training loss"),
     Column("compile_s", "float64", "graph compile time, seconds (reported apart from training)"),
+    Column("graph_cached", "boolean", "the run trained on a graph an earlier run of its recipe compiled in the same warm "
+                                      "worker (compile_s is then the first step's time alone)"),
     Column("wall_s", "float64", "trial wall-clock time, seconds"),
     Column("time_to_target_s", "float64", "training time until the objective reached the recipe's target, seconds"),
     Column("peak_rss_mb", "float64", "peak resident memory, MiB"),
@@ -179,7 +181,7 @@ def _row(record: Mapping[str, Any], ray_version: str) -> dict[str, Any]:
     if objective is not None:  # a run that failed before its parts were built has none
         row.update(objective=objective.name, objective_higher_is_better=objective.higher_is_better,
                    objective_fraction=objective.fraction)
-    for name in ("throughput_sps", "objective_value", "val_loss", "train_loss", "compile_s", "wall_s",
+    for name in ("throughput_sps", "objective_value", "val_loss", "train_loss", "compile_s", "graph_cached", "wall_s",
                  "time_to_target_s", "peak_rss_mb", "steady_steps", "stage1_s"):
         row[name] = metrics.get(name)
     for key, value in _flatten(record.get("params") or {}).items():

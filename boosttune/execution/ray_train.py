@@ -240,9 +240,11 @@ def rank_facts(rank: int, placed: dict[str, Any], *, comm_init_s: float) -> dict
 
 
 def train_rank(recipe, config: dict[str, Any], *, rank: int, world_size: int, extra: dict[str, Any],
-               report: Callable[[dict[str, Any]], None], callbacks: list[Any] = ()) -> dict[str, Any]:
+               report: Callable[[dict[str, Any]], None], callbacks: list[Any] = (),
+               graph_cache: Any = None) -> dict[str, Any]:
     """Train this rank's part of one run (the device already set); every epoch's metrics to ``report``; the
-    run's summary (also written as ``rank<N>.json`` under ``config["artifacts_dir"]``)."""
+    run's summary (also written as ``rank<N>.json`` under ``config["artifacts_dir"]``). ``graph_cache``: a warm
+    worker's :class:`~boosttune.trial.graphs.GraphCache`."""
 
     def reporter(metrics: dict[str, Any]) -> None:
         report({**metrics, **extra, "final": False})
@@ -253,7 +255,7 @@ def train_rank(recipe, config: dict[str, Any], *, rank: int, world_size: int, ex
         callbacks.append(_save_weights(artifacts / f"rank{rank}.npz"))
     work_dir = config.get("work_dir") or os.path.join(tempfile.gettempdir(), "boosttune")
     result = run_trial(recipe, reporter=reporter, work_dir=work_dir, num_shards=world_size, shard_id=rank,
-                       extra_callbacks=callbacks, log=_worker_log(rank))
+                       extra_callbacks=callbacks, log=_worker_log(rank), graph_cache=graph_cache)
     final = {k: v for k, v in result.metrics.items() if isinstance(v, (int, float, str, bool)) or v is None}
     curve = [{key: epoch.get(key) for key in CURVE_KEYS} for epoch in result.epochs]
     summary = {**final, **extra, "final": True, "status": result.status, "reason": result.reason or "",

@@ -43,6 +43,7 @@ import ray
 
 from boosttune.config.recipe import parse_recipe
 from boosttune.execution.ray_train import build_trainer, init_device, rank_facts, train_rank, worker_error_reason
+from boosttune.trial.graphs import GraphCache
 
 __all__ = ["WarmClient", "WarmPool", "warm_loop_per_worker"]
 
@@ -251,8 +252,10 @@ class WarmPool:
 
     def __init__(self, *, slots: int, num_workers: int = 1, device_target: str = "CPU",
                  env: dict[str, str] | None = None, storage_path: str | None = None,
-                 accelerator_type: str | None = None, log: Callable[[str], None] = print) -> None:
+                 accelerator_type: str | None = None, cache_graphs: bool = True,
+                 log: Callable[[str], None] = print) -> None:
         self.num_workers = num_workers
+        self.cache_graphs = cache_graphs
         self.device_target = device_target
         self.env = dict(env or {})
         self.storage_path = storage_path
@@ -289,7 +292,8 @@ class WarmPool:
             trainer = build_trainer({"device_target": self.device_target}, num_workers=self.num_workers,
                                     env=self.env, storage_path=self.storage_path,
                                     name=f"warm-{self._id}-slot{slot}", accelerator_type=self.accelerator_type,
-                                    extra_config={"dispatcher": self._dispatcher, "slot": slot},
+                                    extra_config={"dispatcher": self._dispatcher, "slot": slot,
+                                                  "cache_graphs": self.cache_graphs},
                                     train_loop=warm_loop_per_worker)
             try:
                 trainer.fit()
@@ -336,6 +340,7 @@ def warm_loop_per_worker(config: dict[str, Any]) -> None:
     context = ray.train.get_context()
     rank, world_size = context.get_world_rank(), context.get_world_size()
     dispatcher, slot = config["dispatcher"], config["slot"]
+    graphs = GraphCache() if config.get("cache_graphs", True) else None
     placed = None
     index = 0
     while True:
@@ -358,7 +363,7 @@ def warm_loop_per_worker(config: dict[str, Any]) -> None:
                 ray.get(dispatcher.report.remote(run_id, metrics))
 
         summary = train_rank(recipe, payload, rank=rank, world_size=world_size, extra=extra, report=report,
-                             callbacks=[_cancel_watch(dispatcher, run_id, world_size)])
+                             callbacks=[_cancel_watch(dispatcher, run_id, world_size)], graph_cache=graphs)
         if rank == 0:
             ray.get(dispatcher.finish.remote(run_id, summary))
 

@@ -27,6 +27,7 @@ from boosttune.builtin.data import DataSplits
 from boosttune.config.recipe import TrialRecipe
 from boosttune.errors import BoosttuneError, ConfigError, TrialError
 from boosttune.runtime import current_runtime_env
+from boosttune.trial.graphs import GraphCache, graph_key
 from boosttune.trial.parts import build_parts, dataset_batches, first_line, objective_of
 
 __all__ = ["TrialResult", "observed_boost", "run_trial"]
@@ -94,11 +95,14 @@ def run_trial(
     extra_callbacks: Sequence[Any] = (),
     log: Callable[[str], None] = print,
     evaluate: bool = True,
+    graph_cache: GraphCache | None = None,
 ) -> TrialResult:
     """Train and evaluate one recipe on the parts its builder returns; return its metrics.
 
     ``data``: splits already read, for a built-in model (tests read a data set once for many trials).
     ``evaluate``: False skips every evaluation (the speed calibration times training alone).
+    ``graph_cache``: a warm worker's compiled Models; a run that differs from a kept one by its seed alone trains the
+    kept graph (:mod:`boosttune.trial.graphs`) and says so (``graph_cached``).
 
     Raises:
         ConfigError, DataError, BuilderError: bad input or a builder whose parts do not fit, before training.
@@ -114,8 +118,13 @@ def run_trial(
     prep = TrialPrep(recipe=recipe, parts=built.parts, make_parts=make_parts, train_dataset=built.train_ds,
                      boost_dict=boost_dict, work_dir=work_dir, num_shards=num_shards, shard_id=shard_id, log=log)
     stage1_s = _prepare_algorithms(effective.applied, prep)
-    callback, observed = _train(recipe, built, boost_dict, reporter, extra_callbacks, log, evaluate)
+    if graph_cache is not None and (blocker := _graph_state(recipe, effective.applied, num_shards)):
+        log(f"graph: compiled for this run alone ({blocker})")
+        graph_cache = None
+    cache = graph_cache, graph_key(recipe.to_dict(), world_size=num_shards, steps_per_epoch=built.steps_per_epoch)
+    callback, observed, cached = _train(recipe, built, boost_dict, reporter, extra_callbacks, log, evaluate, cache)
     final = _final_metrics(callback, built, recipe, num_shards, wall_start=wall_start, stage1_s=stage1_s)
+    final["graph_cached"] = cached
     _check_observed(effective.applied, observed, log)
     return TrialResult(
         status=_status(callback),
@@ -168,6 +177,18 @@ def _build(recipe: TrialRecipe, make_parts: Callable[[], Any], log: Callable[[st
     return _Built(parts, train_ds, steps_per_epoch, objective)
 
 
+def _graph_state(recipe: TrialRecipe, applied: Mapping[str, bool], world_size: int) -> str | None:
+    """Why this run may not train on a kept, compiled Model (the first algorithm that says so), or None. An algorithm
+    that does nothing with this many ranks (AdaSum below its rank rule) has no say."""
+    for algorithm in algorithms.registry():
+        idle = algorithm.ranks_rule is not None and algorithm.ranks_rule(world_size) is not None
+        if algorithm.graph_state is not None and (algorithm.kind == "knob" or applied.get(algorithm.name)) and not idle:
+            reason = algorithm.graph_state(recipe)
+            if reason:
+                return reason
+    return None
+
+
 def _prepare_algorithms(applied: Mapping[str, bool], prep: TrialPrep) -> float:
     """Each applied algorithm's preparation before the Model is built (DimReduce's stage 1); its seconds."""
     seconds = 0.0
@@ -179,12 +200,17 @@ def _prepare_algorithms(applied: Mapping[str, bool], prep: TrialPrep) -> float:
 
 def _train(recipe: TrialRecipe, built: _Built, boost_dict: dict[str, Any],
            reporter: Callable[[dict[str, Any]], None] | None, extra_callbacks: Sequence[Any],
-           log: Callable[[str], None], evaluate: bool):
-    """Build the Model, train it with the metrics callback; return the callback and what MindSpore built."""
+           log: Callable[[str], None], evaluate: bool, cache: tuple[GraphCache | None, str] = (None, "")):
+    """Build the Model, train it with the metrics callback; return the callback, what MindSpore built and whether the
+    graph was a cached one (``cache``: a graph cache and this run's key in it)."""
     from boosttune.trial.callback import MetricsCallback  # deferred: imports MindSpore
 
+    graph_cache, key = cache
+    cached = False
     try:
         model = _build_model(recipe, built.parts, boost_dict, built.steps_per_epoch)
+        if graph_cache is not None:
+            model, cached = graph_cache.adopt(key, model, log)
         observed = observed_boost(model)
         callback = MetricsCallback(model, built.parts.eval, recipe.batch_size, recipe.warmup_steps, recipe.target,
                                    reporter, evaluate and recipe.eval_every_epoch, log, objective=built.objective)
@@ -203,7 +229,7 @@ def _train(recipe: TrialRecipe, built: _Built, boost_dict: dict[str, Any],
         reset_boost_state()
     if not callback.records:
         raise TrialError(callback.stop_reason or "trial ended before its first epoch finished")
-    return callback, observed
+    return callback, observed, cached
 
 
 def _final_metrics(callback, built: _Built, recipe: TrialRecipe, num_shards: int, *, wall_start: float,

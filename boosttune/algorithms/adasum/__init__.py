@@ -50,6 +50,7 @@ def observe(model) -> dict[str, Any]:
 
 ALGORITHM = Algorithm(
     name="adasum",
+    graph_state=lambda recipe: "AdaSum's per-rank state is not proven reset",
     kind="boost",
     order=30,
     listing_order=90,

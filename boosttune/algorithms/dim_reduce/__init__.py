@@ -68,6 +68,8 @@ def observe(model) -> dict[str, Any]:
 
 ALGORITHM = Algorithm(
     name="dim_reduce",
+    graph_state=lambda recipe: ("DimReduce's stage 1 writes this seed's PCA projection, which its Model reads when built: "
+                                "not proven reset"),
     kind="boost",
     order=50,
     listing_order=80,

@@ -21,6 +21,8 @@ def observe(model) -> dict[str, Any]:
 
 ALGORITHM = Algorithm(
     name="grad_accumulation",
+    graph_state=lambda recipe: ("a kept accumulation Model, every parameter reset, trained a second seed to other figures "
+                                "than a fresh Model (tests/test_graphs.py)"),
     kind="boost",
     order=40,
     listing_order=70,

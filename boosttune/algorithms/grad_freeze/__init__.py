@@ -20,6 +20,8 @@ def observe(model) -> dict[str, Any]:
 
 ALGORITHM = Algorithm(
     name="grad_freeze",
+    graph_state=lambda recipe: ("GradientFreeze keeps a train cell and an optimizer per group in plain tuples, whose "
+                                "moments no parameter list reaches"),
     kind="boost",
     order=20,
     listing_order=60,

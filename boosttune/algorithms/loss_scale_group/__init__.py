@@ -34,6 +34,7 @@ _BY_LOSS_SCALE = "the loss_scale fragment switches it on (loss_scale.kind group)
 
 ALGORITHM = Algorithm(
     name="loss_scale_group",
+    graph_state=lambda recipe: "the group loss scale manager's state is not proven reset",
     kind="boost",
     order=60,
     listing_order=40,

@@ -37,6 +37,7 @@ def _thor(device: str, kit: Any) -> None:
 
 ALGORITHM = Algorithm(
     name="optimizer",
+    graph_state=lambda recipe: "THOR's state is not proven reset" if recipe.optimizer.name == "thor" else None,
     kind="knob",
     order=130,
     listing_order=10,
