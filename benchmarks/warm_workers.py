@@ -76,7 +76,8 @@ def _stage(recipes: list[dict], pool, output: Path, env: dict[str, str], tag: st
         inside += m["wall_s"]
         evaluation += m["eval_s"]
         print(f"  {tag} run {index + 1}/{len(recipes)}: {seen:.1f} s seen from the driver, {m['wall_s']:.1f} s in the "
-              f"worker, of which training {record.curve[-1]['train_s']:.1f} s (compile {m['compile_s']:.1f} s), "
+              f"worker, of which training {record.curve[-1]['train_s']:.1f} s (compile {m['compile_s']:.1f} s"
+              f"{', graph cached' if m.get('graph_cached') else ''}), "
               f"evaluation {m['eval_s']:.1f} s; {m['throughput_sps']:.0f} samples/s", flush=True)
     wall = time.perf_counter() - start
     after = _helper_cpu()
