@@ -25,6 +25,7 @@ def _manual(**switches):
 
 RECIPES = {
     "O0": {},
+    "resnet8-batchnorm": {"model": "resnet8"},  # BatchNorm's moving statistics are parameters too
     "less_bn": {"boost_level": "O2", "boost_config_dict": {**_manual(less_bn=True), "less_bn": {"gc_flag": False}}},
     "adam-fixed-scale": {"optimizer": {"name": "adam", "learning_rate": 0.001},
                          "loss_scale": {"kind": "fixed", "loss_scale": 128.0}},

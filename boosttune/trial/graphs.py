@@ -87,17 +87,19 @@ def _parameters(model: Any) -> dict[str, Any]:
 
 def _hidden_state(model: Any) -> bool:
     """Whether a Model has state that its parameters do not list, which a kept Model could not be given: buffers, or
-    cells held in a plain list or tuple (GradientFreeze's per-group train cells and optimizers, whose moments
-    ``get_parameters`` never reaches)."""
+    cells that no registered cell reaches, held in a plain list or tuple (GradientFreeze's per-group train cells and
+    optimizers, whose moments ``get_parameters`` never lists; ``SequentialCell.cell_list`` holds registered ones)."""
     from mindspore import nn
 
-    for net in _networks(model):
-        for _, cell in net.cells_and_names():
-            if getattr(cell, "_buffers", None):
+    cells = [cell for net in _networks(model) for _, cell in net.cells_and_names()]
+    registered = {id(cell) for cell in cells}
+    for cell in cells:
+        if getattr(cell, "_buffers", None):
+            return True
+        for value in vars(cell).values():
+            if isinstance(value, (list, tuple)) and any(
+                    isinstance(item, nn.Cell) and id(item) not in registered for item in value):
                 return True
-            for value in vars(cell).values():
-                if isinstance(value, (list, tuple)) and any(isinstance(item, nn.Cell) for item in value):
-                    return True
     return False
 
 
