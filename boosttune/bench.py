@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from boosttune import algorithms
 from boosttune.builtin.data import check_data
 from boosttune.config.boost import format_validation_error
-from boosttune.config.experiment import BENCH_MAX_DROP, RECOMMENDED_SEEDS
+from boosttune.config.experiment import BENCH_MAX_DROP, CACHE_GRAPHS, RECOMMENDED_SEEDS, WARM_WORKERS
 from boosttune.config.recipe import parse_recipe
 from boosttune.errors import BoosttuneError, ConfigError
 from boosttune.evaluation.confirm import BASELINE_NAME, Candidate
@@ -50,12 +50,8 @@ class BenchConfig(BaseModel):
         None, description="name: overrides of base (unset: O0, the presets, each boost algorithm alone, each amp "
                           "level and loss-scale manager the device supports)")
     workers_per_trial: int = Field(1, ge=1, description="Ray Train workers (MindSpore ranks) per run")
-    warm_workers: bool = Field(
-        True, description="train every run on warm Ray Train workers that outlive one run; false: a fresh Ray Train "
-                          "run for each")
-    cache_graphs: bool = Field(
-        True, description="a warm worker trains a seed of a recipe on the graph an earlier seed compiled, where its "
-                          "algorithms allow; false: compile every run")
+    warm_workers: bool = WARM_WORKERS
+    cache_graphs: bool = CACHE_GRAPHS
     max_drop: float | None = Field(
         None, ge=0.0,
         description=f"how far below the baseline's objective a recipe may fall, in its units: points for accuracy "

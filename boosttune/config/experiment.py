@@ -41,6 +41,15 @@ OBJECTIVES = ("pareto", "constrained", "time_to_accuracy")
 SAMPLERS = ("tpe", "gp", "nsga2", "random")
 
 
+# Shared with the bench's file (boosttune.bench.BenchConfig).
+WARM_WORKERS = Field(
+    True, description="train every run on warm Ray Train workers that outlive one run (MindSpore imported and the "
+                      "device set up once per slot); false: a fresh Ray Train run, workers and all, for each run")
+CACHE_GRAPHS = Field(
+    True, description="a warm worker trains a run that differs from an earlier one by its seed alone on that run's "
+                      "compiled graph (where its algorithms allow: boosttune.trial.graphs); false: compile every run")
+
+
 def _searchable(name: str) -> str:
     """A fragment name, as the algorithm folders declare them (boosttune.algorithms)."""
     names = fragment_names()
@@ -91,12 +100,8 @@ class ExperimentConfig(BaseModel):
     max_failure_rate: float = Field(0.5, gt=0.0, le=1.0, description="abort once this share of trials failed")
     max_concurrent_trials: int | None = Field(
         None, ge=1, description="trials at once (unset: one per node, so trials do not skew each other's timings)")
-    warm_workers: bool = Field(
-        True, description="train every run on warm Ray Train workers that outlive one run (MindSpore imported and the "
-                          "device set up once per slot); false: a fresh Ray Train run, workers and all, for each run")
-    cache_graphs: bool = Field(
-        True, description="a warm worker trains a run that differs from an earlier one by its seed alone on that run's "
-                          "compiled graph (where its algorithms allow: boosttune.trial.graphs); false: compile every run")
+    warm_workers: bool = WARM_WORKERS
+    cache_graphs: bool = CACHE_GRAPHS
     search: list[Annotated[str, AfterValidator(_searchable)]] | None = Field(
         None, description="fragments to search (unset: all but those measured slow here); a fragment named here is "
                           "searched even when it is slow on this device")
