@@ -71,6 +71,7 @@ class _Dispatcher:
         self._history: dict[str, list[str]] = {}  # slot generation -> the runs its rank 0 took, in order
         self._changed = asyncio.Condition()
         self._closed: str | None = None
+        self._workers: list[Any] = []  # every warm rank's actor handle (Ctrl-C ends the groups with them)
 
     async def _notify(self) -> None:
         async with self._changed:
@@ -180,6 +181,12 @@ class _Dispatcher:
     async def close(self, reason: str) -> None:
         self._closed = reason
         await self.fail_waiting(reason)
+
+    async def register(self, worker: Any) -> None:
+        self._workers.append(worker)
+
+    async def workers(self) -> list[Any]:
+        return list(self._workers)
 
 
 class WarmClient:
@@ -311,26 +318,39 @@ class WarmPool:
             self.replaced += 1
             generation += 1
 
-    def close(self, timeout: float = 30.0) -> None:
-        """Let every worker group end (a run still training is failed); wait up to ``timeout`` seconds for them."""
+    def close(self, timeout: float = 30.0, *, interrupted: bool = False) -> None:
+        """Let every worker group end (a run waiting for a worker is failed); wait up to ``timeout`` seconds for them.
+
+        ``interrupted`` (Ctrl-C): kill the groups' workers now (waiting for a run to end could take its whole length)
+        and tell no run anything: the dispatcher and the trials waiting on it end with Ray, as when the driver is
+        killed. A Tune trial told of its run's end while the search stops leaves a record or an error file that
+        --resume reads wrong (seen in tests/test_faults.py: a trial lost, an empty error file).
+        """
         if self._closing.is_set():
             return
         self._closing.set()
         try:
-            ray.get(self._dispatcher.close.remote("the warm pool closed"), timeout=timeout)
+            if interrupted:
+                for worker in ray.get(self._dispatcher.workers.remote(), timeout=timeout):
+                    ray.kill(worker)
+            else:
+                ray.get(self._dispatcher.close.remote("the warm pool closed"), timeout=timeout)
         except Exception:  # noqa: BLE001  Ray is going away too
             return
         deadline = time.monotonic() + timeout
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
-        ray.kill(self._dispatcher)
+        if not interrupted:
+            ray.kill(self._dispatcher)
 
     def __enter__(self) -> WarmPool:
         return self
 
     def __exit__(self, kind, value, traceback) -> None:
-        # On Ctrl-C, do not wait for the groups: Ray ends them with the driver.
-        self.close(timeout=2.0 if kind is KeyboardInterrupt else 30.0)
+        # On Ctrl-C too, the groups end before this returns: a slot's thread still inside Ray Train's fit() when the
+        # interpreter exits and Ray shuts down makes Ray's core worker end the process with status 1, not 130
+        # (seen in tests/test_faults.py).
+        self.close(timeout=10.0 if kind is KeyboardInterrupt else 30.0, interrupted=kind is KeyboardInterrupt)
 
 
 def warm_loop_per_worker(config: dict[str, Any]) -> None:
@@ -341,6 +361,7 @@ def warm_loop_per_worker(config: dict[str, Any]) -> None:
     rank, world_size = context.get_world_rank(), context.get_world_size()
     dispatcher, slot = config["dispatcher"], config["slot"]
     graphs = GraphCache() if config.get("cache_graphs", True) else None
+    ray.get(dispatcher.register.remote(ray.get_runtime_context().current_actor))
     placed = None
     index = 0
     while True:
