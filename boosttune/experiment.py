@@ -22,10 +22,20 @@ from boosttune.algorithms.adasum import adasum_applies
 from boosttune.builtin.data import check_data
 from boosttune.config.experiment import CONFIRM_SCREEN, EARLY_STOP_MARGIN, MAX_DROP, RECOMMENDED_SEEDS, ExperimentConfig
 from boosttune.errors import ConfigError, TrialError, UnsupportedError
-from boosttune.evaluation.confirm import Candidate, pick_candidates, run_paired, run_race
+from boosttune.evaluation.confirm import (
+    Candidate,
+    confirm_table,
+    pick_candidates,
+    recipe_identity,
+    replay_race,
+    resolve_max_drop,
+    run_paired,
+    run_race,
+)
+from boosttune.evaluation.noise import NoiseRecord, noise_record
 from boosttune.evaluation.export import export_best
-from boosttune.evaluation.race import RaceRules
-from boosttune.evaluation.results import build_results_table, load_results, objective_of, save_results
+from boosttune.evaluation.race import REFERENCE_NOISE, Noise, RaceRules
+from boosttune.evaluation.results import build_results_table, canonical_json, load_results, objective_of, save_results
 from boosttune.evaluation.select import resolve_tolerance
 from boosttune.evaluation.summary import format_confirmed, save_confirmed
 from boosttune.execution.cluster import (
@@ -389,13 +399,24 @@ def confirm_seeds(seed: int, count: int) -> list[int]:
     return [(seed + 1) * 1000 + i for i in range(count)]
 
 
-def race_rules(config: ExperimentConfig, recipes: int, gain_noise: float | None) -> RaceRules:
-    """The race's rules from the experiment: the budget defaults to what a fixed stage of confirm_seeds costs."""
+def race_rules(config: ExperimentConfig, recipes: int, noise: Noise) -> RaceRules:
+    """The race's rules from the experiment and the device's measured noise: the budget defaults to what a fixed
+    stage of confirm_seeds costs."""
     runs = config.confirm_budget_runs
     if runs is None and config.confirm_budget_minutes is None:
         runs = config.confirm_seeds * recipes
-    return RaceRules(alpha=config.confirm_alpha, max_seeds=config.confirm_max_seeds, max_runs=runs,
-                     max_minutes=config.confirm_budget_minutes, gain_noise=gain_noise)
+    return RaceRules.with_noise(noise, alpha=config.confirm_alpha, max_seeds=config.confirm_max_seeds, max_runs=runs,
+                                max_minutes=config.confirm_budget_minutes)
+
+
+def _device_noise(config: ExperimentConfig, baseline: Candidate, objective: Objective) -> tuple[NoiseRecord, Noise]:
+    """The noise record of this device and workload, and the prior it gives the race (the reference's gain sd is in
+    accuracy points: none for another objective)."""
+    record = noise_record(config.recipe.device_target, recipe_identity(canonical_json(baseline.recipe)))
+    noise = record.noise()
+    if noise is REFERENCE_NOISE and not objective.fraction:
+        noise = replace(noise, gain_sd=None)
+    return record, noise
 
 
 def _confirm(config: ExperimentConfig, table, output: Path, train,
@@ -413,18 +434,23 @@ def _confirm(config: ExperimentConfig, table, output: Path, train,
         _log_candidates(candidates, log)
         return run_paired(candidates, seeds, store=store, role="confirm", train=train, log=log,
                           max_drop=config.max_drop, default_drop=MAX_DROP), None
-    base = table[table["is_baseline"].astype(bool)]["objective_value"].dropna()
     objective = objective_of(table)
-    rules = race_rules(config, len(candidates),
-                       objective.tolerance(None, 1.0, float(base.mean()) if len(base) else None))
+    record, noise = _device_noise(config, candidates[0], objective)
+    rules = race_rules(config, len(candidates), noise)
     seeds = confirm_seeds(config.seed, rules.max_seeds)
     log(f"confirm: a race of {len(candidates) - 1} candidates against the baseline, paired and interleaved rounds "
         f"on seeds {seeds[0]}, {seeds[1]}, ...; budget {rules.budget_text()}; a candidate wins when shown faster and "
         f"non-inferior (family-wise level {rules.alpha:g}, {rules.min_seeds} paired seeds at least), leaves when "
         f"shown slower or worse than the margin, and stops undecided at {rules.max_seeds} seeds")
+    log(f"confirm: the noise the race starts from: {noise.text()}"
+        + ("; it steers the drops only, and this race's runs are added to the device's record"
+           if noise.df == 0 else "; the race's own runs join it"))
     _log_candidates(candidates, log)
-    return run_race(candidates, seeds, store=store, role="confirm", train=train, rules=rules, log=log,
-                    max_drop=config.max_drop, default_drop=MAX_DROP), rules
+    records = run_race(candidates, seeds, store=store, role="confirm", train=train, rules=rules, log=log,
+                       max_drop=config.max_drop, default_drop=MAX_DROP)
+    runs = confirm_table(records)
+    record.add(replay_race(runs, rules, resolve_max_drop(runs, config.max_drop, MAX_DROP)), race_id=str(output.resolve()))
+    return records, rules
 
 
 def _judged_on_all(candidate: Candidate) -> Candidate:

@@ -103,7 +103,7 @@ def test_undecided_at_the_cap_and_when_the_budget_runs_out():
     assert not RaceRules(max_minutes=1).fits(2, 2, 40.0, 15.0) and RaceRules(max_minutes=1).fits(1, 2, 40.0, 15.0)
 
 
-@pytest.mark.parametrize("bad, field", [(dict(alpha=0.0), "confirm_alpha"), (dict(min_seeds=2), "confirm_max_seeds"),
+@pytest.mark.parametrize("bad, field", [(dict(alpha=0.0), "confirm_alpha"), (dict(min_seeds=1), "confirm_max_seeds"),
                                         (dict(max_runs=1), "confirm_budget_runs"),
                                         (dict(max_minutes=0), "confirm_budget_minutes")])
 def test_bad_rules_name_the_field(bad, field):

@@ -44,6 +44,7 @@ __all__ = [
     "confirm_table",
     "paired_schedule",
     "pick_candidates",
+    "recipe_identity",
     "replay_race",
     "resolve_max_drop",
     "run_paired",
@@ -70,7 +71,8 @@ class Candidate:
     preset: str | None = None
 
 
-def _without_seed(recipe_json: str) -> str:
+def recipe_identity(recipe_json: str) -> str:
+    """The recipe as canonical JSON without its seed and target: what makes two runs the same recipe."""
     recipe = json.loads(recipe_json)
     for key in ("seed", "target", "target_accuracy"):
         recipe.pop(key, None)
@@ -94,7 +96,7 @@ def pick_candidates(table: pd.DataFrame, *, max_candidates: int = 3, screen: flo
     seen: set[str] = set()
 
     def add(row: pd.Series, name: str, why: str, preset: str | None) -> Candidate | None:
-        identity = _without_seed(row["recipe_json"])
+        identity = recipe_identity(row["recipe_json"])
         if identity in seen:
             return None
         seen.add(identity)
@@ -182,12 +184,21 @@ def round_figures(table: pd.DataFrame, index: int, names: Iterable[str]) -> dict
     return figures
 
 
-def replay_race(table: pd.DataFrame, rules: RaceRules, max_drop: float) -> Race:
-    """The race as its stored runs decided it, round by round (the same judgement at another ``max_drop``)."""
+def replay_race(table: pd.DataFrame, rules: RaceRules | None, max_drop: float, alpha: float = 0.05) -> Race:
+    """The race as its stored runs decided it, round by round (the same judgement at another ``max_drop``); for
+    fixed rounds (``rules`` None) the same test at one look on every round, all of ``alpha`` spent there, so a
+    fixed stage makes no claim the race's multiplicity control would not."""
     names = [n for n in dict.fromkeys(table["recipe"].dropna()) if n != BASELINE_NAME]
+    rounds = sorted(int(i) for i in table["round"].dropna().unique())
+    if rules is None:
+        figures = [round_figures(table, index, names) for index in rounds
+                   if BASELINE_NAME in set(table.loc[table["round"] == index, "recipe"].dropna())]
+        nan = (math.nan, math.nan)
+        return Race.at_once({n: [(f[n] or nan)[0] for f in figures] for n in names},
+                            {n: [(f[n] or nan)[1] for f in figures] for n in names}, alpha, max_drop)
     race = Race(names, rules, max_drop)
     seeds = table.dropna(subset=["round"]).drop_duplicates("round").set_index("round")["seed"]
-    for index in sorted(int(i) for i in table["round"].dropna().unique()):
+    for index in rounds:
         racing = set(race.racing)
         present = set(table.loc[table["round"] == index, "recipe"].dropna())
         if not racing or BASELINE_NAME not in present:

@@ -1,42 +1,51 @@
-"""The racing confirm stage: candidates leave the race as soon as their paired seeds decide them.
+"""The racing confirm stage: candidates leave the race as soon as the paired rounds decide them.
 
 A fixed number of seeds per candidate spends as much on a recipe decided after one round (three times
 slower than the baseline) as on one that needs ten. Racing, as SMAC's intensification and irace/F-race
 do, spends the seeds where the answer is still open. Every round trains the O0 baseline and every
-candidate still racing on the round's seed (paired, interleaved: :func:`~boosttune.evaluation.confirm.paired_schedule`);
-after the round each candidate is judged on its paired rounds so far:
+candidate still racing on the round's seed (paired, interleaved: :func:`~boosttune.evaluation.confirm.paired_schedule`).
 
-- **won** ("shown faster and non-inferior"): the one-sided lower bound of its mean log speed-up is above 0
-  *and* that of its mean objective gain is above ``-max_drop``, both at the level the multiplicity rule
-  gives it now (an intersection-union test: the claim needs both, each at that level). Never on fewer
-  than ``min_seeds`` paired seeds (3): with 2, the t-interval has one degree of freedom and its spread
-  rests on a single difference, so a "win" would be the luck of two seeds agreeing; 3 is the fewest
-  with a usable spread, and irace's first block is of that size too.
-- **slower**: shown slower than the baseline; **too lossy**: shown worse than ``-max_drop``;
-  **behind**: its speed-up is shown below a winner's, so it cannot be the answer (the fastest winner).
-  These drops claim nothing, so they spend no error rate; they use the usual two-sided 95% interval,
-  with the spread taken as at least the machine's known noise (``speed_noise``: per-round log
-  speed-up, ``gain_noise``: per-seed objective gain) so that a recipe twice as slow leaves after one
-  round, before a t-interval exists, and a lucky small spread cannot drop a recipe.
-- otherwise it races on, until it has ``max_seeds`` paired seeds (**undecided**) or the budget (runs
-  or minutes) cannot pay for the next round (**budget**).
+**The model.** Each measure (the log of throughput, the objective) of every run is read as
+``recipe effect + round effect + noise`` (a two-way additive model fitted by least squares over every run
+of the race, the baseline's included): the round effect takes what a round's seed does to every recipe
+(initialisation, data order, the machine's state at the time), the recipe effect against the baseline's
+is the candidate's log speed-up or objective gain, and the noise's variance is **pooled over every
+candidate that shares the baseline**. With one t-interval per candidate on its own paired differences a
+claim at 3 seeds had 2 degrees of freedom (t = 12.6 at the per-look level); pooled, 4 candidates over 3
+rounds give 8. Where the candidates left after one round, the pool is thin; the device's **measured
+noise** (:class:`Noise`: from earlier races and calibrations on this device, or the reference table
+when nothing was measured, and so labelled) joins it as a prior of ``df`` degrees of freedom
+(a moderated variance, as limma's), weighted like that many runs; it never replaces what the race measured.
 
-**Multiplicity.** Several candidates are tested against one baseline, and each is looked at after
-every round. A false claim is a "won" for a recipe that is not faster, or not within ``max_drop``.
-Its chance over the whole race is held at ``alpha`` (one-sided) by a Holm step over the candidates
-with alpha spent across the looks: a candidate with ``n`` paired seeds may claim at level
-``alpha / (K - W) * (s(n) - s(n - 1))``, where ``K`` is the number of candidates, ``W`` the winners
-already declared (Holm's step-down: a winner's share passes to the others, by the graphical
-approach of Maurer and Bretz, 2013), and ``s`` a linear spending function over the looks at
-``min_seeds .. max_seeds`` seeds (``s(max_seeds) = 1``; ``max_seeds`` no more than the run budget can pay
-for one candidate, so no alpha goes to looks that cannot happen). The looks are combined by the union bound,
-which needs no assumption on how they correlate (exact group-sequential boundaries for a t-test
-with unknown variance have no closed form); it is conservative. ``tests/test_race.py`` checks the
-rate on simulated races with known truth.
+After each round each candidate is judged:
 
-Pure: numpy and scipy, no Ray, no MindSpore; the confirm stage, the summary (which replays the race
-from the stored runs, so ``boosttune export --max-drop`` re-judges it) and
-``benchmarks/confirm_reliability.py`` share it.
+- **won** ("shown faster and non-inferior"): the one-sided lower bound of its log speed-up is above 0 *and*
+  that of its objective gain is above ``-max_drop``, both at the level the multiplicity rule gives it now
+  (an intersection-union test: the claim needs both, each at that level). Never on fewer than
+  ``min_seeds`` paired seeds.
+- **slower** / **too lossy**: the one-sided upper bound (``1 - drop_level``) of its speed-up is below 1, or
+  that of its gain below ``-max_drop``: a recipe twice as slow, or ten points worse, leaves after one round,
+  so the budget goes to the ones still in contention. **behind**: its speed-up is shown below a winner's,
+  so it cannot be the answer (the fastest winner). These drops claim nothing, so they spend no error rate.
+- otherwise it races on, until it has ``max_seeds`` paired seeds (**undecided**) or the budget (runs or
+  minutes) cannot pay for the next round (**budget**).
+
+**Multiplicity.** A false claim is a "won" for a recipe that is not faster, or not within ``max_drop``.
+Its chance over the whole race is held at ``alpha`` (one-sided) by a Holm step over the candidates with
+alpha spent across the looks: a candidate with ``n`` paired seeds may claim at level
+``alpha / (K - W) * (s(n) - s(n - 1))``, where ``K`` is the number of candidates, ``W`` the winners already
+declared (Holm's step-down: a winner's share passes to the others, by the graphical approach of Maurer and
+Bretz, 2013) and ``s`` the spending function over the looks at ``min_seeds .. max_seeds`` seeds: half of it
+at the first look, the rest evenly over the later ones (``max_seeds`` no more than the run budget can pay
+for one candidate, so no alpha goes to looks that cannot happen). A small budget mostly ends at the first
+look, so that is where the alpha is. The looks are combined by the union bound, which needs no assumption
+on how they correlate; it is conservative. ``tests/test_race.py`` checks the rate on simulated nulls at the
+default budget and the power on planted effects; ``benchmarks/confirm_reliability.py`` prints both.
+
+Pure: numpy and scipy, no Ray, no MindSpore; the confirm stage, the summary (which replays the race from
+the stored runs, so ``boosttune export --max-drop`` re-judges it) and ``benchmarks/confirm_reliability.py``
+share it. No library offers a race with a pooled two-way model, Holm and alpha spending together (irace's
+F-race uses Friedman tests without a non-inferiority arm), hence this module.
 """
 
 from __future__ import annotations
@@ -51,7 +60,9 @@ from scipy import stats as _st
 
 from boosttune.errors import ConfigError
 
-__all__ = ["Exit", "Race", "RaceRules", "Standing", "claim_level"]
+__all__ = ["Bounds", "Exit", "Noise", "REFERENCE_NOISE", "Race", "RaceRules", "Standing", "claim_level"]
+
+DROP_PRIOR_DF = 4  # the weight of the measured noise in a drop when the race has measured little itself
 
 
 class Exit:
@@ -71,35 +82,89 @@ class Exit:
 
 
 @dataclass(frozen=True)
+class Noise:
+    """The run-to-run noise of a device, per paired seed: the sd of log(recipe / baseline throughput) and of the
+    objective's gain (its gain units: points for accuracy), with the degrees of freedom they were measured on and
+    where they come from (said in the output)."""
+
+    speed_sd: float
+    gain_sd: float | None
+    df: int
+    source: str
+
+    def text(self) -> str:
+        gain = f", objective gain sd {self.gain_sd:.3g}" if self.gain_sd is not None else ""
+        return f"speed log-sd {self.speed_sd:.3f}{gain} per paired seed ({self.source}, {self.df} df)"
+
+
+# The committed table's medians (benchmarks/data/confirm_table, 10 recipes x 10 paired seeds, ResNet-8 on the 2-core
+# CPU machine): what a device that has measured nothing is assumed to do. It steers the drops only (df 0 for claims).
+REFERENCE_NOISE = Noise(speed_sd=0.126, gain_sd=0.345, df=0, source="reference table, not measured on this device")
+
+
+@dataclass(frozen=True)
 class RaceRules:
-    """How the race decides and what it may spend (see the module's docstring)."""
+    """How the race decides and what it may spend (see the module's docstring).
+
+    ``speed_noise`` / ``gain_noise``: the device's noise per paired seed (log speed-up; objective gain), None when
+    unknown; ``noise_df``: the degrees of freedom it was measured on, its weight in a claim (0: drops only)."""
 
     alpha: float = 0.05
     min_seeds: int = 3
     max_seeds: int = 10
     max_runs: int | None = None
     max_minutes: float | None = None
-    speed_noise: float = 0.10  # per-round sd of log(recipe/baseline throughput) at least: this machine's +-10%
-    gain_noise: float | None = None  # per-seed sd of the objective gain at least (gain units); None: no floor
-    drop_confidence: float = 0.95  # two-sided: the interval the drops use
+    speed_noise: float | None = REFERENCE_NOISE.speed_sd
+    gain_noise: float | None = None
+    drop_confidence: float = 0.90  # one-sided: a drop's upper bound
+    noise_df: int = 0
+    noise_source: str = REFERENCE_NOISE.source
+    first_look_share: float = 0.5  # of a candidate's alpha, spent at its first look
 
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 1:
             raise ConfigError(f"confirm_alpha: must be strictly between 0 and 1, got {self.alpha!r}")
-        if not 3 <= self.min_seeds <= self.max_seeds:
-            raise ConfigError(f"confirm_max_seeds: need 3 <= min_seeds <= max_seeds, got min_seeds={self.min_seeds}, "
-                              f"max_seeds={self.max_seeds} (a claim needs a t-interval with a usable spread: 3 seeds "
-                              "or more)")
+        if not 2 <= self.min_seeds <= self.max_seeds:
+            raise ConfigError(f"confirm_max_seeds: need 2 <= min_seeds <= max_seeds, got min_seeds={self.min_seeds}, "
+                              f"max_seeds={self.max_seeds}")
         if self.max_runs is not None and self.max_runs < 2:
             raise ConfigError(f"confirm_budget_runs: must be >= 2 (one round of a candidate and the baseline), "
                               f"got {self.max_runs}")
         if self.max_minutes is not None and not self.max_minutes > 0:
             raise ConfigError(f"confirm_budget_minutes: must be > 0, got {self.max_minutes}")
+        for name in ("speed_noise", "gain_noise"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise ConfigError(f"{name}: must be a finite number > 0 or unset, got {value!r}")
+        if self.noise_df < 0:
+            raise ConfigError(f"noise_df: must be >= 0, got {self.noise_df}")
+        if not 0 < self.first_look_share <= 1:
+            raise ConfigError(f"first_look_share: must be in (0, 1], got {self.first_look_share!r}")
+
+    @classmethod
+    def with_noise(cls, noise: Noise, **kwargs: Any) -> RaceRules:
+        return cls(speed_noise=noise.speed_sd, gain_noise=noise.gain_sd, noise_df=noise.df,
+                   noise_source=noise.source, **kwargs)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RaceRules:
+        """Rules as race.json holds them (fields this version does not know are ignored: an older file)."""
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    @property
+    def noise(self) -> Noise:
+        return Noise(self.speed_noise or math.nan, self.gain_noise, self.noise_df, self.noise_source)
 
     def spent(self, n: int) -> float:
-        """The share of a candidate's alpha spent by its look at ``n`` paired seeds (0 before min_seeds)."""
-        looks = self.max_seeds - self.min_seeds + 1
-        return min(1.0, max(0, n - self.min_seeds + 1) / looks)
+        """The share of a candidate's alpha spent by its looks up to ``n`` paired seeds (0 before min_seeds)."""
+        if n < self.min_seeds:
+            return 0.0
+        later = self.max_seeds - self.min_seeds
+        if later == 0:
+            return 1.0
+        first = self.first_look_share
+        return min(1.0, first + (1 - first) * (n - self.min_seeds) / later)
 
     def fits(self, cost: int, runs_spent: int, seconds_spent: float, seconds_per_run: float | None) -> bool:
         """Whether the budget pays for a round of ``cost`` runs."""
@@ -135,6 +200,18 @@ def claim_level(rules: RaceRules, n: int, candidates: int, winners: int) -> floa
     return rules.alpha / max(1, candidates - winners) * (rules.spent(n) - rules.spent(n - 1))
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """A candidate's effect against the baseline under the pooled model: estimate and one-sided bounds at
+    ``level`` on each side (so ``[low, high]`` is a ``1 - 2 level`` interval), with the degrees of freedom."""
+
+    estimate: float
+    low: float
+    high: float
+    level: float
+    df: int
+
+
 @dataclass
 class Standing:
     """One candidate in the race: its paired figures so far and, once it left, when and why."""
@@ -147,6 +224,8 @@ class Standing:
     exit: str = Exit.RACING
     left_after_round: int | None = None  # 1-based
     why: str = ""
+    speed: Bounds | None = None  # the decision's own figures at its last look (log speed-up)
+    gain: Bounds | None = None
 
     @property
     def n(self) -> int:
@@ -158,45 +237,73 @@ class Standing:
 
     @property
     def speedup(self) -> float:
+        if self.speed is not None:
+            return math.exp(self.speed.estimate)
         return math.exp(float(np.mean(self.log_speedups))) if self.log_speedups else math.nan
 
+    @property
+    def mean_gain(self) -> float:
+        if self.gain is not None:
+            return self.gain.estimate
+        return float(np.mean(self.gains)) if self.gains else math.nan
 
-@lru_cache(maxsize=4096)
+
+@lru_cache(maxsize=8192)
 def _t_quantile(p: float, df: int) -> float:
-    return float(_st.t.ppf(p, df))
+    return float(_st.t.ppf(p, df)) if df > 0 else math.inf
 
 
-@lru_cache(maxsize=64)
-def _z_quantile(p: float) -> float:
-    return float(_st.norm.ppf(p))
+@dataclass(frozen=True)
+class _Fit:
+    """The two-way model of one measure: each candidate's effect and its standard error per unit of noise sd,
+    the residual sum of squares and its degrees of freedom."""
+
+    effect: dict[str, float]
+    unit_se: dict[str, float]
+    ss: float
+    df: int
 
 
-def _t_bound(values: list[float], level: float, upper: bool) -> float:
-    """One-sided (1 - level) t bound of the mean; -inf/+inf when it does not exist."""
-    x = np.asarray(values, float)
-    if x.size < 2 or level <= 0:
-        return math.inf if upper else -math.inf
-    mean, sem = float(x.mean()), float(x.std(ddof=1)) / math.sqrt(x.size)
-    q = _t_quantile(1 - level, x.size - 1)
-    return mean + q * sem if upper else mean - q * sem
+def _fit(rounds: list[dict[str, float]], names: list[str]) -> _Fit:
+    """Least squares of ``value = recipe + round`` over every run: ``rounds[r][name]`` is the candidate's value
+    relative to round r's baseline (the baseline itself is 0; a per-round shift changes no residual)."""
+    present = [n for n in names if any(n in r for r in rounds)]
+    col = {n: i for i, n in enumerate(present)}
+    rows, y = [], []
+    for r, values in enumerate(rounds):
+        for name, value in [(None, 0.0), *values.items()]:
+            x = np.zeros(len(present) + len(rounds))
+            if name is not None:
+                x[col[name]] = 1.0
+            x[len(present) + r] = 1.0
+            rows.append(x)
+            y.append(value)
+    X, Y = np.asarray(rows), np.asarray(y)
+    beta, _, rank, _ = np.linalg.lstsq(X, Y, rcond=None)
+    residual = Y - X @ beta
+    cov = np.linalg.pinv(X.T @ X)
+    df = int(len(Y) - rank)
+    return _Fit({n: float(beta[col[n]]) for n in present}, {n: float(math.sqrt(max(cov[col[n], col[n]], 0.0)))
+                                                             for n in present},
+                float(residual @ residual) if df > 0 else 0.0, df)
 
 
-def _drop_bounds(values: list[float], noise: float | None, confidence: float) -> tuple[float, float]:
-    """The two-sided interval the drops use: spread at least ``noise``; a t quantile on the sample's own spread,
-    a normal one on the floor (the floor is known, not estimated)."""
-    x = np.asarray(values, float)
-    if x.size == 0:
-        return -math.inf, math.inf
-    mean = float(x.mean())
-    sd = float(x.std(ddof=1)) if x.size >= 2 else 0.0
-    if noise is not None and noise >= sd:
-        q, sd = _z_quantile(0.5 + confidence / 2), noise
-    elif x.size >= 3:
-        q = _t_quantile(0.5 + confidence / 2, x.size - 1)
-    else:
-        return -math.inf, math.inf
-    half = q * sd / math.sqrt(x.size)
-    return mean - half, mean + half
+def _sd(fit: _Fit, prior_paired: float | None, prior_df: int) -> tuple[float, int]:
+    """The pooled per-run noise sd with the prior joined as ``prior_df`` degrees of freedom, and the total df."""
+    prior_df = prior_df if prior_paired is not None else 0
+    df = fit.df + prior_df
+    if df == 0:
+        return math.nan, 0
+    prior_ss = prior_df * (prior_paired or 0.0) ** 2 / 2  # per paired seed -> per run (a difference of two runs)
+    return math.sqrt((fit.ss + prior_ss) / df), df
+
+
+def _bounds(fit: _Fit, name: str, sd: float, df: int, level: float) -> Bounds:
+    estimate = fit.effect[name]
+    if df == 0 or level <= 0 or not math.isfinite(sd):
+        return Bounds(estimate, -math.inf, math.inf, level, df)
+    half = _t_quantile(1 - level, df) * sd * fit.unit_se[name]
+    return Bounds(estimate, estimate - half, estimate + half, level, df)
 
 
 class Race:
@@ -210,17 +317,27 @@ class Race:
         self.rules, self.max_drop = rules.within_budget(len(names)), float(max_drop)
         self.standings = {name: Standing(name) for name in names}
         self.rounds = 0
+        self._speed_rounds: list[dict[str, float]] = []
+        self._gain_rounds: list[dict[str, float]] = []
+        self.single_look = False  # at_once: one look at every seed, all of a candidate's alpha there
 
     @classmethod
-    def at_once(cls, ratios: Mapping[str, Any], gains: Mapping[str, Any], alpha: float, max_drop: float) -> Race:
-        """One look at every seed, all of ``alpha`` spent there (the answer all the seeds give): ``ratios[name]``
-        and ``gains[name]`` are the per-seed throughput ratios and objective gains."""
+    def at_once(cls, ratios: Mapping[str, Any], gains: Mapping[str, Any], alpha: float, max_drop: float,
+                noise: Noise | None = None) -> Race:
+        """One look at every seed, all of ``alpha`` spent there (the answer all the seeds give; fixed rounds):
+        ``ratios[name]`` and ``gains[name]`` are the per-seed throughput ratios and objective gains, aligned by
+        round (nan where a candidate has no figure in that round)."""
         n = len(next(iter(ratios.values())))
-        race = cls(list(ratios), RaceRules(alpha=alpha, min_seeds=n, max_seeds=n), max_drop)
-        for name, standing in race.standings.items():
-            standing.log_speedups = [math.log(float(r)) for r in ratios[name]]
-            standing.gains = [float(g) for g in gains[name]]
+        rules = (RaceRules.with_noise(noise, alpha=alpha, min_seeds=2, max_seeds=max(2, n))
+                 if noise is not None else RaceRules(alpha=alpha, min_seeds=2, max_seeds=max(2, n)))
+        race = cls(list(ratios), rules, max_drop)
+        race.single_look = True
+        for r in range(n):
+            figures = {name: (float(ratios[name][r]), float(gains[name][r])) for name in ratios}
+            race._record(r + 1, {k: v for k, v in figures.items() if all(math.isfinite(x) for x in v) and v[0] > 0})
         race.rounds = n
+        for standing in race.standings.values():
+            standing.runs = n
         race._judge(list(race.standings.values()))
         return race
 
@@ -233,7 +350,7 @@ class Race:
         return [s for s in self.standings.values() if s.exit == Exit.WON]
 
     def answer(self) -> str | None:
-        """The fastest winner (its mean speed-up), or None."""
+        """The fastest winner (its estimated speed-up), or None."""
         won = self.winners
         return max(won, key=lambda s: s.speedup).name if won else None
 
@@ -241,68 +358,109 @@ class Race:
         """One round: ``figures[name]`` = (throughput ratio to the round's baseline, objective gain), None for a
         failed run. Returns the standings that left the race in this round."""
         self.rounds += 1
+        kept = {}
         for name, pair in figures.items():
             standing = self.standings[name]
             if not standing.racing:
                 raise ConfigError(f"confirm: {name!r} ran in round {self.rounds} after it left the race")
             standing.runs += 1
             if pair is not None and all(math.isfinite(v) for v in pair) and pair[0] > 0:
-                standing.seeds.append(int(seed))
-                standing.log_speedups.append(math.log(pair[0]))
-                standing.gains.append(float(pair[1]))
+                kept[name] = (float(pair[0]), float(pair[1]))
+        self._record(seed, kept)
         return self._judge([self.standings[n] for n in figures])
 
+    def _record(self, seed: int, figures: Mapping[str, tuple[float, float]]) -> None:
+        self._speed_rounds.append({name: math.log(ratio) for name, (ratio, _) in figures.items()})
+        self._gain_rounds.append({name: gain for name, (_, gain) in figures.items()})
+        for name, (ratio, gain) in figures.items():
+            standing = self.standings[name]
+            standing.seeds.append(int(seed))
+            standing.log_speedups.append(math.log(ratio))
+            standing.gains.append(gain)
+
+    def _fits(self) -> tuple[_Fit, _Fit]:
+        names = list(self.standings)
+        return _fit(self._speed_rounds, names), _fit(self._gain_rounds, names)
+
+    def figures(self, name: str, level: float, prior_df: int | None = None) -> tuple[Bounds, Bounds] | None:
+        """(log speed-up, objective gain) of ``name`` under the pooled model with one-sided bounds at ``level``;
+        None when it has no paired figure. ``prior_df``: the noise prior's weight (default: the rules' claim
+        weight)."""
+        speed_fit, gain_fit = self._fits()
+        if name not in speed_fit.effect:
+            return None
+        weight = self.rules.noise_df if prior_df is None else prior_df
+        speed_sd, speed_df = _sd(speed_fit, self.rules.speed_noise, weight)
+        gain_sd, gain_df = _sd(gain_fit, self.rules.gain_noise, weight)
+        return (_bounds(speed_fit, name, speed_sd, speed_df, level), _bounds(gain_fit, name, gain_sd, gain_df, level))
+
     def _judge(self, ran: list[Standing]) -> list[Standing]:
+        speed_fit, gain_fit = self._fits()
+        claim = (_sd(speed_fit, self.rules.speed_noise, self.rules.noise_df),
+                 _sd(gain_fit, self.rules.gain_noise, self.rules.noise_df))
+        drop_weight = max(self.rules.noise_df, DROP_PRIOR_DF)
+        drop = (_sd(speed_fit, self.rules.speed_noise, drop_weight), _sd(gain_fit, self.rules.gain_noise, drop_weight))
+        drop_level = 1 - self.rules.drop_confidence
+
+        def bounds(standing: Standing, level: float, noise) -> tuple[Bounds, Bounds]:
+            (s_sd, s_df), (g_sd, g_df) = noise
+            return (_bounds(speed_fit, standing.name, s_sd, s_df, level),
+                    _bounds(gain_fit, standing.name, g_sd, g_df, level))
+
+        measured = [s for s in ran if s.name in speed_fit.effect]
         left = []
         # Holm's step-down within the look: the strongest claims first, each winner raising the others' level
-        for standing in sorted(ran, key=self._claim_strength, reverse=True):
-            if self._claims(standing):
+        for standing in sorted(measured, key=lambda s: self._strength(*bounds(s, 0.05, claim)), reverse=True):
+            level = self.level(standing)
+            standing.speed, standing.gain = bounds(standing, level, claim)
+            if level > 0 and standing.speed.low > 0 and standing.gain.low > -self.max_drop:
                 left.append(self._leave(standing, Exit.WON, self._won_text(standing)))
-        for standing in ran:
-            if standing.racing:
-                exit_ = self._dropped(standing)
-                if exit_ is not None:
-                    left.append(self._leave(standing, *exit_))
+        for standing in measured:
+            if not standing.racing:
+                continue
+            speed, gain = bounds(standing, drop_level, drop)
+            if speed.high < 0:
+                left.append(self._leave(standing, Exit.SLOWER, f"speed-up at most {math.exp(speed.high):.3f}x "
+                                                               f"({self._drop_text(speed)})"))
+            elif gain.high < -self.max_drop:
+                left.append(self._leave(standing, Exit.TOO_LOSSY, f"objective gain at most {gain.high:+.3g} "
+                                                                  f"({self._drop_text(gain)}), below -{self.max_drop:g}"))
+            elif standing.n >= self.rules.max_seeds:
+                left.append(self._leave(standing, Exit.UNDECIDED, f"{standing.n} paired seeds, the most the rules "
+                                                                  "allow (confirm_max_seeds, or the budget)"))
         best = max((w.speedup for w in self.winners), default=None)
         for standing in self.standings.values():  # a new winner can put a racer out of reach
-            if standing.racing and best is not None:
-                _, high = _drop_bounds(standing.log_speedups, self.rules.speed_noise, self.rules.drop_confidence)
-                if high < math.log(best):
-                    left.append(self._leave(standing, Exit.BEHIND, f"speed-up at most {math.exp(high):.3f}x "
-                                                                   f"(95%), below the winner's {best:.3f}x"))
+            if standing.racing and best is not None and standing.name in speed_fit.effect:
+                speed, _ = bounds(standing, drop_level, drop)
+                if speed.high < math.log(best):
+                    left.append(self._leave(standing, Exit.BEHIND, f"speed-up at most {math.exp(speed.high):.3f}x "
+                                                                   f"({self._drop_text(speed)}), below the winner's "
+                                                                   f"{best:.3f}x"))
         return left
 
-    def _claim_strength(self, s: Standing) -> float:
-        """How far the weaker of the two claims is from its null, in standard errors (ordering only)."""
-        if s.n < 2:
-            return -math.inf
+    def level(self, standing: Standing) -> float:
+        """The one-sided level ``standing`` may claim at now (0: it may not)."""
+        if self.single_look:
+            return self.rules.alpha / max(1, len(self.standings) - len(self.winners)) if standing.n >= 2 else 0.0
+        return claim_level(self.rules, standing.n, len(self.standings), len(self.winners))
+
+    def _strength(self, speed: Bounds, gain: Bounds) -> float:
+        """How far the weaker of the two claims is from its null, in its own interval widths (ordering only)."""
         scores = []
-        for values, null in ((s.log_speedups, 0.0), (s.gains, -self.max_drop)):
-            sd = float(np.std(values, ddof=1))
-            scores.append((float(np.mean(values)) - null) / (sd / math.sqrt(s.n)) if sd > 0 else
-                          (math.inf if float(np.mean(values)) > null else -math.inf))
+        for b, null in ((speed, 0.0), (gain, -self.max_drop)):
+            width = b.estimate - b.low
+            scores.append((b.estimate - null) / width if math.isfinite(width) and width > 0 else
+                          (math.inf if b.estimate > null and width == 0 else -math.inf))
         return min(scores)
 
-    def _claims(self, s: Standing) -> bool:
-        level = claim_level(self.rules, s.n, len(self.standings), len(self.winners))
-        return (level > 0 and _t_bound(s.log_speedups, level, upper=False) > 0
-                and _t_bound(s.gains, level, upper=False) > -self.max_drop)
-
-    def _dropped(self, s: Standing) -> tuple[str, str] | None:
-        _, speed_high = _drop_bounds(s.log_speedups, self.rules.speed_noise, self.rules.drop_confidence)
-        if speed_high < 0:
-            return Exit.SLOWER, f"speed-up at most {math.exp(speed_high):.3f}x (95%)"
-        _, gain_high = _drop_bounds(s.gains, self.rules.gain_noise, self.rules.drop_confidence)
-        if gain_high < -self.max_drop:
-            return Exit.TOO_LOSSY, f"objective gain at most {gain_high:+.3g} (95%), below -{self.max_drop:g}"
-        if s.n >= self.rules.max_seeds:
-            return Exit.UNDECIDED, f"{s.n} paired seeds, the most the rules allow (confirm_max_seeds, or the budget)"
-        return None
+    def _drop_text(self, b: Bounds) -> str:
+        return f"one-sided {100 * (1 - b.level):g}%, {b.df} df"
 
     def _won_text(self, s: Standing) -> str:
-        level = claim_level(self.rules, s.n, len(self.standings), len(self.winners))
-        return (f"{s.speedup:.3f}x, objective gain {np.mean(s.gains):+.3g}, both shown at one-sided level "
-                f"{level:.2g} after {s.n} seeds")
+        assert s.speed is not None and s.gain is not None
+        return (f"{s.speedup:.3f}x (at least {math.exp(s.speed.low):.3f}x), objective gain {s.gain.estimate:+.3g} "
+                f"(at least {s.gain.low:+.3g}), both shown at one-sided level {s.speed.level:.2g} after {s.n} seeds "
+                f"({s.speed.df} df)")
 
     def _leave(self, s: Standing, exit_: str, why: str) -> Standing:
         s.exit, s.left_after_round, s.why = exit_, self.rounds, why
@@ -312,3 +470,30 @@ class Race:
         """The race stops: every candidate still racing leaves, undecided."""
         return [self._leave(s, Exit.BUDGET, f"{s.n} paired seeds when the budget ran out")
                 for s in self.standings.values() if s.racing]
+
+    def seeds_to_decide(self, name: str, power: float = 0.8, most: int = 100) -> int | None:
+        """About how many paired seeds would likely show ``name`` faster and non-inferior at the level of one
+        look with all of its alpha (its current estimates and the pooled noise taken as the truth); None when
+        its estimates cannot be shown (not faster, or beyond the margin) or need more than ``most``."""
+        level = self.rules.alpha / len(self.standings)
+        figures = self.figures(name, level)
+        if figures is None:
+            return None
+        standing, need = self.standings[name], 0
+        for b, null in zip(figures, (0.0, -self.max_drop)):
+            room = b.estimate - null
+            if room <= 0:
+                return None
+            if not math.isfinite(b.low):
+                return None
+            # the bound's half-width shrinks as 1/sqrt(n); with 80% power the estimate must clear it by z_power more
+            se_now = (b.estimate - b.low) / _t_quantile(1 - level, b.df)
+            z = _t_quantile(1 - level, max(b.df, 30)) + float(_st.norm.ppf(power))
+            need = max(need, math.ceil(standing.n * (z * se_now / room) ** 2))
+        return max(need, self.rules.min_seeds) if need <= most else None
+
+    def measured(self) -> tuple[tuple[float, int], tuple[float, int]]:
+        """What this race measured of the noise, for the device's record: the residual sum of squares per run and
+        its degrees of freedom, of the log speed-up and of the objective gain (the prior not included)."""
+        speed_fit, gain_fit = self._fits()
+        return (speed_fit.ss, speed_fit.df), (gain_fit.ss, gain_fit.df)

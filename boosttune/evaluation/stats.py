@@ -227,7 +227,7 @@ def verdict(speedup: Interval, delta: Interval, max_drop: float, objective: Obje
     elif delta.estimate >= -max_drop:
         accuracy = AccuracyClass.CONSISTENT
         acc_text = f"non-inferiority within {within} consistent but not shown"
-        if delta.n >= 2:  # then sd > 0: a constant sample with mean >= -max_drop is "shown"
+        if delta.n >= 2 and math.isfinite(delta.sd):  # then sd > 0: a constant sample with mean >= -max_drop is "shown"
             seeds_needed = seeds_to_show_noninferiority(delta.estimate, delta.sd, max_drop, delta.confidence)
             acc_text += (f"; about {seeds_needed} seeds would likely show it" if seeds_needed is not None
                          else "; more than 1000 seeds would be needed to show it")

@@ -8,6 +8,7 @@ always recomputed from the runs, so ``boosttune export --max-drop`` can re-judge
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -25,7 +26,8 @@ from boosttune.evaluation.confirm import (
     summarize,
 )
 from boosttune.evaluation.race import Exit, RaceRules
-from boosttune.evaluation.results import fmt, from_accuracy_schema, with_later_columns
+from boosttune.evaluation.results import fmt, from_accuracy_schema, objective_of, with_later_columns
+from boosttune.evaluation.stats import RECOMMENDED_SEEDS, Interval, verdict
 from boosttune.execution.runs import RunRecord
 from boosttune.files import write_atomically
 
@@ -49,32 +51,58 @@ class Confirmed:
 def _confirmed(runs: pd.DataFrame, max_drop: float | None, default_drop: float,
                summary_path: Path | None = None, rules: RaceRules | None = None) -> Confirmed:
     max_drop = resolve_max_drop(runs, max_drop, default_drop)
-    summary = summarize(runs, max_drop=max_drop)
-    if rules is not None:
-        summary = _with_race(summary, runs, rules, max_drop)
+    summary = _with_race(summarize(runs, max_drop=max_drop), runs, rules, max_drop)
     seeds = tuple(int(s) for s in sorted(runs.loc[runs["recipe"] == BASELINE_NAME, "seed"].dropna().unique()))
     selection = select_confirmed(summary, max_drop, race=rules is not None)
     return Confirmed(runs, summary, selection, seeds, max_drop, summary_path, rules)
 
 
-def _with_race(summary: pd.DataFrame, runs: pd.DataFrame, rules: RaceRules, max_drop: float) -> pd.DataFrame:
-    """The race's exits next to the intervals: a recipe qualifies only by winning the race."""
+def _with_race(summary: pd.DataFrame, runs: pd.DataFrame, rules: RaceRules | None, max_drop: float) -> pd.DataFrame:
+    """The decision next to the figures: a recipe qualifies only by winning the race (fixed rounds: the same test
+    at one look on every round). The intervals, the verdict and the seeds likely needed come from the decision's
+    own model (recipe + round, noise pooled over the candidates), so no figure printed contradicts it: the
+    intervals are that model's 95% ones, the decision is at its one-sided level, which the text names."""
+    if not (runs["recipe"].dropna() != BASELINE_NAME).any():
+        return summary
     race = replay_race(runs, rules, max_drop)
+    objective = objective_of(runs)
     summary = summary.copy()
     for column in RACE_COLUMNS:
         summary[column] = pd.Series([None] * len(summary), dtype="object")
     for i, name in summary["recipe"].items():
         standing = race.standings.get(name)
-        if standing is None:
+        if standing is None or not standing.n:
             continue
+        figures = race.figures(name, 0.025)
+        if figures is not None:
+            speed, gain = figures
+            summary.at[i, "speedup"] = math.exp(speed.estimate)
+            summary.at[i, "speedup_ci_low"], summary.at[i, "speedup_ci_high"] = math.exp(speed.low), math.exp(speed.high)
+            summary.at[i, "objective_gain"] = gain.estimate
+            summary.at[i, "objective_gain_ci_low"], summary.at[i, "objective_gain_ci_high"] = gain.low, gain.high
+            judged = verdict(_interval(speed, standing.n, log=True), _interval(gain, standing.n), max_drop, objective)
+            summary.at[i, "verdict"] = judged.code
+        decided = race.seeds_to_decide(name)
+        summary.at[i, "seeds_to_show"] = decided
         summary.at[i, "race_exit"] = standing.exit
         summary.at[i, "left_after_round"] = standing.left_after_round
         summary.at[i, "race_seeds"] = " ".join(str(s) for s in standing.seeds)
         summary.at[i, "race_why"] = f"{Exit.TEXT[standing.exit]}: {standing.why}"
         summary.at[i, "qualifies"] = standing.exit == Exit.WON
-        summary.at[i, "verdict_text"] = (f"{summary.at[i, 'verdict_text']}; race: {Exit.TEXT[standing.exit]} after "
-                                         f"round {standing.left_after_round} ({standing.why})")
+        how = (f"race: {Exit.TEXT[standing.exit]} after round {standing.left_after_round}" if rules is not None
+               else f"judged at one look on every round: {Exit.TEXT[standing.exit]}")
+        text = f"{judged.text.split('; ' + str(RECOMMENDED_SEEDS))[0]}" if figures is not None else ""
+        more = ("" if standing.exit == Exit.WON or decided is None else
+                f"; about {decided} paired seeds would likely decide it at this level")
+        summary.at[i, "verdict_text"] = f"{text}; {how} ({standing.why}){more}".lstrip("; ")
     return summary
+
+
+def _interval(b, n: int, log: bool = False) -> Interval:
+    """A decision's bounds as a 95% interval for :func:`~boosttune.evaluation.stats.verdict`."""
+    if log:
+        return Interval(math.exp(b.estimate), math.exp(b.low), math.exp(b.high), n, math.nan, math.nan, 0.95)
+    return Interval(b.estimate, b.low, b.high, n, math.nan, math.nan, 0.95)
 
 
 def save_confirmed(records: Iterable[RunRecord], folder: str | Path, *, max_drop: float | None,
@@ -112,7 +140,7 @@ def load_confirmed(folder: str | Path, *, max_drop: float | None, default_drop: 
         raise DataError(f"{path}: missing column {missing[0]!r}; not a boosttune confirm table")
     race = Path(folder) / RACE_NAME
     try:
-        rules = RaceRules(**json.loads(race.read_text())["rules"]) if race.is_file() else None
+        rules = RaceRules.from_dict(json.loads(race.read_text())["rules"]) if race.is_file() else None
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise DataError(f"{race}: cannot read the race's rules: {str(e).splitlines()[0]}") from e
     return _confirmed(with_later_columns(runs), max_drop, default_drop, Path(folder) / SUMMARY_NAME, rules)
