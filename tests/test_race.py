@@ -7,6 +7,8 @@ the control switched off (every look at the full level) must exceed it, so the c
 
 from __future__ import annotations
 
+import sys
+
 import math
 
 import numpy as np
@@ -62,6 +64,56 @@ def test_without_the_control_the_same_races_claim_falsely_too_often(monkeypatch)
                         lambda r, n, candidates, winners: r.alpha if n >= r.min_seeds else 0.0)
     rate, _, _ = _simulate(NULLS, rules, races=600, seed=1)
     assert rate > rules.alpha + 3 * math.sqrt(rules.alpha * (1 - rules.alpha) / 600)
+
+
+def _benchmark():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "confirm_reliability.py"
+    spec = importlib.util.spec_from_file_location("confirm_reliability", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("confirm_reliability", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+# the committed table's pooled noise per paired seed (benchmarks/confirm_reliability.py prints it)
+TABLE_NOISE = race_module.Noise(speed_sd=0.122, gain_sd=0.382, df=81, source="the committed table")
+
+
+def _default_budget_race(df: int):
+    """The race as the experiment runs it by default (the budget fixed 3 seeds cost), with the table's noise as a
+    measured record of ``df`` degrees of freedom (0: a device that measured nothing, the reference for drops)."""
+    prior = TABLE_NOISE if df else race_module.REFERENCE_NOISE
+    return _benchmark().racing(lambda k: RaceRules(max_runs=3 * (k + 1), speed_noise=prior.speed_sd,
+                                                   gain_noise=prior.gain_sd, noise_df=df))
+
+
+@pytest.mark.parametrize("df", [0, 20])
+def test_at_the_default_budget_false_claims_stay_below_alpha_on_the_boundary(df):
+    bench = _benchmark()
+    tally = bench.planted(bench.NULLS["at the boundary"], TABLE_NOISE, _default_budget_race(df), 400, 5, MARGIN)
+    assert tally.false / tally.replays <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 400)
+
+
+def test_at_the_default_budget_without_the_control_the_boundary_is_claimed_too_often(monkeypatch):
+    """Every look at the full level, no Holm: the check above could fail, so it is not vacuous."""
+    bench = _benchmark()
+    monkeypatch.setattr(race_module, "claim_level", lambda r, n, candidates, winners: 0.3 if n >= r.min_seeds else 0.0)
+    tally = bench.planted(bench.NULLS["at the boundary"], TABLE_NOISE, _default_budget_race(20), 400, 5, MARGIN)
+    assert tally.false / tally.replays > 0.05 + 3 * math.sqrt(0.05 * 0.95 / 400)
+
+
+def test_at_the_default_budget_planted_effects_are_found_beside_three_slow_or_lossy_candidates():
+    """Issue 29's targets where the device's noise is measured: 1.30x found in >= 90% (measured here ~98%), 2.0x
+    likewise; a device that measured nothing still finds 2.0x most of the time (~84%) and beats always-baseline."""
+    bench = _benchmark()
+    for scenario in ("1.30x / 0 pt", "2.0x / 0 pt"):
+        tally = bench.planted(bench.PLANTED[scenario], TABLE_NOISE, _default_budget_race(20), 150, 7, MARGIN)
+        assert tally.found / tally.chances >= 0.90 and tally.false == 0, scenario
+    cold = bench.planted(bench.PLANTED["2.0x / 0 pt"], TABLE_NOISE, _default_budget_race(0), 150, 7, MARGIN)
+    assert cold.found / cold.chances >= 0.65 and np.mean(cold.realized) > 0.5  # always-baseline: 0% and 0.5
 
 
 def test_a_clear_winner_wins_and_a_slow_recipe_leaves_after_one_round():
@@ -176,3 +228,25 @@ def test_the_race_reaches_summary_race_json_and_report_and_is_rejudged_at_anothe
                                           folder=tmp_path))
     page = report.read_text()
     assert "A race:" in page and "slow: seeds 1000; shown slower than the baseline" in page
+
+
+def test_the_device_noise_record_pools_each_race_once_and_becomes_the_next_races_prior(tmp_path, monkeypatch):
+    from boosttune.evaluation.noise import MAX_PRIOR_DF, noise_record
+
+    monkeypatch.setenv("BOOSTTUNE_CACHE_DIR", str(tmp_path))
+    record = noise_record("CPU", '{"model": "lenet"}')
+    assert record.noise() is race_module.REFERENCE_NOISE  # nothing measured: the reference, drops only
+    rng = np.random.default_rng(3)
+    ratios = {n: np.exp(rng.normal(0.1, 0.1, 6)) for n in ("a", "b", "c")}
+    gains = {n: rng.normal(0.0, 0.4, 6) for n in ("a", "b", "c")}
+    race = Race.at_once(ratios, gains, 0.05, MARGIN)
+    (speed_ss, speed_df), _ = race.measured()
+    assert speed_df == 3 * 6 + 6 - (3 + 6)  # runs (baseline's included) - (recipe effects + round effects)
+    record.add(race, race_id="/runs/a")
+    record.add(race, race_id="/runs/a")  # a resumed experiment adds nothing twice
+    noise = record.noise()
+    assert noise.df == min(speed_df, MAX_PRIOR_DF) and "1 earlier race" in noise.source
+    assert noise.speed_sd == pytest.approx(math.sqrt(2 * speed_ss / speed_df))
+    assert noise_record("CPU", '{"model": "resnet8"}').noise() is race_module.REFERENCE_NOISE  # another workload
+    rules = RaceRules.with_noise(noise, max_runs=15)
+    assert rules.noise_df == noise.df and RaceRules.from_dict({**rules.to_dict(), "unknown": 1}) == rules

@@ -35,10 +35,10 @@ Its chance over the whole race is held at ``alpha`` (one-sided) by a Holm step o
 alpha spent across the looks: a candidate with ``n`` paired seeds may claim at level
 ``alpha / (K - W) * (s(n) - s(n - 1))``, where ``K`` is the number of candidates, ``W`` the winners already
 declared (Holm's step-down: a winner's share passes to the others, by the graphical approach of Maurer and
-Bretz, 2013) and ``s`` the spending function over the looks at ``min_seeds .. max_seeds`` seeds: half of it
-at the first look, the rest evenly over the later ones (``max_seeds`` no more than the run budget can pay
-for one candidate, so no alpha goes to looks that cannot happen). A small budget mostly ends at the first
-look, so that is where the alpha is. The looks are combined by the union bound, which needs no assumption
+Bretz, 2013) and ``s`` the spending function over the looks at ``min_seeds .. max_seeds`` seeds: evenly
+(``max_seeds`` no more than the run budget can pay for one candidate, so no alpha goes to looks that
+cannot happen; ``first_look_share`` puts more at the first look, which the benchmark found to cost power:
+a recipe whose rivals left after one round wins at its later looks). The looks are combined by the union bound, which needs no assumption
 on how they correlate; it is conservative. ``tests/test_race.py`` checks the rate on simulated nulls at the
 default budget and the power on planted effects; ``benchmarks/confirm_reliability.py`` prints both.
 
@@ -119,7 +119,7 @@ class RaceRules:
     drop_confidence: float = 0.90  # one-sided: a drop's upper bound
     noise_df: int = 0
     noise_source: str = REFERENCE_NOISE.source
-    first_look_share: float = 0.5  # of a candidate's alpha, spent at its first look
+    first_look_share: float | None = None  # of a candidate's alpha, spent at its first look; None: as at any other
 
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 1:
@@ -138,7 +138,7 @@ class RaceRules:
                 raise ConfigError(f"{name}: must be a finite number > 0 or unset, got {value!r}")
         if self.noise_df < 0:
             raise ConfigError(f"noise_df: must be >= 0, got {self.noise_df}")
-        if not 0 < self.first_look_share <= 1:
+        if self.first_look_share is not None and not 0 < self.first_look_share <= 1:
             raise ConfigError(f"first_look_share: must be in (0, 1], got {self.first_look_share!r}")
 
     @classmethod
@@ -163,7 +163,7 @@ class RaceRules:
         later = self.max_seeds - self.min_seeds
         if later == 0:
             return 1.0
-        first = self.first_look_share
+        first = self.first_look_share if self.first_look_share is not None else 1 / (later + 1)
         return min(1.0, first + (1 - first) * (n - self.min_seeds) / later)
 
     def fits(self, cost: int, runs_spent: int, seconds_spent: float, seconds_per_run: float | None) -> bool:
