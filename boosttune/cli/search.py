@@ -48,7 +48,7 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
     p.add_argument("--max-drop", type=float, default=SCRIPT_MAX_DROP,
                    help="how far below the baseline's objective a recipe may fall, in its units: points for accuracy "
                         "(the confirmed mean gain must stay within it)")
-    p.add_argument("--confirm-seeds", type=int, default=3, help=_field("confirm_seeds"))
+    p.add_argument("--confirm-seeds", type=int, default=5, help=_field("confirm_seeds"))
     p.add_argument("--confirm-candidates", type=int, default=3, help=_field("confirm_candidates"))
     p.add_argument("--confirm-mode", choices=["race", "fixed"], default="race", help=_field("confirm_mode"))
     p.add_argument("--confirm-budget-runs", type=int, default=None, help=_field("confirm_budget_runs"))
