@@ -1,7 +1,7 @@
 """Can the confirm stage tell? Its power, its false claims and what its answers are worth, with intervals.
 
 Two sources, each read the way the main job meets a confirm stage (O0 + ``--candidates`` recipes, the
-budget the experiment gives a race by default: what fixed 3 seeds cost):
+budget the experiment gives a race by default: what a fixed stage of ``confirm_seeds`` (5) seeds costs):
 
 - **planted effects** at the noise measured on the committed table (benchmarks/data/confirm_table, built by
   build_confirm_table.py): every run's log throughput and accuracy drawn as ``recipe + round + noise``, the
@@ -22,8 +22,9 @@ over the best acceptable candidate's (realized speed-up; the baseline's is 1.0) 
 carry Wilson 95% intervals, means a normal one. The targets of issue 29 are printed next to the figures,
 and where the race misses one at the default budget, the budget that reaches it.
 
-    python benchmarks/confirm_reliability.py                 # about 4 minutes; --replays 1000 by default
-    python benchmarks/confirm_reliability.py --replays 200   # a quicker, rougher look
+    python benchmarks/confirm_reliability.py                    # about 5 minutes; --replays 1000 by default
+    python benchmarks/confirm_reliability.py --budget-runs 15   # the budget before (3 seeds' worth)
+    python benchmarks/confirm_reliability.py --speed-sd 0.06    # what if the speed noise were halved
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -122,13 +123,22 @@ def always_baseline(names: list[str], rounds: Rounds, max_drop: float) -> tuple[
     return None, set(), 0
 
 
+def default_seeds() -> int:
+    """The experiment's ``confirm_seeds``: a race's default budget is what a fixed stage of that many seeds costs."""
+    from boosttune.config.experiment import ExperimentConfig
+
+    return int(ExperimentConfig.model_fields["confirm_seeds"].default)
+
+
 def methods(noise, budget: int | None, alpha: float = 0.05) -> dict[str, Callable]:
-    """The methods compared; ``budget`` None: the experiment's default (what fixed 3 seeds cost)."""
+    """The methods compared; ``budget`` None: the experiment's default (what fixed ``confirm_seeds`` seeds cost)."""
     from boosttune.evaluation.race import REFERENCE_NOISE, RaceRules
+
+    seeds = default_seeds()
 
     def rules(df: int):
         prior = noise if df else REFERENCE_NOISE
-        return lambda k: RaceRules(alpha=alpha, max_runs=budget or 3 * (k + 1), speed_noise=prior.speed_sd,
+        return lambda k: RaceRules(alpha=alpha, max_runs=budget or seeds * (k + 1), speed_noise=prior.speed_sd,
                                    gain_noise=prior.gain_sd, noise_df=df, noise_source=prior.source)
     return {"fixed 3": fixed(3, alpha), "fixed 5": fixed(5, alpha), "race, nothing measured": racing(rules(0)),
             "race, measured noise": racing(rules(MEASURED_DF)), "always baseline": always_baseline}
@@ -235,8 +245,8 @@ def on_table(figures: Figures, truths: dict[str, str], method, k: int, replays: 
 
 
 def budget_reaching(truth, noise, target: float, replays: int, seed: int, max_drop: float, df: int) -> int | None:
-    """The smallest run budget (in steps of 5) at which the race finds ``truth``'s acceptable recipe in ``target``
-    of the replays, up to 60 runs."""
+    """The smallest run budget (in steps of 5 from 15) at which the race finds ``truth``'s acceptable recipe in
+    ``target`` of the replays, up to 60 runs."""
     from boosttune.evaluation.race import REFERENCE_NOISE, RaceRules
 
     for budget in range(15, 61, 5):
@@ -258,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget-runs", type=int, default=None,
                    help="the race's budget in runs, the baseline's included (default: what fixed 3 seeds cost, the "
                         "experiment's default)")
+    p.add_argument("--speed-sd", type=float, default=None,
+                   help="what if: the planted scenarios' speed noise per paired seed (log-sd) instead of the table's")
     p.add_argument("--seed", type=int, default=0, help="seed of the draws")
     args = p.parse_args(argv)
     k = args.candidates
@@ -267,14 +279,18 @@ def main(argv: list[str] | None = None) -> int:
 
     figures = load(args.table)
     noise = measured_noise(figures)
+    if args.speed_sd is not None:
+        if not args.speed_sd > 0:
+            p.error(f"--speed-sd {args.speed_sd}: must be > 0")
+        noise = replace(noise, speed_sd=args.speed_sd, source=f"--speed-sd {args.speed_sd:g}; accuracy: {noise.source}")
     names = list(figures.ratio.columns)
     if k > len(names):
         p.error(f"--candidates {k}: the table has {len(names)} recipes besides O0")
-    budget = args.budget_runs or 3 * (k + 1)
+    budget = args.budget_runs or default_seeds() * (k + 1)
     print(f"table: {args.table} ({len(names) + 1} recipes x {len(figures.ratio)} complete paired rounds); noise per "
           f"paired seed: speed log-sd {noise.speed_sd:.3f}, accuracy {noise.gain_sd:.3f} pt ({noise.source}); "
           f"max_drop {args.max_drop:g} pt; {args.replays} replays per scenario; O0 + {k} candidates; race budget "
-          f"{budget} runs{' (the default: what fixed 3 seeds cost)' if args.budget_runs is None else ''}")
+          f"{budget} runs{f' (the experiment default: what fixed {default_seeds()} seeds cost)' if args.budget_runs is None else ''}")
     runner = methods(noise, args.budget_runs)
     rows: list[tuple[str, str, Tally]] = []
     for scenario, truth in PLANTED.items():

@@ -83,10 +83,10 @@ TABLE_NOISE = race_module.Noise(speed_sd=0.122, gain_sd=0.382, df=81, source="th
 
 
 def _default_budget_race(df: int):
-    """The race as the experiment runs it by default (the budget fixed 3 seeds cost), with the table's noise as a
+    """The race as the experiment runs it by default (the budget a fixed stage of confirm_seeds costs), with the table's noise as a
     measured record of ``df`` degrees of freedom (0: a device that measured nothing, the reference for drops)."""
-    prior = TABLE_NOISE if df else race_module.REFERENCE_NOISE
-    return _benchmark().racing(lambda k: RaceRules(max_runs=3 * (k + 1), speed_noise=prior.speed_sd,
+    prior, bench = (TABLE_NOISE if df else race_module.REFERENCE_NOISE), _benchmark()
+    return bench.racing(lambda k: RaceRules(max_runs=bench.default_seeds() * (k + 1), speed_noise=prior.speed_sd,
                                                    gain_noise=prior.gain_sd, noise_df=df))
 
 
@@ -106,14 +106,14 @@ def test_at_the_default_budget_without_the_control_the_boundary_is_claimed_too_o
 
 
 def test_at_the_default_budget_planted_effects_are_found_beside_three_slow_or_lossy_candidates():
-    """Issue 29's targets where the device's noise is measured: 1.30x found in >= 90% (measured here ~98%), 2.0x
-    likewise; a device that measured nothing still finds 2.0x most of the time (~84%) and beats always-baseline."""
+    """Issue 29's targets where the device's noise is measured: 1.30x found in >= 90%, 2.0x likewise; a device that
+    measured nothing still finds 2.0x most of the time and beats always-baseline (0% and a realized 0.5)."""
     bench = _benchmark()
     for scenario in ("1.30x / 0 pt", "2.0x / 0 pt"):
         tally = bench.planted(bench.PLANTED[scenario], TABLE_NOISE, _default_budget_race(20), 150, 7, MARGIN)
         assert tally.found / tally.chances >= 0.90 and tally.false == 0, scenario
     cold = bench.planted(bench.PLANTED["2.0x / 0 pt"], TABLE_NOISE, _default_budget_race(0), 150, 7, MARGIN)
-    assert cold.found / cold.chances >= 0.65 and np.mean(cold.realized) > 0.5  # always-baseline: 0% and 0.5
+    assert cold.found / cold.chances >= 0.75 and np.mean(cold.realized) > 0.5
 
 
 def test_a_clear_winner_wins_and_a_slow_recipe_leaves_after_one_round():
