@@ -20,7 +20,14 @@ import ray
 
 from boosttune.algorithms.adasum import adasum_applies
 from boosttune.builtin.data import check_data
-from boosttune.config.experiment import CONFIRM_SCREEN, EARLY_STOP_MARGIN, MAX_DROP, RECOMMENDED_SEEDS, ExperimentConfig
+from boosttune.config.experiment import (
+    CONFIRM_SCREEN,
+    EARLY_STOP_MARGIN,
+    LOSSY_DROP,
+    MAX_DROP,
+    RECOMMENDED_SEEDS,
+    ExperimentConfig,
+)
 from boosttune.errors import ConfigError, TrialError, UnsupportedError
 from boosttune.evaluation.confirm import (
     Candidate,
@@ -185,6 +192,8 @@ def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None,
         log(f"search: {len(outcome.records)} trial records")
         if outcome.aborted_reason:
             log(outcome.aborted_reason)
+        if outcome.left_out:  # algorithms whose trials could not train here: the report lists them with the slow knobs
+            record_run_info(output, left_out={**(load_run_info(output).get("left_out") or {}), **outcome.left_out})
         table = _search_table(outcome.records)
         confirm = None
         if config.confirm_seeds and not outcome.aborted_reason:
@@ -192,7 +201,7 @@ def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None,
                 confirm = _confirm(config, table, output, train, log)
     with _stage("export and report", times, log):
         result = _finish(config, output, table, confirm, outcome.aborted_reason)
-    result.stage_s, result.baseline_note, result.left_out = times, note, found.slow
+    result.stage_s, result.baseline_note, result.left_out = times, note, {**found.slow, **outcome.left_out}
     return result
 
 
@@ -327,6 +336,9 @@ def _search_setup(config: ExperimentConfig, output: Path, found: _Found, ctx: Sp
         baseline_objective=base_value, max_drop=drop,
         early_stop_margin=objective.tolerance(config.early_stop_margin, EARLY_STOP_MARGIN, base_value),
         baseline_throughput_sps=baseline.metrics.get("throughput_sps"),
+        baseline_by_epoch={int(e["epoch"]): float(e["objective_value"]) for e in baseline.curve
+                           if e.get("epoch") is not None and e.get("objective_value") is not None},
+        lossy_drop=objective.tolerance(None, LOSSY_DROP, base_value),
         target=(objective.shifted(base_value, -drop) if config.objective == "time_to_accuracy" else None),
         max_concurrent=config.max_concurrent_trials or default_concurrency(ray.nodes(), per_rank,
                                                                             config.workers_per_trial),

@@ -95,6 +95,9 @@ def test_search_end_to_end(tmp_path, fresh_ray, capsys, monkeypatch):
     start = next(line for line in lines if line.startswith("search: starts from"))
     outside = start.split("(")[1].split(" outside")[0].split(", ") if "outside the searched space" in start else []
     assert len(study.trials) == 4 - len(outside) and study.directions[0].name == "MAXIMIZE"
+    # Every trial Tune told carries how far it fell below O0 (boosttune.search.lossy): the constraint Optuna's
+    # samplers rank by.
+    assert all("lossy" in t.constraints for t in study.trials if t.state.name == "COMPLETE")
     _check_dashboards(tmp_path / "run", "e2e", len(study.trials), lines)
 
 
@@ -215,7 +218,7 @@ def test_multi_objective_scheduler_stops_a_trial_beaten_on_both_objectives(tmp_p
     connect_ray(lambda m: None)
     o0_key = equivalence_key(recipe_from_params(good, ctx, base))
     setup = SearchSetup(base=base, ctx=ctx, env={}, workers=1, output=str(output), presets={o0_key: "O0"},
-                        baseline_objective=0.5, max_drop=1.0, target=None, max_concurrent=1)
+                        baseline_objective=0.5, max_drop=1.0, target=None, max_concurrent=1, lossy_drop=20.0)
     lines: list[str] = []
     outcome = run_search(config, output, setup=setup, points=[good, bad], resume=False, log=lines.append)
     records = {r.params.get("amp_level"): r for r in outcome.records}
@@ -235,6 +238,15 @@ def test_multi_objective_scheduler_stops_a_trial_beaten_on_both_objectives(tmp_p
         assert table.set_index("trial_id").loc[second.run_id, "rung"] == 1
     else:
         assert second.status == "completed" and len(second.curve) == 3
+    # Tune told Optuna both trials as they ended, the stopped one with its rung's figures (not as pruned or failed),
+    # each with how far it fell below O0 as the 'lossy' constraint (boosttune.search.lossy).
+    study = optuna.load_study(study_name="moasha", storage=f"sqlite:///{output / 'optuna.db'}")
+    told = {t.params.get("amp_level"): t for t in study.trials}
+    assert {t.state.name for t in told.values()} == {"COMPLETE"}
+    for trial in told.values():
+        assert trial.constraints["lossy"] == pytest.approx(setup.lossy.violation({"objective_value": trial.values[1]}))
+    if expected_stop:
+        assert told["O2"].values[1] == pytest.approx(second.curve[0]["objective_value"])
     assert any("multi-objective successive halving" in line for line in lines)
     # Only trials that ran to the end reach the front (and so the confirm stage).
     table = build_results_table([r.to_dict() for r in outcome.records], ray_version=ray.__version__)

@@ -3,6 +3,11 @@
 The one module that owns ``ray.tune``. Every trial writes its own record file under
 ``<output>/trials/`` as it ends, so an interrupted run loses nothing already finished and the
 results table is rebuilt from those files.
+
+Recipes that cannot train here (more than ``lossy_drop`` below O0 at the epoch they reached, finished or stopped
+by the scheduler) are told to Optuna as infeasible (a ``lossy`` constraint, set as Ray Tune's OptunaSearch tells the
+trial), and the boost algorithm that made one so is left out of the rest of the search, whatever the sampler; the
+search prints it when it happens and lists it with what it left out (:mod:`boosttune.search.lossy`).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any, Callable
 from ray import tune
 from ray.tune.schedulers import ASHAScheduler
 from ray.tune.search import Searcher
+from ray.tune.search.optuna import OptunaSearch
 
 from boosttune.config.experiment import ExperimentConfig
 from boosttune.errors import BoosttuneError, ConfigError, TrialError, describe_error
@@ -24,10 +30,11 @@ from boosttune.execution.ray import trial_driver_resources
 from boosttune.execution.ray_train import train_run
 from boosttune.execution.runs import CURVE_KEYS, RecordStore, RunRecord, RunSpec
 from boosttune.objective import ACCURACY, Objective
+from boosttune.search.lossy import CONSTRAINT, AvoidLossy, LossyJudge, constrainable
 from boosttune.search.scheduler import MultiObjectiveASHA
 from boosttune.space import SpaceContext, define_by_run, equivalence_key, recipe_from_params
 
-# Optuna (and Ray's wrapper of it) is imported where a search starts: it is heavy, and nothing else here needs it.
+# Ray's OptunaSearch (subclassed below) loads Optuna with it: about 0.2 s on top of ray.tune's own import.
 
 __all__ = ["PROGRESS_COLUMNS", "progress_columns", "SearchOutcome", "SearchSetup", "make_sampler", "objective_of",
            "progress_metrics", "run_search", "startup_trials"]
@@ -66,6 +73,16 @@ class SearchSetup:
     storage: str | None = None  # Ray's storage every node reaches (--storage); None: the output folder
     accelerator_type: str | None = None
     pool: Any = None  # a WarmClient: trials train on the experiment's warm workers; None: a fresh Ray Train run each
+    baseline_by_epoch: dict[int, float] = field(default_factory=dict)  # the baseline's objective at each epoch
+    lossy_drop: float | None = None  # more than this below O0 at an epoch (gain units) is lossy; None: no such rule
+
+    @property
+    def lossy(self) -> LossyJudge | None:
+        """How the search judges a lossy trial (:mod:`boosttune.search.lossy`); None without ``lossy_drop``."""
+        if self.lossy_drop is None:
+            return None
+        return LossyJudge(self.objective, self.lossy_drop, self.baseline_objective, dict(self.baseline_by_epoch),
+                          forced=frozenset(self.ctx.enabled))
 
     def spec(self, trial_id: str, params: dict[str, Any]) -> RunSpec:
         """The run a trial with these params trains."""
@@ -129,14 +146,32 @@ def progress_metrics(report: dict[str, Any], baseline_sps: float | None, baselin
     return {**{k: flat.get(k) for k in progress_columns(objective)}, **flat}
 
 
-class _Progress(tune.Callback):
-    """One line per finished trial, in the user's terms, and the best recipe within the margin so far."""
+def _study_left_out(setup: SearchSetup, storage: Any, study_name: str) -> dict[str, str]:
+    """``boost.<name>`` -> why, for every algorithm the lossy rule leaves out, read from the Optuna study."""
+    import optuna
 
-    def __init__(self, setup: SearchSetup, num_trials: int, log: Callable[[str], None]) -> None:
+    judge = setup.lossy
+    if judge is None:
+        return {}
+    try:
+        study = optuna.load_study(study_name=study_name, storage=storage)
+    except KeyError:  # the driver stopped before the study was created
+        return {}
+    return judge.left_out(study)
+
+
+class _Progress(tune.Callback):
+    """One line per finished trial, in the user's terms, and the best recipe within the margin so far; a line when
+    the lossy rule leaves an algorithm out (read from the study, which Tune's searcher has just told)."""
+
+    def __init__(self, setup: SearchSetup, num_trials: int, log: Callable[[str], None], storage: Any = None,
+                 study_name: str | None = None) -> None:
         # Not self.setup: tune.Callback.setup is a method Tune calls.
         self.search, self.num_trials, self.log = setup, num_trials, log
+        self.storage, self.study_name = storage, study_name
         self.done = 0
         self.best: tuple[float, str] | None = None
+        self.said: set[str] = set()  # algorithms said to be left out (a resumed search says them again)
 
     def on_trial_complete(self, iteration, trials, trial, **info):
         self.done += 1
@@ -156,6 +191,15 @@ class _Progress(tune.Callback):
         best = (f"; fastest within {self.search.max_drop:.3g} {objective.unit} of O0 so far: {self.best[1]} "
                 f"{self.best[0]:.2f}x" if self.best else "")
         self.log(f"search [{self.done}/{self.num_trials}] {label}: {how}{', ' + figures if figures else ''}{best}")
+        self._say_left_out()
+
+    def _say_left_out(self) -> None:
+        if self.storage is None or self.study_name is None or self.search.lossy is None:
+            return
+        for key, why in _study_left_out(self.search, self.storage, self.study_name).items():
+            if key not in self.said:
+                self.said.add(key)
+                self.log(f"search space: {why}")
 
     def on_trial_error(self, iteration, trials, trial, **info):
         self.done += 1
@@ -294,6 +338,7 @@ class SearchOutcome:
     output: Path
     records: list[RunRecord]
     aborted_reason: str | None
+    left_out: dict[str, str] = field(default_factory=dict)  # boost.<name> -> why the lossy rule left it out
 
 
 class _RecordStopped:
@@ -426,7 +471,7 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
     trainable = tune.with_resources(tune.with_parameters(_trial, setup=setup), trial_driver_resources())
     tune_root = f"{setup.storage.rstrip('/')}/tune" if setup.storage else str((output / "tune").resolve())
     _log_start(config, setup, metric, n_startup, url, scheduler, log)
-    run_config = _run_config(config, setup, tune_root, log)
+    run_config = _run_config(config, setup, tune_root, log, storage)
     experiment_path = f"{tune_root}/{config.name}"
     if resume and tune.Tuner.can_restore(experiment_path):
         log(f"search: resuming {experiment_path}")
@@ -447,7 +492,7 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
         )
     _fit(tuner, output)
     _fail_stale_trials(storage, config.name, log)
-    return _outcome(config, setup, output)
+    return _outcome(config, setup, output, storage)
 
 
 def _scheduler(config: ExperimentConfig, setup: SearchSetup, *, single: bool):
@@ -472,14 +517,22 @@ def _log_start(config: ExperimentConfig, setup: SearchSetup, metric: Any, n_star
             f"{setup.early_stop_margin:.3g} {setup.objective.unit} at "
             f"epoch 1) at epoch {', '.join(map(str, scheduler.ladder.milestones))} stop there (multi-objective "
             f"successive halving, reduction factor {config.reduction_factor:g})")
+    if setup.lossy is not None:
+        objective = setup.objective
+        log(f"search: a trial more than {setup.lossy_drop:.3g} {objective.unit} of {objective.label} below O0 at the "
+            "epoch it reached is infeasible to Optuna (constraint 'lossy'); a boost algorithm that made one so, not "
+            "shown to train in another trial, is left out of the rest of the search"
+            + (f" unless named in search ({', '.join(sorted(setup.ctx.enabled))})" if setup.ctx.enabled else ""))
 
 
-def _run_config(config: ExperimentConfig, setup: SearchSetup, tune_root: str, log: Callable[[str], None]):
+def _run_config(config: ExperimentConfig, setup: SearchSetup, tune_root: str, log: Callable[[str], None],
+                storage: Any = None):
     """Where Tune keeps the experiment, the progress lines, and the failure budget that ends a failing search."""
     budget = _FailureBudget(config.max_failure_rate)
+    progress = _Progress(setup, config.num_trials, log, storage, config.name)
     run_config = tune.RunConfig(
         name=config.name, storage_path=tune_root,
-        callbacks=[budget, _Progress(setup, config.num_trials, log), *([_CancelEnded(setup.pool)] if setup.pool else [])],
+        callbacks=[budget, progress, *([_CancelEnded(setup.pool)] if setup.pool else [])],
         stop=_FailureStopper(budget),
         failure_config=tune.FailureConfig(max_failures=0, fail_fast=False), verbose=1,
     )
@@ -492,12 +545,35 @@ def _run_config(config: ExperimentConfig, setup: SearchSetup, tune_root: str, lo
 
 def _searcher(config: ExperimentConfig, setup: SearchSetup, metric: Any, mode: Any, points: list[dict[str, Any]],
               sampler: Any, storage: Any) -> Searcher:
-    """Optuna over the searched space, from the start points; the ones it cannot draw (slow knobs) first."""
-    from ray.tune.search.optuna import OptunaSearch
-
-    searcher = OptunaSearch(space=define_by_run(setup.ctx, setup.base), metric=metric, mode=mode,
-                            points_to_evaluate=points, sampler=sampler, study_name=config.name, storage=storage)
+    """Optuna over the searched space, from the start points; the ones it cannot draw (slow knobs) first. With the
+    lossy rule, the sampler leaves out the algorithms it convicts and every trial carries its ``lossy`` constraint."""
+    judge = setup.lossy
+    if judge is not None:
+        sampler = AvoidLossy(sampler, judge.forced)
+    searcher = _OptunaSearch(space=define_by_run(setup.ctx, setup.base), metric=metric, mode=mode,
+                             points_to_evaluate=points, sampler=sampler, study_name=config.name, storage=storage,
+                             judge=judge)
     return _FixedFirst(searcher, setup.outside) if setup.outside else searcher
+
+
+class _OptunaSearch(OptunaSearch):
+    """Ray Tune's OptunaSearch that also tells Optuna each trial's ``lossy`` constraint, just before it tells the trial.
+
+    Tune calls ``on_trial_complete`` for a finished trial and for one its scheduler stopped (with the stopped trial's
+    last result: its rung's figures), so both carry it. A study whose earlier trials lack it (begun before it
+    existed) gets none: GP and NSGA-II need the same constraints on every trial.
+    """
+
+    def __init__(self, *args: Any, judge: LossyJudge | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.judge = judge
+
+    def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
+        trial = self._ot_trials.get(trial_id)
+        if (self.judge is not None and result and not error and trial is not None
+                and trial_id not in self._completed_trials and constrainable(self._ot_study)):
+            trial.set_constraint(CONSTRAINT, self.judge.violation(result))
+        super().on_trial_complete(trial_id, result=result, error=error)
 
 
 def _fit(tuner: Any, output: Path) -> None:
@@ -510,8 +586,9 @@ def _fit(tuner: Any, output: Path) -> None:
         raise TrialError(f"the search stopped: {describe_error(e)}; resume with --resume --output {output}") from e
 
 
-def _outcome(config: ExperimentConfig, setup: SearchSetup, output: Path) -> SearchOutcome:
-    """The trial records, and why the search was aborted when more of them failed than allowed."""
+def _outcome(config: ExperimentConfig, setup: SearchSetup, output: Path, storage: Any = None) -> SearchOutcome:
+    """The trial records, why the search was aborted when more of them failed than allowed, and what the lossy rule
+    left out."""
     records = list(setup.records)
     # Judged from the records: Tune runs copies of the callback and stopper, not the budget it was given.
     searched = [r for r in records if r.role == "search"]
@@ -520,4 +597,5 @@ def _outcome(config: ExperimentConfig, setup: SearchSetup, output: Path) -> Sear
     if len(searched) < config.num_trials and _FailureBudget(config.max_failure_rate).judge(len(searched), failed):
         aborted = (f"aborted: {failed} of {len(searched)} trials failed, more than max_failure_rate "
                    f"{config.max_failure_rate}")
-    return SearchOutcome(output=output, records=records, aborted_reason=aborted)
+    left_out = _study_left_out(setup, storage, config.name) if storage is not None else {}
+    return SearchOutcome(output=output, records=records, aborted_reason=aborted, left_out=left_out)
