@@ -231,7 +231,7 @@ def test_the_race_reaches_summary_race_json_and_report_and_is_rejudged_at_anothe
 
 
 def test_the_device_noise_record_pools_each_race_once_and_becomes_the_next_races_prior(tmp_path, monkeypatch):
-    from boosttune.evaluation.noise import MAX_PRIOR_DF, noise_record
+    from boosttune.evaluation.noise import MAX_PRIOR_DF, MIN_RECORD_DF, noise_record
 
     monkeypatch.setenv("BOOSTTUNE_CACHE_DIR", str(tmp_path))
     record = noise_record("CPU", '{"model": "lenet"}')
@@ -248,5 +248,8 @@ def test_the_device_noise_record_pools_each_race_once_and_becomes_the_next_races
     assert noise.df == min(speed_df, MAX_PRIOR_DF) and "1 earlier race" in noise.source
     assert noise.speed_sd == pytest.approx(math.sqrt(2 * speed_ss / speed_df))
     assert noise_record("CPU", '{"model": "resnet8"}').noise() is race_module.REFERENCE_NOISE  # another workload
+    thin = noise_record("CPU", '{"model": "thin"}')  # a 2-round race measures 1 df: too thin to replace the reference
+    thin.add(Race.at_once({"a": [1.1, 1.2]}, {"a": [0.1, -0.2]}, 0.05, MARGIN), race_id="/runs/b")
+    assert thin._load()["speed_df"] < MIN_RECORD_DF and thin.noise() is race_module.REFERENCE_NOISE
     rules = RaceRules.with_noise(noise, max_runs=15)
     assert rules.noise_df == noise.df and RaceRules.from_dict({**rules.to_dict(), "unknown": 1}) == rules

@@ -4,7 +4,7 @@ The race (:mod:`boosttune.evaluation.race`) pools the noise of its own runs; whe
 one round its pool is thin, and a claim at 3 seeds rests on a few degrees of freedom. Every race on the
 same device (node type: device, CPU and accelerator model) and the same workload (the baseline recipe,
 seed aside) measures the same noise, so its residual sums of squares and degrees of freedom are added to a
-record in the cache (beside the probe's), and the next race takes them as its prior: the noise per paired
+record in the cache (beside the probe's), and once they reach ``MIN_RECORD_DF`` the next race takes them as its prior: the noise per paired
 seed of the log speed-up and of the objective gain, weighted as ``min(df, MAX_PRIOR_DF)`` runs. A race on a
 device and workload nothing was measured on gets :data:`~boosttune.evaluation.race.REFERENCE_NOISE` for its
 drops only (no weight in a claim), and says so.
@@ -27,6 +27,7 @@ from boosttune.probe.report import cache_dir, node_type
 __all__ = ["MAX_PRIOR_DF", "NoiseRecord", "noise_record"]
 
 MAX_PRIOR_DF = 20  # a record's weight at most: the device may drift, and the race's own runs should still count
+MIN_RECORD_DF = 4  # a record with fewer degrees of freedom is too thin to replace the reference (a 2-round race gives 1)
 
 
 class NoiseRecord:
@@ -46,10 +47,11 @@ class NoiseRecord:
         """The prior for the next race: measured when a race here measured anything, else the reference."""
         data = self._load()
         speed_df, gain_df = int(data.get("speed_df", 0)), int(data.get("gain_df", 0))
-        if speed_df <= 0:
+        if speed_df < MIN_RECORD_DF:
             return REFERENCE_NOISE
         speed = math.sqrt(2 * float(data["speed_ss"]) / speed_df)  # per run -> per paired seed
-        gain = math.sqrt(2 * float(data["gain_ss"]) / gain_df) if gain_df > 0 and data.get("gain_ss", 0) > 0 else None
+        gain = (math.sqrt(2 * float(data["gain_ss"]) / gain_df) if gain_df >= MIN_RECORD_DF and data.get("gain_ss", 0) > 0
+                else None)
         races = int(data.get("races", 0))
         return Noise(speed_sd=speed, gain_sd=gain, df=min(speed_df, gain_df if gain is not None else speed_df,
                                                           MAX_PRIOR_DF),
