@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-import sys
 
-import importlib.util
 import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from benchmark_scripts import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("confirm_reliability", ROOT / "benchmarks" / "confirm_reliability.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("confirm_reliability", module)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("confirm_reliability")
 
 
 def _table(path: Path, recipes: dict[str, tuple[float, float]], rounds: int = 10) -> Path:

@@ -2,26 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import random
-import sys
-from pathlib import Path
 
 import pytest
+from benchmark_scripts import load_benchmark
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _module():
-    spec = importlib.util.spec_from_file_location("noise", ROOT / "benchmarks" / "noise.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("noise", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-noise = _module()
+noise = load_benchmark("noise")
 
 
 def test_a_run_reads_its_epochs_from_the_cumulative_curve():

@@ -7,13 +7,13 @@ the control switched off (every look at the full level) must exceed it, so the c
 
 from __future__ import annotations
 
-import sys
 
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
+from benchmark_scripts import load_benchmark
 
 from boosttune.errors import ConfigError
 from boosttune.evaluation import race as race_module
@@ -67,15 +67,7 @@ def test_without_the_control_the_same_races_claim_falsely_too_often(monkeypatch)
 
 
 def _benchmark():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "confirm_reliability.py"
-    spec = importlib.util.spec_from_file_location("confirm_reliability", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("confirm_reliability", module)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("confirm_reliability")
 
 
 # the committed table's pooled noise per paired seed (benchmarks/confirm_reliability.py prints it)

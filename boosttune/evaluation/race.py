@@ -152,10 +152,6 @@ class RaceRules:
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in data.items() if k in known})
 
-    @property
-    def noise(self) -> Noise:
-        return Noise(self.speed_noise or math.nan, self.gain_noise, self.noise_df, self.noise_source)
-
     def spent(self, n: int) -> float:
         """The share of a candidate's alpha spent by its looks up to ``n`` paired seeds (0 before min_seeds)."""
         if n < self.min_seeds:
@@ -240,12 +236,6 @@ class Standing:
         if self.speed is not None:
             return math.exp(self.speed.estimate)
         return math.exp(float(np.mean(self.log_speedups))) if self.log_speedups else math.nan
-
-    @property
-    def mean_gain(self) -> float:
-        if self.gain is not None:
-            return self.gain.estimate
-        return float(np.mean(self.gains)) if self.gains else math.nan
 
 
 @lru_cache(maxsize=8192)
