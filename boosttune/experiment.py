@@ -8,7 +8,9 @@ without losing or retraining a finished run.
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -19,7 +21,7 @@ import pandas as pd
 import ray
 
 from boosttune.algorithms.adasum import adasum_applies
-from boosttune.builtin.data import check_data
+from boosttune.check import check_experiment
 from boosttune.config.experiment import (
     CONFIRM_SCREEN,
     EARLY_STOP_MARGIN,
@@ -79,7 +81,7 @@ from boosttune.space import (
     searchable,
 )
 
-__all__ = ["ExperimentResult", "StartPoints", "format_summary", "run_experiment", "start_points"]
+__all__ = ["ExperimentResult", "StartPoints", "baseline_problem", "format_summary", "run_experiment", "start_points"]
 
 
 @dataclass
@@ -112,8 +114,9 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
     check_folder(output, "experiment.json", config.model_dump(mode="json"), resume=resume, what="experiment",
                  command=command)
     check_local_capacity(worker_resources(config.recipe.device_target), config.workers_per_trial)
-    if config.recipe.builtin:  # a builder's own data is checked by building it on a worker (facts_on_worker)
-        check_data(config.recipe, config.workers_per_trial)  # read as the trials will, before Ray starts
+    checked = check_experiment(config, log=log)  # the parts built and stepped here, before Ray starts
+    for line in checked.lines():
+        log(f"check: {line}")
     code = code_runtime_env(config, Path.cwd(), output)  # the user's project, shipped to every node
     storage = check_storage(config.storage) if config.storage else None  # before anything is written
     output = claim_folder(output, "experiment.json", config.model_dump(mode="json"), resume=resume,
@@ -179,7 +182,7 @@ def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None,
 
         with _stage("baseline", times, log):
             baseline = _baseline(config, ctx, base, output, train, log)
-        note = _judge_baseline(baseline, found.objective, log)
+        note = _judge_baseline(baseline, found.objective, config, _steps_per_epoch(config, found), log)
         start = _start(config, output, found, ctx, base, log)
         setup = _search_setup(config, output, found, ctx, base, baseline, start, per_rank, storage, log)
         if pool is not None:
@@ -258,10 +261,15 @@ def _probe(config: ExperimentConfig, output: Path, base: dict[str, Any], per_ran
     return _Found(placed=placed, env=env, slow=slow, facts=facts, objective=objective)
 
 
+def _steps_per_epoch(config: ExperimentConfig, found: _Found) -> int:
+    return max(1, found.facts["total_steps"] // max(1, config.recipe.epochs))
+
+
 def _space_context(config: ExperimentConfig, output: Path, found: _Found, log: Callable[[str], None]) -> SpaceContext:
     """What the search space may draw here: the knobs this device supports and does not run slow, sized to the model."""
     report = found.report
     unsupported = {c.knob: c.reason for c in report.unsupported()}
+    unsupported.update(found.facts.get("left_out") or {})  # the model's own limits (its optimizer under boost)
     if adasum_applies(config.workers_per_trial):  # the probe's one rank cannot show it; the trials' ranks can
         unsupported.pop("boost.adasum", None)
     record_run_info(output, device=f"{report.device_target}: {report.cpu}", left_out=found.slow,
@@ -295,17 +303,72 @@ def _baseline(config: ExperimentConfig, ctx: SpaceContext, base: dict[str, Any],
     return baseline
 
 
-def _judge_baseline(baseline: RunRecord, objective: Objective, log: Callable[[str], None]) -> str | None:
-    """Refuse a failed baseline; say its speed and objective, and whether it had converged (the note)."""
-    if baseline.status == "failed":
-        raise TrialError(f"the O0 baseline failed, nothing to compare against: {baseline.reason}")
-    throughput = baseline.metrics.get("throughput_sps")
-    log(f"baseline: {f'{throughput:.1f} samples/s' if throughput else 'throughput n/a (too few steady steps)'}, "
-        f"{objective.label} {objective.format_value(baseline.metrics['objective_value'])}")
+def _judge_baseline(baseline: RunRecord, objective: Objective, config: ExperimentConfig, steps_per_epoch: int,
+                    log: Callable[[str], None]) -> str | None:
+    """Refuse a baseline nothing can be compared against (:func:`baseline_problem`); say its speed and objective,
+    and whether it had converged (the note)."""
+    problem = baseline_problem(baseline, objective, learning_rate=config.recipe.optimizer.learning_rate,
+                               steps_per_epoch=steps_per_epoch)
+    if problem is not None:
+        raise TrialError(problem)
+    throughput, rse = baseline.metrics["throughput_sps"], baseline.metrics.get("throughput_rse")
+    sure = ", ".join(([f"+-{100 * rse:.1f}% standard error"] if rse else [])
+                     + [f"{baseline.metrics.get('steady_steps')} steady steps"])
+    log(f"baseline: {throughput:.1f} samples/s ({sure}), {objective.label} "
+        f"{objective.format_value(baseline.metrics['objective_value'])}")
     note = _convergence_note(baseline.curve, objective)
     if note:
         log(f"baseline: {note}")
     return note
+
+
+# A finite training loss this many times its first epoch's mean is a divergence, not learning.
+EXPLODED_LOSS_FACTOR = 10.0
+_STEP = re.compile(r"at step (\d+)")
+
+
+def baseline_problem(baseline: RunRecord, objective: Objective, *, learning_rate: float,
+                     steps_per_epoch: int) -> str | None:
+    """Why every comparison against this O0 baseline would be meaningless, in one line that says what happened,
+    where, and what to change; None when it can be compared against.
+
+    A baseline that failed, diverged (a non-finite loss, or a training loss that grew more than
+    ``EXPLODED_LOSS_FACTOR`` times its first epoch's), gave no value of the objective, or no throughput figure.
+    """
+    if baseline.status == "failed":
+        return f"the O0 baseline failed, nothing to compare against: {baseline.reason}"
+    lower = f"{learning_rate / 10:.3g}"
+    fix = (f"it trained at learning rate {learning_rate:g} (base.optimizer.learning_rate; a builder's optimizer "
+           f"factory gets it too): try a lower one, e.g. --set base.optimizer.learning_rate={lower}, or check the "
+           "data and the loss")
+    reason = baseline.reason or ""
+    if reason.startswith("non-finite loss"):
+        step = _STEP.search(reason)
+        where = ""
+        if step:
+            n = int(step.group(1))
+            where = f" (epoch {(n - 1) // max(1, steps_per_epoch) + 1}, step {(n - 1) % max(1, steps_per_epoch) + 1} " \
+                    f"of {steps_per_epoch})"
+        return f"the O0 baseline diverged: {reason}{where}; {fix}"
+    losses = [(int(e["epoch"]), float(e["train_loss"])) for e in baseline.curve
+              if e.get("epoch") is not None and e.get("train_loss") is not None]
+    if losses and losses[0][1] > 0:
+        first = losses[0][1]
+        worst_epoch, worst = max(losses, key=lambda pair: pair[1] if math.isfinite(pair[1]) else math.inf)
+        if not math.isfinite(worst) or worst > EXPLODED_LOSS_FACTOR * first:
+            return (f"the O0 baseline diverged: its training loss rose from {first:.4g} (epoch {losses[0][0]}) to "
+                    f"{worst:.4g} (epoch {worst_epoch}); {fix}")
+    value = baseline.metrics.get("objective_value")
+    if value is None or not math.isfinite(float(value)):
+        return (f"the O0 baseline gave no value of the objective {objective.label} (got {value!r}) after "
+                f"{len(baseline.curve)} epoch(s) ({baseline.status}{f': {reason}' if reason else ''}): the metric "
+                f"{objective.name!r} must return one finite number on the eval set")
+    if not baseline.metrics.get("throughput_sps"):
+        steady = baseline.metrics.get("steady_steps")
+        return (f"the O0 baseline gave no throughput figure ({steady if steady is not None else 'no'} steady steps "
+                f"of {steps_per_epoch} per epoch x {len(baseline.curve)} epoch(s)): speed needs steps after the "
+                "first (compiling) ones; raise base.epochs or the data's batches per epoch")
+    return None
 
 
 def _start(config: ExperimentConfig, output: Path, found: _Found, ctx: SpaceContext, base: dict[str, Any],

@@ -96,7 +96,7 @@ def test_the_search_tells_optuna_the_constraint_and_says_what_it_left_out(tmp_pa
     from boosttune.search.tune import SearchSetup, _outcome, _Progress, _searcher, make_sampler
 
     setup = SearchSetup(base=BASE, ctx=CTX, env={}, workers=1, output=str(tmp_path), presets={},
-                        baseline_objective=0.851, max_drop=1.0, target=None, max_concurrent=1,
+                        baseline_objective=0.851, max_drop=1.0, target=None, max_concurrent=1, baseline_throughput_sps=1000.0,
                         baseline_by_epoch=dict(JUDGE.baseline_by_epoch), lossy_drop=20.0)
     config = parse_experiment({"name": "lossy", "base": BASE, "num_trials": 4})
     storage = optuna.storages.InMemoryStorage()  # the search uses sqlite; the rule reads any storage alike

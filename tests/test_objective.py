@@ -152,7 +152,8 @@ def test_a_diverged_run_scores_as_the_worst_value_not_the_best():
     from boosttune.search.tune import SearchSetup, _scores
 
     setup = SearchSetup(base={}, ctx=None, env={}, workers=1, output="/nowhere", presets={}, baseline_objective=0.4,
-                        max_drop=0.01, target=None, max_concurrent=1, objective=MAE)
+                        max_drop=0.01, target=None, max_concurrent=1, objective=MAE,
+                        baseline_throughput_sps=1000.0)
     diverged = _scores({"throughput_sps": 900.0, "objective_value": None}, setup)
     assert diverged["objective_value"] == MAE.worst and diverged["constrained_score"] < 0
     good = _scores({"throughput_sps": 600.0, "objective_value": 0.405}, setup)

@@ -49,3 +49,25 @@ def test_too_few_steps_for_windows_falls_back_to_the_plain_ratio():
     summary = summarize_steps([1.0] + [0.1] * 25, batch_size=4, warmup_steps=1)
     assert summary.windows == 0
     assert summary.throughput_sps == summary.throughput_mean_sps == pytest.approx(40.0)
+
+
+def test_how_sure_the_figure_is_shrinks_with_more_steady_steps():
+    """Short epochs of a small data set still give a figure, with its standard error; more steps, a smaller one."""
+    rng = __import__("random").Random(0)
+    short = [1.0] + [0.1 * (1 + rng.gauss(0, 0.1)) for _ in range(20)]
+    long = [1.0] + [0.1 * (1 + rng.gauss(0, 0.1)) for _ in range(160)]
+    few, many = summarize_steps(short, 8, 1), summarize_steps(long, 8, 1)
+    assert few.throughput_sps and many.throughput_sps
+    assert 0 < many.throughput_rse < few.throughput_rse < 0.1
+    assert summarize_steps([1.0] + [0.1] * 20, 8, 1).throughput_rse == 0.0  # identical steps: no doubt left
+    assert summarize_steps([1.0, 0.1], 8, 1).throughput_rse is None  # one steady step: no spread to tell
+
+
+def test_a_run_too_short_for_a_speed_figure_is_told_what_to_raise():
+    from boosttune.trial.timing import MIN_STEADY_STEPS, steady_steps_needed
+
+    assert steady_steps_needed(44, 3, 3) is None  # the issue's project: 44 steps x 3 epochs is plenty
+    assert steady_steps_needed(MIN_STEADY_STEPS + 3, 1, 3) is None
+    why = steady_steps_needed(2, 3, 3)  # 6 steps, 3 of them warm-up
+    assert why.startswith("a run of 3 epoch(s) x 2 step(s) leaves 3 steady step(s) after 3 warm-up step(s)")
+    assert f"at least {MIN_STEADY_STEPS}" in why and "--set base.epochs=7" in why and "batch_size" in why

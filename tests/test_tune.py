@@ -218,7 +218,8 @@ def test_multi_objective_scheduler_stops_a_trial_beaten_on_both_objectives(tmp_p
     connect_ray(lambda m: None)
     o0_key = equivalence_key(recipe_from_params(good, ctx, base))
     setup = SearchSetup(base=base, ctx=ctx, env={}, workers=1, output=str(output), presets={o0_key: "O0"},
-                        baseline_objective=0.5, max_drop=1.0, target=None, max_concurrent=1, lossy_drop=20.0)
+                        baseline_objective=0.5, max_drop=1.0, target=None, max_concurrent=1, lossy_drop=20.0,
+                        baseline_throughput_sps=1000.0)
     lines: list[str] = []
     outcome = run_search(config, output, setup=setup, points=[good, bad], resume=False, log=lines.append)
     records = {r.params.get("amp_level"): r for r in outcome.records}
@@ -272,7 +273,7 @@ def test_a_start_point_outside_the_searched_space_trains_but_is_not_told_to_the_
     connect_ray(lambda m: None)
     setup = SearchSetup(base=base, ctx=ctx, env={}, workers=1, output=str(output), presets=keys,
                         baseline_objective=0.5, max_drop=1.0, target=None, max_concurrent=1,
-                        outside=[o1])
+                        baseline_throughput_sps=1000.0, outside=[o1])
     outcome = run_search(config, output, setup=setup, points=[o0], resume=False, log=lambda m: None)
     records = {r.label: r for r in outcome.records}
     assert set(records) == {"O0", "O1-equivalent"}

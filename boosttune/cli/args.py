@@ -43,10 +43,12 @@ def interrupted(prog: str, argv: list[str], output: str | Path | None, marker: s
     return 130
 
 
-def quiet_mindspore() -> None:
+def quiet_mindspore(level: str = "3") -> None:
     """MindSpore's C++ log at errors only (``GLOG_v=3``) unless the user set it: its warnings are not ours to
-    print, and they would bury boosttune's one-line errors. ``GLOG_v=2`` brings them back."""
-    os.environ.setdefault("GLOG_v", "3")
+    print, and they would bury boosttune's one-line errors. ``GLOG_v=2`` brings them back. ``level`` "4": critical
+    only (``boosttune check``, whose every finding is a line of its own: MindSpore's compile-failure dump would
+    bury it)."""
+    os.environ.setdefault("GLOG_v", level)
 
 
 class ArgumentParser(argparse.ArgumentParser):

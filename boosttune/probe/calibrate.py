@@ -191,8 +191,10 @@ def _measure(params: dict[str, Any], base: dict[str, Any], device_target: str,
                 raise TrialError(f"calibration: the O0 run failed: {type(e).__name__}: {' '.join(str(e).split())}"
                                  [:300]) from e
             return None, f"{type(e).__name__}: {' '.join(str(e).split())}"[:200]
+    if result.status == "stopped" and result.reason:  # a diverged run: its few steps say nothing about speed
+        return None, f"stopped: {result.reason}"
     sps = result.metrics.get("throughput_sps")
-    return (float(sps), "") if sps else (None, "too few steady steps")
+    return (float(sps), "") if sps else (None, f"too few steady steps ({result.metrics.get('steady_steps')})")
 
 
 def run_calibration(probe: ProbeReport, *, base: dict[str, Any] | None = None, refresh: bool = False,

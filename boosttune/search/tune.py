@@ -65,8 +65,8 @@ class SearchSetup:
     max_drop: float  # the allowed drop, in the objective's gain units (points for accuracy)
     target: float | None  # the objective's value a trial stops at (time_to_accuracy)
     max_concurrent: int
+    baseline_throughput_sps: float  # every speed-up is a ratio to it
     labels: dict[str, str] = field(default_factory=dict)  # equivalence key -> start point label
-    baseline_throughput_sps: float | None = None  # for the speed-up in Tune's progress table
     outside: list[dict[str, Any]] = field(default_factory=list)  # start points the search cannot draw (slow knobs)
     objective: Objective = ACCURACY
     early_stop_margin: float = 5.0  # the multi-objective scheduler's margin, in the objective's gain units
@@ -75,6 +75,15 @@ class SearchSetup:
     pool: Any = None  # a WarmClient: trials train on the experiment's warm workers; None: a fresh Ray Train run each
     baseline_by_epoch: dict[int, float] = field(default_factory=dict)  # the baseline's objective at each epoch
     lossy_drop: float | None = None  # more than this below O0 at an epoch (gain units) is lossy; None: no such rule
+
+    def __post_init__(self) -> None:
+        # Every trial is scored against the baseline: a missing figure is refused here, by name, not in a trial.
+        for name, value in (("baseline_objective", self.baseline_objective),
+                            ("baseline_throughput_sps", self.baseline_throughput_sps)):
+            if not isinstance(value, (int, float)) or not math.isfinite(value) or (
+                    name == "baseline_throughput_sps" and value <= 0):
+                raise TrialError(f"search: the O0 baseline's {name} is {value!r}; every trial is scored against it, "
+                                 "so the search cannot start (train a baseline that gives both figures)")
 
     @property
     def lossy(self) -> LossyJudge | None:

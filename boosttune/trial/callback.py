@@ -113,6 +113,7 @@ class MetricsCallback(Callback):
             "throughput_sps": steps.throughput_sps,
             "throughput_mean_sps": steps.throughput_mean_sps,
             "throughput_windows": steps.windows,
+            "throughput_rse": steps.throughput_rse,
             "train_s": sum(self.step_durations),
             "peak_rss_mb": peak_rss_mb(),
             "overflow_steps": self.overflow_steps,

@@ -8,7 +8,10 @@ On a shared machine a burst of interference from another process can slow a whol
 steps without any one of them looking like a compile. So the reported throughput is the median
 over fixed windows of consecutive steady steps (each window's samples over its time): one bad
 stretch moves one window, not the run's figure. ``throughput_mean_sps`` keeps the plain ratio of
-all steady samples to all steady time.
+all steady samples to all steady time, and ``throughput_rse`` says how sure the figure is: the standard error of
+the window rates (of the step times with fewer than 3 windows) relative to their mean. Steps are counted across
+epochs, so short epochs of a small data set still give a figure; below ``MIN_STEADY_STEPS`` the preflight refuses
+the run before the baseline (:func:`steady_steps_needed`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
-__all__ = ["COMPILE_SPIKE_FACTOR", "MAX_WINDOWS", "MIN_WINDOW_STEPS", "StepSummary", "summarize_steps"]
+__all__ = ["COMPILE_SPIKE_FACTOR", "MAX_WINDOWS", "MIN_STEADY_STEPS", "MIN_WINDOW_STEPS", "StepSummary",
+           "steady_steps_needed", "summarize_steps"]
 
 # A step this many times slower than the steady median is a graph compile, not training.
 COMPILE_SPIKE_FACTOR = 5.0
@@ -25,6 +29,8 @@ COMPILE_SPIKE_FACTOR = 5.0
 # with fewer than 3 windows the median means nothing and the plain ratio is reported.
 MAX_WINDOWS = 8
 MIN_WINDOW_STEPS = 10
+# Fewer steady steps than this over a whole run give no speed figure worth comparing.
+MIN_STEADY_STEPS = 10
 
 
 @dataclass(frozen=True)
@@ -38,15 +44,33 @@ class StepSummary:
     median_step_s: float | None
     throughput_mean_sps: float | None = None  # all steady samples / all steady time
     windows: int = 0  # windows the median was taken over (0: the plain ratio)
+    throughput_rse: float | None = None  # the figure's standard error relative to it (0.03: about +-3%)
 
 
-def _windowed(steady: Sequence[float], batch_size: int) -> tuple[float | None, int]:
+def _windowed(steady: Sequence[float], batch_size: int) -> tuple[float | None, int, float | None]:
+    """The median window rate, the number of windows, and the rates' relative standard error."""
     count = min(MAX_WINDOWS, len(steady) // MIN_WINDOW_STEPS)
     if count < 3:
-        return None, 0
+        rse = (statistics.stdev(steady) / statistics.fmean(steady) / len(steady) ** 0.5
+               if len(steady) >= 2 and statistics.fmean(steady) > 0 else None)
+        return None, 0, rse
     size = len(steady) // count
     rates = [batch_size * size / sum(steady[i * size:(i + 1) * size]) for i in range(count)]
-    return statistics.median(rates), count
+    return statistics.median(rates), count, statistics.stdev(rates) / statistics.fmean(rates) / count ** 0.5
+
+
+def steady_steps_needed(steps_per_epoch: int, epochs: int, warmup_steps: int) -> str | None:
+    """Why a run of ``epochs`` x ``steps_per_epoch`` steps cannot give a speed figure, naming what to change; None
+    when it can (at least ``MIN_STEADY_STEPS`` steps after the warm-up ones)."""
+    skip = max(1, warmup_steps)
+    steady = steps_per_epoch * epochs - skip
+    if steady >= MIN_STEADY_STEPS:
+        return None
+    epochs_needed = -(-(MIN_STEADY_STEPS + skip) // max(1, steps_per_epoch))
+    return (f"a run of {epochs} epoch(s) x {steps_per_epoch} step(s) leaves {max(0, steady)} steady step(s) after "
+            f"{skip} warm-up step(s); a speed figure needs at least {MIN_STEADY_STEPS}: raise base.epochs to "
+            f"{epochs_needed} (--set base.epochs={epochs_needed}), or give the training data more batches per epoch "
+            "(more samples, or a smaller base.batch_size)")
 
 
 def summarize_steps(durations: Sequence[float], batch_size: int, warmup_steps: int) -> StepSummary:
@@ -65,7 +89,7 @@ def summarize_steps(durations: Sequence[float], batch_size: int, warmup_steps: i
     steady = [d for d in rest if d <= limit]
     steady_s = sum(steady)
     mean_rate = batch_size * len(steady) / steady_s if steady and steady_s > 0 else None
-    windowed, windows = _windowed(steady, batch_size) if mean_rate else (None, 0)
+    windowed, windows, rse = _windowed(steady, batch_size) if mean_rate else (None, 0, None)
     return StepSummary(
         first_step_s=durations[0],
         compile_s=durations[0] + sum(spikes),
@@ -76,4 +100,5 @@ def summarize_steps(durations: Sequence[float], batch_size: int, warmup_steps: i
         median_step_s=median,
         throughput_mean_sps=mean_rate,
         windows=windows,
+        throughput_rse=rse,
     )
