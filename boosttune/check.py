@@ -57,15 +57,11 @@ class CheckReport:
 
 def device_here(device_target: str) -> bool:
     """Whether this machine has the device (Ray's own accelerator detection; no cluster needed)."""
-    if device_target == "CPU":
-        return True
-    try:
-        from ray._private.accelerators import get_accelerator_manager_for_resource
+    from boosttune.execution.ray import ACCELERATOR_RESOURCES, local_resources
 
-        manager = get_accelerator_manager_for_resource("GPU" if device_target == "GPU" else "NPU")
-        return bool(manager and manager.get_current_node_num_accelerators())
-    except Exception:  # Ray cannot tell: treat as absent, the build is then checked on CPU  # noqa: BLE001
-        return False
+    if device_target not in ACCELERATOR_RESOURCES:
+        return True
+    return bool(local_resources().get(ACCELERATOR_RESOURCES[device_target][0]))
 
 
 def check_experiment(config: ExperimentConfig, *, log: Callable[[str], None] = print) -> CheckReport:

@@ -113,3 +113,25 @@ def test_a_diverging_baseline_stops_tune_before_the_search_with_a_lower_learning
     assert "learning rate 1e+08" in errors[0] and "--set base.optimizer.learning_rate=1e+07" in errors[0]
     assert "search: starts from" not in done.stdout
     assert sorted(p.name for p in (output / "trials").iterdir()) == ["baseline.json"]
+
+
+def test_the_device_and_ranks_are_flags_and_a_device_this_machine_lacks_is_refused_before_ray(project, tmp_path):
+    """`--device` / `--workers` set base.device_target / workers_per_trial. With no cluster to join, a device this
+    machine does not have is one line before Ray starts; `check` still builds and steps the project (on CPU)."""
+    from boosttune.check import device_here
+
+    if device_here("GPU"):
+        pytest.skip("this machine has a GPU")
+    done = boosttune(project, "tune", "experiment.yaml", "--device", "GPU", "--output", str(tmp_path / "run"))
+    assert done.returncode == 2, (done.stdout + done.stderr)[-3000:]
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        "boosttune: error: base.device_target: GPU ranks need a GPU, and this machine has none that Ray detects")
+    assert "ray: " not in done.stdout and not (tmp_path / "run").exists()
+    checked = boosttune(project, "check", "experiment.yaml", "--device", "GPU", "--workers", "2")
+    assert checked.returncode == 0, checked.stderr[-3000:]
+    assert checked.stdout.splitlines()[0] == "device: GPU (not on this machine: built and stepped on CPU)"
+    assert "steps: 10 per epoch x 2 epoch(s)" in checked.stdout  # 640 rows over 2 ranks of batch 32
+    clash = boosttune(project, "check", "experiment.yaml", "--device", "GPU", "--set", "base.device_target=CPU")
+    assert clash.returncode == 2
+    assert clash.stderr.strip() == ("boosttune: error: --device GPU and --set base.device_target=CPU disagree; "
+                                    "give one of them")

@@ -212,12 +212,34 @@ def cmd_methods(args: argparse.Namespace) -> int:
     return 0
 
 
+# Flags of tune and check that set a field of the experiment file: flag -> (attribute, field).
+RUN_FLAGS = {"--device": ("device", "base.device_target"), "--workers": ("workers", "workers_per_trial")}
+
+
+def _add_run_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device", choices=["CPU", "GPU", "Ascend"], default=None,
+                        help="the device every trial rank trains on (sets base.device_target; default: the file's, "
+                             "else CPU)")
+    parser.add_argument("--workers", type=int, default=None, metavar="N",
+                        help="data-parallel ranks per trial, one device each (sets workers_per_trial; default: the "
+                             "file's, else 1)")
+
+
 def _experiment(args: argparse.Namespace) -> ExperimentConfig:
-    """The experiment file with its ``--set`` overrides, parsed and validated."""
+    """The experiment file with its ``--set`` overrides and run flags (``--device``, ``--workers``), parsed."""
     document = load_document(args.config)
     if not isinstance(document, dict):
         raise ConfigError(f"{args.config}: expected a mapping of experiment fields, got {type(document).__name__}")
-    return parse_experiment(_apply_overrides(document, args.set or []))
+    assignments = list(args.set or [])
+    for flag, (attribute, name) in RUN_FLAGS.items():
+        value = getattr(args, attribute, None)
+        if value is None:
+            continue
+        clash = [a for a in assignments if a.partition("=")[0] == name and a.partition("=")[2] != str(value)]
+        if clash:
+            raise ConfigError(f"{flag} {value} and --set {clash[0]} disagree; give one of them")
+        assignments.append(f"{name}={value}")
+    return parse_experiment(_apply_overrides(document, assignments))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -355,6 +377,7 @@ def _add_tune(sub) -> None:
     )
     tune_cmd.add_argument("config", help="experiment file (YAML/JSON)")
     tune_cmd.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field, e.g. num_trials=20")
+    _add_run_flags(tune_cmd)
     tune_cmd.add_argument("--output", help="folder for results, report and JSON: new or empty (never written over; "
                                            "--resume continues the run in it) (default runs/<name>-<time>)")
     tune_cmd.add_argument("--resume", action="store_true", help="continue the interrupted experiment in --output")
@@ -374,6 +397,7 @@ def _add_check(sub) -> None:
     )
     check.add_argument("config", help="experiment file (YAML/JSON)")
     check.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field, e.g. base.epochs=3")
+    _add_run_flags(check)
     check.set_defaults(func=cmd_check)
 
 

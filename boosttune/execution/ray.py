@@ -20,7 +20,8 @@ from boosttune.errors import BoosttuneError, ConfigError
 from boosttune.execution.provenance import redact
 
 __all__ = ["ACCELERATOR_RESOURCES", "DRIVER_RESOURCE", "LOCAL_TRAIN_ENV", "check_local_capacity", "check_placeable",
-           "code_runtime_env", "connect_ray", "describe_code", "describe_resources", "local_train_defaults",
+           "code_runtime_env", "connect_ray", "describe_code", "describe_resources", "local_resources",
+           "local_train_defaults",
            "placeable_ranks", "ray_get", "trial_driver_resources", "worker_resources"]
 
 DRIVER_RESOURCE = "TRAIN_DRIVER"  # trial drivers take no CPU: the CPUs go to the Train workers
@@ -183,15 +184,41 @@ def check_placeable(nodes: Iterable[Mapping[str, Any]], per_rank: Mapping[str, f
                       f"{held} such rank(s) ({len(counts)} node(s)); {allowed}")
 
 
-def check_local_capacity(per_rank: dict[str, float], workers: int) -> None:
-    """Before Ray starts: refuse a trial the local instance about to start could never place.
+def local_resources() -> dict[str, float]:
+    """What a local Ray instance started here would hold: this machine's cores, and the accelerators Ray's own
+    detection finds (``ray/_private/accelerators``), as it counts them when it starts."""
+    resources = {"CPU": float(os.cpu_count() or 1)}
+    try:
+        from ray._private.accelerators import get_accelerator_manager_for_resource
+    except ImportError:  # a private API: without it, accelerators are checked once Ray has started
+        return resources
+    for name, _ in ACCELERATOR_RESOURCES.values():
+        try:
+            manager = get_accelerator_manager_for_resource(name)
+            count = manager.get_current_node_num_accelerators() if manager else 0
+        except Exception:  # noqa: BLE001 - a driver or tool missing: none detected, as Ray itself would
+            count = 0
+        if count:
+            resources[name] = float(count)
+    return resources
 
-    Only where that instance is known in advance: no cluster to join, and ranks that ask for CPUs only
-    (Ray counts this machine's cores; accelerators it detects as it starts, and are checked then).
+
+def check_local_capacity(per_rank: dict[str, float], workers: int) -> None:
+    """Before Ray starts: refuse a trial the local instance about to start could never place, a device this
+    machine does not have included.
+
+    Only where that instance is known in advance: no cluster to join (``RAY_ADDRESS``, or one ``ray start`` runs
+    here).
     """
-    if ray.is_initialized() or os.environ.get("RAY_ADDRESS") or set(per_rank) != {"CPU"} or _running_cluster():
+    if ray.is_initialized() or os.environ.get("RAY_ADDRESS") or _running_cluster():
         return
-    check_placeable([{"Alive": True, "Resources": {"CPU": float(os.cpu_count() or 1)}}], per_rank, workers)
+    held = local_resources()
+    for device, (name, _) in ACCELERATOR_RESOURCES.items():
+        if per_rank.get(name) and not held.get(name):
+            raise ConfigError(f"base.device_target: {device} ranks need a {name}, and this machine has none that Ray "
+                              "detects, with no cluster to join (RAY_ADDRESS, or `ray start` here); run where the "
+                              f"device is, join its cluster, or use --device CPU")
+    check_placeable([{"Alive": True, "Resources": held}], per_rank, workers)
 
 
 # --- a task's errors ---------------------------------------------------------------------------------------
