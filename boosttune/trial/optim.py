@@ -9,6 +9,7 @@ from mindspore import nn
 
 from boosttune.config.recipe import LossScaleConfig, OptimizerConfig
 from boosttune.errors import BuilderError, ConfigError
+from boosttune.trial.rebuild import make_rebuildable, recording_constructions
 
 __all__ = ["build_loss_scale_manager", "build_optimizer", "learning_rates", "optimizer_loss_scale"]
 
@@ -41,33 +42,24 @@ def optimizer_loss_scale(config: LossScaleConfig) -> float:
 
 def build_optimizer(config: OptimizerConfig, network: nn.Cell, loss_scale: LossScaleConfig, updates: int,
                     updates_per_epoch: int, batch_size: int, factory=None) -> nn.Optimizer:
-    """The recipe's optimizer, or ``factory(params, learning_rate)``'s (a builder's own) with the recipe's rate."""
-    return _rebuildable(_build_optimizer(config, network, loss_scale, updates, updates_per_epoch, batch_size, factory))
+    """The recipe's optimizer, or ``factory(params, learning_rate)``'s (a builder's own) with the recipe's rate.
 
-
-def _rebuildable(optimizer: nn.Optimizer) -> nn.Optimizer:
-    """``optimizer`` with its registered init arguments as boost rebuilds it from.
-
-    GradientFreeze and LessBN rebuild the optimizer as ``type(opt)(params=..., learning_rate=...,
-    **opt.init_args)``. MindSpore 2.10's ``opt_init_args_register`` records an optimizer's ``**kwargs`` as one
-    argument named ``kwargs``, so ``nn.Adam`` (whose signature ends in ``**kwargs``) was rebuilt with
-    ``kwargs={}`` and raised "For 'Adam', invalid keys are passed as kwargs ... got dict_keys(['kwargs'])".
-    Spreading that dict back into the arguments rebuilds the same optimizer.
+    Either is made rebuildable (:func:`boosttune.trial.rebuild.make_rebuildable`): GradientFreeze and LessBN
+    rebuild it from the arguments it was built with; what still cannot be rebuilt, ``rebuild_problems`` names.
     """
-    args = getattr(optimizer, "init_args", None)
-    if isinstance(args, dict) and isinstance(args.get("kwargs"), dict):
-        optimizer.init_args = {**{k: v for k, v in args.items() if k != "kwargs"}, **args["kwargs"]}
-    return optimizer
-
-
-def _build_optimizer(config: OptimizerConfig, network: nn.Cell, loss_scale: LossScaleConfig, updates: int,
-                     updates_per_epoch: int, batch_size: int, factory=None) -> nn.Optimizer:
     rates = learning_rates(config, max(1, updates), updates_per_epoch)
     lr = rates[0] if config.lr_schedule == "constant" and config.warmup_steps == 0 else rates
     scale = optimizer_loss_scale(loss_scale)
-    params = network.trainable_params()
     if factory is not None:
-        return _from_factory(factory, params, lr, scale)
+        with recording_constructions() as constructions:
+            optimizer = _from_factory(factory, network.trainable_params(), lr, scale)
+        return make_rebuildable(optimizer, constructions)
+    return make_rebuildable(_recipe_optimizer(config, network, rates, lr, scale, updates, batch_size))
+
+
+def _recipe_optimizer(config: OptimizerConfig, network: nn.Cell, rates: list[float], lr, scale: float,
+                      updates: int, batch_size: int) -> nn.Optimizer:
+    params = network.trainable_params()
     if config.name == "momentum":
         return nn.Momentum(params, lr, config.momentum, weight_decay=config.weight_decay, loss_scale=scale)
     if config.name == "sgd":
