@@ -135,3 +135,25 @@ def test_the_device_and_ranks_are_flags_and_a_device_this_machine_lacks_is_refus
     assert clash.returncode == 2
     assert clash.stderr.strip() == ("boosttune: error: --device GPU and --set base.device_target=CPU disagree; "
                                     "give one of them")
+
+
+def test_a_teams_optimizer_is_used_under_boost_left_out_with_mindspores_reason_or_refused(project):
+    """The issue's project passes nn.Adam with two parameter groups: GradientFreeze and LessBN rebuild it (same
+    updates: tests/test_team_optimizer.py). A subclass MindSpore cannot rebuild leaves both out with MindSpore's
+    reason; a factory that ignores the learning rate it is given is one line."""
+    lines = {}
+    for kind in ("adam_groups", "renamed_rate", "fixed_rate"):
+        done = boosttune(project, "check", "experiment.yaml", f"--set=base.model.kwargs.optimizer={kind}")
+        lines[kind] = (done.returncode, done.stdout.splitlines(), done.stderr.strip().splitlines())
+    code, out, _ = lines["adam_groups"]
+    assert code == 0 and "grad_freeze" in next(x for x in out if x.startswith("searched: "))
+    assert not any(x.startswith(("left out: grad_freeze", "left out: less_bn:")) for x in out)
+    code, out, _ = lines["renamed_rate"]
+    searched = next(x for x in out if x.startswith("searched: "))
+    assert code == 0 and "grad_freeze" not in searched and "less_bn" not in searched and "amp" in searched
+    for part in ("grad_freeze", "less_bn"):
+        why = next(x for x in out if x.startswith(f"left out: {part}: "))
+        assert "TeamMomentum" in why and "unexpected keyword argument 'learning_rate'" in why, why
+    code, _, err = lines["fixed_rate"]
+    assert code == 2 and err[-1].startswith("boosttune: error: optimizer: the builder's factory ignores the learning "
+                                            "rate it is given")

@@ -11,7 +11,8 @@ from boosttune.config.recipe import LossScaleConfig, OptimizerConfig
 from boosttune.errors import BuilderError, ConfigError
 from boosttune.trial.rebuild import make_rebuildable, recording_constructions
 
-__all__ = ["build_loss_scale_manager", "build_optimizer", "learning_rates", "optimizer_loss_scale"]
+__all__ = ["build_loss_scale_manager", "build_optimizer", "check_factory_takes_learning_rate", "learning_rates",
+           "optimizer_loss_scale"]
 
 
 def learning_rates(config: OptimizerConfig, updates: int, updates_per_epoch: int) -> list[float]:
@@ -96,6 +97,28 @@ def _from_factory(factory, params, lr, scale: float) -> nn.Optimizer:
         raise ConfigError(f"loss_scale.loss_scale: {scale} needs the optimizer to divide it back out, and the "
                           "builder's optimizer has loss_scale 1; allowed with a builder's optimizer: kind none")
     return optimizer
+
+
+def check_factory_takes_learning_rate(factory, network: nn.Cell) -> None:
+    """Refuse a builder's optimizer factory that ignores the learning rate it is given (the recipe's rate and
+    schedule would not apply, and the exported recipe would not say what trained): two rates in, the same rates
+    out. A factory that derives group rates from the one given passes; a rate schedule cell cannot be told apart
+    and passes too."""
+    params = network.trainable_params()
+    built = [_learning_rates_of(_from_factory(factory, params, rate, 1.0)) for rate in (0.01, 0.02)]
+    if built[0] is not None and built[0] == built[1]:
+        raise BuilderError(f"optimizer: the builder's factory ignores the learning rate it is given (factory(params, "
+                           f"0.01) and factory(params, 0.02) both built rates {built[0]}), so base.optimizer's rate and "
+                           "schedule would not apply; pass it on, e.g. nn.Adam(params, learning_rate=learning_rate)")
+
+
+def _learning_rates_of(optimizer: nn.Optimizer) -> list | None:
+    """The optimizer's learning rate(s) as numbers (one per group with group rates), or None for a schedule cell."""
+    rates = optimizer.learning_rate
+    values = rates if isinstance(rates, (list, tuple, ms.ParameterTuple)) else [rates]
+    if not all(isinstance(v, (ms.Parameter, ms.Tensor)) for v in values):
+        return None
+    return [[round(float(x), 9) for x in v.asnumpy().ravel()] for v in values]
 
 
 def build_loss_scale_manager(config: LossScaleConfig, network: nn.Cell, boosted: bool):

@@ -94,7 +94,8 @@ def preflight(recipe: Any, workers: int, work_dir: str) -> dict[str, Any]:
     different numbers of batches are refused here, in one line, not in the baseline.
 
     Returns the facts the search space needs: ``total_steps`` (per rank), ``param_count``, the ``objective`` and
-    its direction and units (:class:`boosttune.objective.Objective` as a dict).
+    its direction and units (:class:`boosttune.objective.Objective` as a dict), and ``left_out``: knob -> why a
+    team's optimizer cannot be used under it (:func:`boosttune.trial.rebuild.rebuild_problems`).
     """
     import mindspore as ms
 
@@ -121,6 +122,14 @@ def preflight(recipe: Any, workers: int, work_dir: str) -> dict[str, Any]:
         dataset_batches(first.final_eval, "final_eval", entry.entry)
     optimizer = build_optimizer(recipe.optimizer, first.network, recipe.loss_scale, 1, 1, recipe.batch_size,
                                 factory=first.optimizer)
+    left_out = {}
+    if first.optimizer is not None:  # the team's own: it must take the recipe's rate, and survive boost's rebuild
+        from boosttune.trial.optim import check_factory_takes_learning_rate
+        from boosttune.trial.rebuild import rebuild_problems
+
+        check_factory_takes_learning_rate(first.optimizer, first.network)
+        left_out = rebuild_problems(optimizer, first.network)
+        left_out["optimizer.thor"] = "the builder's own optimizer factory is used: THOR would replace it"
     extra = {"eval_network": first.eval_network} if first.eval_network is not None else {}
     if first.eval_indexes is not None:
         extra["eval_indexes"] = list(first.eval_indexes)
@@ -143,7 +152,7 @@ def preflight(recipe: Any, workers: int, work_dir: str) -> dict[str, Any]:
                            f"({type(value).__name__}); choose a metric that returns one value") from None
     steps = batches[0] if recipe.steps_per_epoch is None else min(batches[0], recipe.steps_per_epoch)
     return {"total_steps": steps * recipe.epochs, "param_count": len(first.network.trainable_params()),
-            "objective": objective_of(first).to_dict(), "metrics": sorted(first.metrics)}
+            "objective": objective_of(first).to_dict(), "metrics": sorted(first.metrics), "left_out": left_out}
 
 
 def objective_of(parts: Any) -> Objective:

@@ -24,10 +24,31 @@ def _data(rows, seed, ctx, shard=True):
     return data.batch(ctx.batch_size, drop_remainder=True)
 
 
+class TeamMomentum(nn.Momentum):
+    """A team's optimizer with its own signature (its rate is called ``lr``)."""
+
+    def __init__(self, params, lr, momentum=0.9):
+        super().__init__(params, learning_rate=lr, momentum=momentum)
+
+
+def _groups(params):
+    """Weight decay on weights, none on BatchNorm and biases."""
+    return [{"params": [p for p in params if p.name.endswith("weight")], "weight_decay": 1e-4},
+            {"params": [p for p in params if not p.name.endswith("weight")], "weight_decay": 0.0}]
+
+
+OPTIMIZERS = {  # kwargs.optimizer -> the team's factory (params, learning_rate) -> nn.Optimizer
+    "adam_groups": lambda params, lr: nn.Adam(_groups(params), learning_rate=lr),
+    "adamw_groups": lambda params, lr: nn.AdamWeightDecay(_groups(params), learning_rate=lr),
+    "fixed_rate": lambda params, lr: nn.Adam(params, learning_rate=0.001),
+    "renamed_rate": lambda params, lr: TeamMomentum(params, lr),
+}
+
+
 def build(ctx):
     k = ctx.kwargs
     return TrialParts(network=Net(k.get("classes", 2)),
                       loss_fn=(nn.MSELoss() if k.get("loss") == "mse"
                                else nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")),
                       train=_data(k.get("rows", 640), 0, ctx), eval=_data(k.get("eval_rows", 256), 1, ctx, False),
-                      metrics={"acc": nn.Accuracy()}, objective="acc")
+                      metrics={"acc": nn.Accuracy()}, objective="acc", optimizer=OPTIMIZERS.get(k.get("optimizer")))
