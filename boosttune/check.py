@@ -42,6 +42,7 @@ class CheckReport:
     searched: list[str] = field(default_factory=list)
     left_out: dict[str, str] = field(default_factory=dict)  # knob -> why the search does not draw it
     notes: list[str] = field(default_factory=list)
+    facts: dict = field(default_factory=dict)  # the preflight's facts (boosttune.trial.parts.preflight)
 
     def lines(self) -> list[str]:
         lines = [f"device: {self.device_target}" + ("" if self.built_on == self.device_target else
@@ -110,7 +111,7 @@ def check_experiment(config: ExperimentConfig, *, log: Callable[[str], None] = p
                      "(prune_slow)")
     return CheckReport(device_target=device, built_on=built_on, objective=Objective.of(facts["objective"]),
                        steps_per_epoch=steps_per_epoch, epochs=recipe.epochs, param_count=facts["param_count"],
-                       searched=searched, left_out=left_out, notes=notes)
+                       searched=searched, left_out=left_out, notes=notes, facts=facts)
 
 
 def _project_on_path(config: ExperimentConfig) -> None:

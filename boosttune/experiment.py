@@ -21,7 +21,7 @@ import pandas as pd
 import ray
 
 from boosttune.algorithms.adasum import adasum_applies
-from boosttune.check import check_experiment
+from boosttune.check import CheckReport, check_experiment
 from boosttune.config.experiment import (
     CONFIRM_SCREEN,
     EARLY_STOP_MARGIN,
@@ -124,7 +124,7 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
     record_run_info(output, resumed=resume, model=config.recipe.entry.entry,
                     shipped=describe_code(code) if code else None)
     with _driver_in(output):  # the driver's own folder: its start folder may vanish (a Ray job's working_dir)
-        return _run_experiment(config, output, storage, resume=resume, log=log, code=code)
+        return _run_experiment(config, output, storage, resume=resume, log=log, code=code, checked=checked)
 
 
 def _output_folder(output: str | Path) -> Path:
@@ -166,12 +166,13 @@ def _driver_in(folder: Path) -> Iterator[None]:
 
 
 def _run_experiment(config: ExperimentConfig, output: Path, storage: str | None, *, resume: bool,
-                    log: Callable[[str], None], code: dict[str, Any] | None = None) -> ExperimentResult:
+                    log: Callable[[str], None], code: dict[str, Any] | None = None,
+                    checked: CheckReport | None = None) -> ExperimentResult:
     times: dict[str, float] = {}
     base = config.recipe.to_dict()
     per_rank = worker_resources(config.recipe.device_target)
     with _stage("probe", times, log):
-        found = _probe(config, output, base, per_rank, code, log)
+        found = _probe(config, output, base, per_rank, code, log, checked)
     ctx = _space_context(config, output, found, log)
     with _warm_pool(config, found, output, storage, log) as pool:
         client = pool.client() if pool is not None else None
@@ -243,8 +244,9 @@ class _Found:
 
 
 def _probe(config: ExperimentConfig, output: Path, base: dict[str, Any], per_rank: dict[str, float],
-           code: dict[str, Any] | None, log: Callable[[str], None]) -> _Found:
-    """Connect to Ray, probe (and calibrate) a node that holds a trial rank, and build the model there once."""
+           code: dict[str, Any] | None, log: Callable[[str], None], checked: CheckReport | None = None) -> _Found:
+    """Connect to Ray, probe (and calibrate) a node that holds a trial rank, and build the model there once (on a
+    local instance, the trials' node is this machine: the preflight's build in this process stands for it)."""
     where = connect_ray(log, runtime_env=code)
     if where.startswith("a local"):  # a local instance never grows: a trial it cannot hold would wait forever
         check_placeable(ray.nodes(), per_rank, config.workers_per_trial)
@@ -253,11 +255,16 @@ def _probe(config: ExperimentConfig, output: Path, base: dict[str, Any], per_ran
     _check_device(placed.report, config, placed.hostname)
     env = dict(placed.report.runtime_env)
     slow = slow_knobs(placed.speed, config.search) if config.prune_slow else {}
-    facts = facts_on_worker(config.recipe.device_target, base, config.workers_per_trial, env, str(output / "work"),
-                            accelerator_type=config.accelerator_type)
+    if where.startswith("a local") and checked is not None and checked.built_on == config.recipe.device_target:
+        facts = checked.facts
+        log(f"model: {config.recipe.entry.entry} built here as {config.workers_per_trial} rank(s), one step trained "
+            f"and one batch evaluated (the check); objective {Objective.of(facts['objective']).describe()}")
+    else:
+        facts = facts_on_worker(config.recipe.device_target, base, config.workers_per_trial, env,
+                                str(output / "work"), accelerator_type=config.accelerator_type)
+        log(f"model: {config.recipe.entry.entry} built on a worker as {config.workers_per_trial} rank(s), one step "
+            f"trained and one batch evaluated; objective {Objective.of(facts['objective']).describe()}")
     objective = Objective.of(facts["objective"])
-    log(f"model: {config.recipe.entry.entry} built on a worker as {config.workers_per_trial} rank(s), one step "
-        f"trained and one batch evaluated; objective {objective.describe()}")
     return _Found(placed=placed, env=env, slow=slow, facts=facts, objective=objective)
 
 
