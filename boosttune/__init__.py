@@ -4,10 +4,12 @@ from boosttune.builder import TrialContext, TrialParts
 from boosttune.config import BoostConfig, EffectiveBoost, load_document, parse_boost_config
 from boosttune.config.recipe import TrialRecipe, parse_recipe
 from boosttune.errors import BoosttuneError, BuilderError, ConfigError, DataError, TrialError, UnsupportedError
+from boosttune.evaluation.apply import BestRecipe, load_best_recipe
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BestRecipe",
     "BoostConfig",
     "BoosttuneError",
     "BuilderError",
@@ -20,6 +22,7 @@ __all__ = [
     "TrialRecipe",
     "UnsupportedError",
     "__version__",
+    "load_best_recipe",
     "load_document",
     "parse_boost_config",
     "parse_recipe",
