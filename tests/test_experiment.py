@@ -4,8 +4,10 @@ experiment before anything is searched, in one line that says what happened, whe
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
+from team_project import boosttune, make_project
 
 from boosttune.execution.runs import RunRecord
 from boosttune.experiment import baseline_problem
@@ -65,3 +67,49 @@ def test_the_search_refuses_a_missing_baseline_figure_by_name_never_a_traceback_
     with pytest.raises(TrialError, match=f"search: the O0 baseline's {field} is {value!r}; every trial is scored"):
         SearchSetup(base={}, ctx=None, env={}, workers=1, output="/nowhere", presets={}, max_drop=1.0, target=None,
                     max_concurrent=1, **figures)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    return make_project(tmp_path_factory.mktemp("team"))
+
+
+@pytest.mark.slow
+def test_a_diverging_baseline_stops_tune_before_the_search_with_a_lower_learning_rate(project, tmp_path):
+    """The issue's project: its baseline's loss went non-finite at step 3; the experiment went on to fail every
+    trial. Now: one line naming the step, the learning rate and a lower one, exit 2, no search trial."""
+    output = tmp_path / "run"
+    done = boosttune(project, "tune", "experiment.yaml", "--set", "base.optimizer.learning_rate=1e8",
+                     "--output", str(output), timeout=400)
+    assert done.returncode == 2, (done.stdout + done.stderr)[-4000:]
+    errors = [line for line in done.stderr.splitlines() if line.startswith("boosttune: error: ")]
+    assert len(errors) == 1, done.stderr[-3000:]
+    assert errors[0].startswith("boosttune: error: the O0 baseline diverged: non-finite loss")
+    assert "(epoch 1, step" in errors[0] and "of 20)" in errors[0]
+    assert "learning rate 1e+08" in errors[0] and "--set base.optimizer.learning_rate=1e+07" in errors[0]
+    assert "search: starts from" not in done.stdout
+    assert sorted(p.name for p in (output / "trials").iterdir()) == ["baseline.json"]
+
+
+@pytest.mark.slow
+def test_the_issues_project_once_fixed_is_searched_confirmed_and_exported_with_no_failed_trial(project, tmp_path):
+    """BatchNorm, the team's nn.Adam with two parameter groups, GradientFreeze and LessBN in the search (they
+    rebuild the optimizer): every trial trains, the confirm stage runs, the recipe is exported."""
+    import json
+
+    import pandas as pd
+
+    output = tmp_path / "run"
+    done = boosttune(project, "tune", "experiment.yaml", "--set", "base.model.kwargs.optimizer=adam_groups",
+                     "--set", "base.epochs=3", "--set", "search=[grad_freeze, less_bn]", "--set", "num_trials=3",
+                     "--set", "confirm_seeds=2", "--set", "confirm_candidates=1", "--set", "confirm_screen=1000",
+                     "--output", str(output), timeout=500)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    table = pd.read_csv(output / "results.csv")
+    assert (table["status"] != "failed").all(), table[["trial_id", "status"]].to_string()
+    boosted = table[table["boost_config_dict_json"].fillna("").str.contains('"grad_freeze": ?true|"less_bn": ?true', regex=True)]
+    assert len(boosted) >= 1, table["boost_config_dict_json"].tolist()  # the knobs that rebuild the optimizer trained
+    confirm = pd.read_csv(output / "confirm.csv")
+    assert len(confirm) >= 2 and (confirm["status"] != "failed").all()
+    recipe = json.loads((output / "best_recipe.json").read_text())
+    assert recipe["boost_level"] in ("O0", "O1", "O2")
