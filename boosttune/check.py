@@ -25,6 +25,10 @@ from boosttune.builtin.data import check_data
 from boosttune.config.experiment import ExperimentConfig
 from boosttune.errors import ConfigError, UnsupportedError
 from boosttune.objective import Objective
+from boosttune.probe import load_cached, run_probe
+from boosttune.runtime import apply_runtime_env
+from boosttune.trial.parts import preflight  # MindSpore is imported inside, after the runtime env is applied
+from boosttune.trial.timing import steady_steps_needed
 
 __all__ = ["CheckReport", "check_experiment", "device_here", "search_plan"]
 
@@ -71,8 +75,6 @@ def check_experiment(config: ExperimentConfig, *, log: Callable[[str], None] = p
     Raises:
         ConfigError, BuilderError, DataError, UnsupportedError: one line naming what is wrong and what to change.
     """
-    from boosttune.probe import load_cached, run_probe
-    from boosttune.runtime import apply_runtime_env
 
     recipe = config.recipe
     device = recipe.device_target
@@ -90,14 +92,10 @@ def check_experiment(config: ExperimentConfig, *, log: Callable[[str], None] = p
     if here and not report.supports(knob):
         raise UnsupportedError(f"base.device_target: MindSpore cannot train {recipe.optimizer.name!r} on {device}: "
                                f"{report.capabilities[knob].reason}")
-    from boosttune.trial.parts import preflight  # deferred: imports MindSpore
-
     checked = recipe if here else recipe.model_copy(update={"device_target": "CPU"})
     with tempfile.TemporaryDirectory(prefix="boosttune_check_") as work_dir:
         facts = preflight(checked, config.workers_per_trial, work_dir)
     steps_per_epoch = max(1, facts["total_steps"] // max(1, recipe.epochs))
-    from boosttune.trial.timing import steady_steps_needed
-
     if (why := steady_steps_needed(steps_per_epoch, recipe.epochs, recipe.warmup_steps)) is not None:
         raise ConfigError(f"base.epochs: {why}")
     unsupported = {c.knob: c.reason for c in report.unsupported()} if here else {}

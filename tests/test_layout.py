@@ -33,7 +33,7 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("search", ("boosttune.search",)),
     ("evaluation", ("boosttune.evaluation",)),
     ("report", ("boosttune.report",)),
-    ("compose", ("boosttune.experiment", "boosttune.bench")),
+    ("compose", ("boosttune.check", "boosttune.experiment", "boosttune.bench")),
     ("cli", ("boosttune.cli",)),
 )
 # The public surface (``boosttune/__init__.py``) re-exports from several stages, ``run_trial`` lazily (every

@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from boosttune.builtin.data import check_data
+from boosttune.check import check_experiment
 from boosttune.cli.args import (
     ArgumentParser,
     FieldsFormatter,
@@ -243,8 +244,6 @@ def _experiment(args: argparse.Namespace) -> ExperimentConfig:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from boosttune.check import check_experiment
-
     config = _experiment(args)
     report = check_experiment(config, log=lambda m: print(m, file=sys.stderr, flush=True))
     print("\n".join(report.lines()))
