@@ -30,6 +30,7 @@ from boosttune.config.experiment import (
     RECOMMENDED_SEEDS,
     ExperimentConfig,
 )
+from boosttune.config.recipe import diverged_hint
 from boosttune.errors import ConfigError, TrialError, UnsupportedError
 from boosttune.evaluation.confirm import (
     Candidate,
@@ -344,10 +345,7 @@ def baseline_problem(baseline: RunRecord, objective: Objective, *, learning_rate
     """
     if baseline.status == "failed":
         return f"the O0 baseline failed, nothing to compare against: {baseline.reason}"
-    lower = f"{learning_rate / 10:.3g}"
-    fix = (f"it trained at learning rate {learning_rate:g} (base.optimizer.learning_rate; a builder's optimizer "
-           f"factory gets it too): try a lower one, e.g. --set base.optimizer.learning_rate={lower}, or check the "
-           "data and the loss")
+    fix = diverged_hint(learning_rate)
     reason = baseline.reason or ""
     if reason.startswith("non-finite loss"):
         step = _STEP.search(reason)

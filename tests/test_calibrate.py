@@ -164,3 +164,23 @@ def test_the_gp_sampler_models_the_search_space_after_its_start_up():
         lr = trial.params["optimizer.learning_rate"]
         study.tell(trial, [lr, 1.0 - abs(lr - 0.1)])
     assert len(study.get_trials(states=(optuna.trial.TrialState.COMPLETE,))) == 6
+
+
+def test_a_diverging_o0_run_stops_the_calibration_with_the_rate_to_lower(probe_report, tmp_path, monkeypatch):
+    """The issue's project: its O0 run's loss went non-finite at step 3, and the calibration said "too few steady
+    steps" and went on. Now it stops there, before the baseline, naming the step, the rate and a lower one."""
+    from boosttune.errors import TrialError
+    from boosttune.probe import calibrate
+
+    from team_project import make_project
+
+    monkeypatch.syspath_prepend(str(make_project(tmp_path)))
+    monkeypatch.setenv("BOOSTTUNE_CACHE_DIR", str(tmp_path / "cache"))
+    base = {"model": {"entry": "team_model:build"}, "batch_size": 32,
+            "optimizer": {"name": "momentum", "learning_rate": 1e8}}
+    with pytest.raises(TrialError) as error:
+        calibrate.run_calibration(probe_report, base=base, log=lambda m: None)
+    message = str(error.value)
+    assert message.startswith("calibration: the O0 run of the base recipe diverged: non-finite loss"), message
+    assert "at step " in message and "--set base.optimizer.learning_rate=1e+07" in message
+    assert not list((tmp_path / "cache").rglob("speed-*.json"))  # nothing cached from a diverged run

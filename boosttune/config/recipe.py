@@ -18,6 +18,7 @@ from boosttune.errors import ConfigError
 
 __all__ = [
     "DATASETS",
+    "diverged_hint",
     "MODELS",
     "DataConfig",
     "LossScaleConfig",
@@ -237,3 +238,10 @@ def _check_combinations(recipe: TrialRecipe, boost: BoostConfig) -> None:
         raise ConfigError("optimizer.name: 'thor' is invalid with boost_level O1/O2; THOR runs with boost_level O0")
     if recipe.optimizer.name == "thor" and kind != "none":
         raise ConfigError(f"loss_scale.kind: {kind!r} is invalid with THOR; allowed: 'none'")
+
+
+def diverged_hint(learning_rate: float) -> str:
+    """What to change after a run of the base recipe diverged at ``learning_rate``: one clause, for an error line."""
+    return (f"it trained at learning rate {learning_rate:g} (base.optimizer.learning_rate; a builder's optimizer "
+            f"factory gets it too): try a lower one, e.g. --set base.optimizer.learning_rate={learning_rate / 10:.3g}, "
+            "or check the data and the loss")

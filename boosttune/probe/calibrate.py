@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from boosttune import algorithms
+from boosttune.config.recipe import OptimizerConfig, diverged_hint
 from boosttune.errors import BoosttuneError, TrialError
 from boosttune.files import write_json
 from boosttune.probe.report import ProbeReport, cache_dir, cpu_name, node_type
@@ -174,10 +175,16 @@ def _cache_path(device_target: str, mindspore_version: str, boosttune_version: s
     return cache_dir() / f"speed-{device_target.lower()}-ms{mindspore_version}-{digest}.json"
 
 
+def _base_rate(base: dict[str, Any]) -> float:
+    """The base recipe's learning rate (the recipe model's default when it names none)."""
+    return float((base.get("optimizer") or {}).get("learning_rate", OptimizerConfig().learning_rate))
+
+
 def _measure(params: dict[str, Any], base: dict[str, Any], device_target: str,
              strict: bool = False) -> tuple[float | None, str]:
     """Throughput of one short run in this process, or (None, why it failed); ``strict``: a failure raises."""
-    ctx = SpaceContext(total_steps=STEPS * base.get("epochs", 1), param_count=1000)
+    ctx = SpaceContext(total_steps=STEPS * base.get("epochs", 1), param_count=1000,
+                       base_learning_rate=_base_rate(base))
     recipe = recipe_from_params(params, ctx, {**base, "device_target": device_target})
     with tempfile.TemporaryDirectory(prefix="boosttune_speed_") as tmp:
         try:
@@ -192,6 +199,9 @@ def _measure(params: dict[str, Any], base: dict[str, Any], device_target: str,
                                  [:300]) from e
             return None, f"{type(e).__name__}: {' '.join(str(e).split())}"[:200]
     if result.status == "stopped" and result.reason:  # a diverged run: its few steps say nothing about speed
+        if strict:
+            raise TrialError(f"calibration: the O0 run of the base recipe diverged: {result.reason}; "
+                             f"{diverged_hint(recipe.optimizer.learning_rate)}")
         return None, f"stopped: {result.reason}"
     sps = result.metrics.get("throughput_sps")
     return (float(sps), "") if sps else (None, f"too few steady steps ({result.metrics.get('steady_steps')})")
@@ -222,7 +232,9 @@ def run_calibration(probe: ProbeReport, *, base: dict[str, Any] | None = None, r
         knobs = [k for k in knobs if k in cached.unclear]
         log(f"calibration: cached result from {cached.created}; measuring again what was unclear then: "
             f"{', '.join(knobs)}")
-    o0 = preset_params("O0", SpaceContext(total_steps=1, param_count=1000), recipe)
+    # At the base recipe's learning rate: the space's O0 takes its rate from the context.
+    o0 = preset_params("O0", SpaceContext(total_steps=1, param_count=1000, base_learning_rate=_base_rate(recipe)),
+                       recipe)
     log(f"calibration: timing {len(knobs)} knobs on {probe.device_target} for {measured_on}, each between two O0 "
         f"runs ({STEPS} steps an epoch)")
     start = time.perf_counter()
