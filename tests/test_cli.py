@@ -39,6 +39,8 @@ def test_validate_yaml_with_level_flag(tmp_path, capsys):
     ('{"grad_freeze": {"param_groups": 2.5}}', "grad_freeze.param_groups: 2.5"),
     ('{"boost_level": "O4"}', "boost_level"),
     ('{"boost": {', "invalid JSON"),
+    ('{"name": "x", "base": {"model": "lenet5"}}', "an experiment file (it has base:); validate reads a "
+                                                  "boost_config_dict. Check an experiment with: boosttune check"),
 ])
 def test_validate_bad_input_is_one_line(tmp_path, capsys, text, fragment):
     path = _write(tmp_path, "bad.json", text)

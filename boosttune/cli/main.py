@@ -62,6 +62,9 @@ def _apply_overrides(document: dict[str, Any], assignments: list[str]) -> dict[s
 
 def cmd_validate(args: argparse.Namespace) -> int:
     document = load_document(args.file)
+    if isinstance(document, dict) and "base" in document:  # an experiment file: its own check builds the model too
+        raise ConfigError(f"{args.file}: an experiment file (it has base:); validate reads a boost_config_dict. "
+                          f"Check an experiment with: boosttune check {args.file}")
     boost_dict, level = split_boost_document(document, args.level)
     config = parse_boost_config(boost_dict, level)
     bare = level == "O0" and args.level is None and isinstance(boost_dict, dict) and bool(boost_dict)
