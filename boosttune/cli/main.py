@@ -220,7 +220,10 @@ def cmd_methods(args: argparse.Namespace) -> int:
 RUN_FLAGS = {"--device": ("device", "base.device_target"), "--workers": ("workers", "workers_per_trial")}
 
 
-def _add_run_flags(parser: argparse.ArgumentParser) -> None:
+def _add_experiment_arguments(parser: argparse.ArgumentParser, example: str) -> None:
+    """The experiment file, its --set overrides and the run flags: what tune and check both read."""
+    parser.add_argument("config", help="experiment file (YAML/JSON)")
+    parser.add_argument("--set", action="append", metavar="KEY=VALUE", help=f"override a field, e.g. {example}")
     parser.add_argument("--device", choices=["CPU", "GPU", "Ascend"], default=None,
                         help="the device every trial rank trains on (sets base.device_target; default: the file's, "
                              "else CPU)")
@@ -377,9 +380,7 @@ def _add_tune(sub) -> None:
                     "search or prune_slow is false. Joins the Ray cluster in RAY_ADDRESS (or the one `ray start` "
                     "runs on this machine), else starts a local one.",
     )
-    tune_cmd.add_argument("config", help="experiment file (YAML/JSON)")
-    tune_cmd.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field, e.g. num_trials=20")
-    _add_run_flags(tune_cmd)
+    _add_experiment_arguments(tune_cmd, "num_trials=20")
     tune_cmd.add_argument("--output", help="folder for results, report and JSON: new or empty (never written over; "
                                            "--resume continues the run in it) (default runs/<name>-<time>)")
     tune_cmd.add_argument("--resume", action="store_true", help="continue the interrupted experiment in --output")
@@ -397,9 +398,7 @@ def _add_check(sub) -> None:
                     "cached capability probe. Prints the device, the objective and its direction, the steps per "
                     "epoch, what would be searched and what is left out and why. Exit 0, or 2 with a one-line error.",
     )
-    check.add_argument("config", help="experiment file (YAML/JSON)")
-    check.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field, e.g. base.epochs=3")
-    _add_run_flags(check)
+    _add_experiment_arguments(check, "base.epochs=3")
     check.set_defaults(func=cmd_check)
 
 
