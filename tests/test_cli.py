@@ -86,6 +86,7 @@ def test_trial_command_end_to_end(tmp_path):
     assert result["observed_boost"]["less_bn"] and result["observed_boost"]["grad_freeze"]
     assert result["environment"]["runtime_env"]["ONEDNN_MAX_CPU_ISA"] in ("default", "AVX512_CORE", "AVX2")
     assert result["metrics"]["throughput_sps"] > 0
+    assert "% standard error" in done.stdout and result["metrics"]["throughput_rse"] > 0  # how sure the figure is
 
 
 def test_help_lists_the_commands(capsys):

@@ -137,7 +137,8 @@ def cmd_trial(args: argparse.Namespace) -> int:
     result = run_trial(recipe, work_dir=args.work_dir, log=log)
     m = result.metrics
     print(f"status: {result.status}" + (f" ({result.reason})" if result.reason else ""))
-    print(f"throughput: {m['throughput_sps']:.1f} samples/s over {m['steady_steps']} steady steps"
+    sure = f", +-{100 * m['throughput_rse']:.1f}% standard error" if m.get("throughput_rse") else ""
+    print(f"throughput: {m['throughput_sps']:.1f} samples/s over {m['steady_steps']} steady steps{sure}"
           if m["throughput_sps"] else "throughput: n/a (too few steps)")
     print(f"compile: {m['compile_s']:.2f} s ({m['compile_steps']} graph(s)); val_{m['objective']}: {m['objective_value']}; "
           f"val_loss: {m['val_loss']}; peak RSS: {m['peak_rss_mb']:.0f} MB")
