@@ -9,6 +9,7 @@ from mindspore import nn
 
 from boosttune.config.recipe import LossScaleConfig, OptimizerConfig
 from boosttune.errors import BuilderError, ConfigError
+from boosttune.trial.parts import user_error
 from boosttune.trial.rebuild import make_rebuildable, recording_constructions
 
 __all__ = ["build_loss_scale_manager", "build_optimizer", "check_factory_takes_learning_rate", "learning_rates",
@@ -87,9 +88,8 @@ def _from_factory(factory, params, lr, scale: float) -> nn.Optimizer:
     try:
         optimizer = factory(params, lr)
     except Exception as e:
-        raise BuilderError(f"optimizer: the builder's factory raised {type(e).__name__}: {' '.join(str(e).split())} "
-                           "(it is called as factory(params, learning_rate), learning_rate a float or a per-step "
-                           "list)") from e
+        raise BuilderError(f"optimizer: the builder's factory raised {user_error(e)} (it is called as factory(params, "
+                           "learning_rate), learning_rate a float or a per-step list)") from e
     if not isinstance(optimizer, nn.Optimizer):
         raise BuilderError(f"optimizer: the builder's factory returned a {type(optimizer).__name__}; expected a "
                            "mindspore.nn.Optimizer")

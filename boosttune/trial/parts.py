@@ -25,7 +25,7 @@ def build_parts(entry: str, ctx: TrialContext,
     except BoosttuneError:
         raise
     except Exception as e:  # the user's code failed: one line, with where
-        raise BuilderError(f"model.entry {entry!r}: the builder raised {_where(e)}") from e
+        raise BuilderError(f"model.entry {entry!r}: the builder raised {user_error(e)}") from e
     check_parts(parts, entry)
     return parts
 
@@ -76,12 +76,14 @@ def dataset_batches(dataset: Any, name: str, entry: str) -> int:
     return batches
 
 
-def _where(error: BaseException) -> str:
-    """``ValueError: bad shape (in my_model.py:42, build)``: the user's last frame, not ours."""
+def user_error(error: BaseException) -> str:
+    """``ValueError: bad shape (at my_model.py:42, in build)``: the user's last frame, not ours, and MindSpore's
+    first line, not its C++ call stack."""
     import traceback
 
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if "/boosttune/" not in f.filename]
-    message = " ".join(str(error).split())
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if "/boosttune/" not in f.filename
+              and "site-packages" not in f.filename]
+    message = " ".join(first_line(error).split(": ", 1)[-1].split()) if str(error).strip() else ""
     text = f"{type(error).__name__}: {message}" if message else type(error).__name__
     if frames:
         text += f" (at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}, in {frames[-1].name})"
