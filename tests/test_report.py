@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from test_results import RAY_VERSION, sample_records
 
+from boosttune.config.boost import parse_boost_config
 from boosttune.errors import ConfigError, DataError
 from boosttune.evaluation.confirm import Candidate, run_paired
 from boosttune.evaluation.results import build_results_table, save_results
@@ -37,8 +38,10 @@ def _train(spec: RunSpec) -> RunRecord:
     sps = 500.0 * machine * speed * (1 + own.normal(0, 0.01))
     final = acc + delta + own.normal(0, 0.001)
     curve = [{"epoch": e, "train_s": 1.0 + e * 640 / sps, "objective_value": final - 0.05 * (3 - e)} for e in (1, 2, 3)]
+    boost = parse_boost_config(spec.recipe.get("boost_config_dict"), spec.recipe.get("boost_level", "O0"))
     return RunRecord.from_summary(spec, {"status": "completed", "throughput_sps": sps, "objective_value": final,
-                                         "wall_s": 3 * 640 / sps + 5, "curve": curve},
+                                         "wall_s": 3 * 640 / sps + 5, "curve": curve, "world_size": 1,
+                                         "boost_config_dict": boost.to_boost_config_dict()},  # as a trial records it
                                   started=1_800_000_000.0 + 100 * spec.seed + 10 * len(spec.label))
 
 
@@ -254,7 +257,8 @@ def test_empty_or_missing_folders_are_one_line_errors(tmp_path):
 
 
 def test_a_table_written_before_the_new_columns_still_reports(tmp_path, search):
-    old = search.drop(columns=["label", "started_at", "curve_json"])
+    """A table of schema version 1: no label, start times, curves, rung, version or graph_cached."""
+    old = search.drop(columns=["label", "started_at", "curve_json", "rung", "schema_version", "graph_cached"])
     old.to_parquet(tmp_path / "results.parquet", index=False)
     inputs = load_report_inputs(tmp_path)
     assert list(inputs.search["label"][:2]) == ["O0", "O1-equivalent"] and inputs.search["started_at"].isna().all()

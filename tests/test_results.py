@@ -14,6 +14,7 @@ from boosttune.config.recipe import parse_recipe
 from boosttune.errors import DataError
 from boosttune.evaluation.results import (
     SCHEMA,
+    SCHEMA_VERSION,
     build_results_table,
     load_results,
     save_results,
@@ -172,19 +173,43 @@ def test_missing_schema_column_is_one_line_data_error(table, tmp_path):
     with pytest.raises(DataError) as error:
         load_results(path)
     assert str(error.value) == (f"{path}: missing column 'objective_gain'; not a boosttune results table (it says "
-                                f"schema version 3; this boosttune reads versions 1 to 3)")
+                                f"schema version {SCHEMA_VERSION}; this boosttune reads versions 1 to "
+                                f"{SCHEMA_VERSION})")
 
 
 def test_a_table_of_an_older_schema_version_reads_with_its_later_columns_missing(table, tmp_path):
-    """A version-1 table (written before label, started_at, curve_json, rung and schema_version) still reads."""
-    from boosttune.evaluation.results import SCHEMA_VERSION
-
+    """A version-1 table (written before label, started_at, curve_json, rung, schema_version, graph_cached) still
+    reads."""
     path = tmp_path / "results.csv"
     assert set(table["schema_version"]) == {SCHEMA_VERSION}
-    table.drop(columns=["label", "started_at", "curve_json", "rung", "schema_version"]).to_csv(path, index=False)
+    table.drop(columns=["label", "started_at", "curve_json", "rung", "schema_version", "graph_cached"]).to_csv(
+        path, index=False)
     old = load_results(path)
     assert set(old["schema_version"]) == {1} and old["rung"].isna().all()
     assert list(old["label"]) == list(table["preset"].fillna(table["trial_id"]))
+    assert old["graph_cached"].dtype == "boolean" and not old["graph_cached"].any()
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_a_version_3_table_reads_without_graph_cached_as_not_cached(table, tmp_path, suffix):
+    """graph_cached came with version 4; a table written before it reads with its default, False."""
+    path = tmp_path / f"results.{suffix}"
+    old = table.drop(columns=["graph_cached"]).assign(schema_version=3)
+    old.to_csv(path, index=False) if suffix == "csv" else old.to_parquet(path, index=False)
+    read = load_results(path)
+    assert list(read["graph_cached"]) == [False] * len(table) and set(read["schema_version"]) == {3}
+    others = [c for c in schema_columns() if c not in ("graph_cached", "schema_version")]
+    pd.testing.assert_frame_equal(read[others], table[others])
+
+
+def test_a_column_of_the_tables_own_version_is_not_filled_in(table, tmp_path):
+    """A table that says version 4 but lacks graph_cached (or version 3 without label) is damaged, not old."""
+    for version, column in ((SCHEMA_VERSION, "graph_cached"), (3, "label")):
+        path = tmp_path / f"v{version}.csv"
+        table.drop(columns=[column]).assign(schema_version=version).to_csv(path, index=False)
+        with pytest.raises(DataError, match=f"missing column '{column}'; not a boosttune results table \\(it says "
+                                            f"schema version {version};"):
+            load_results(path)
 
 
 def test_a_table_of_a_newer_schema_version_is_refused_naming_it(table, tmp_path):

@@ -1,9 +1,11 @@
 """Export the selected trial: a boost_config_dict for ``mindspore.Model`` and the recipe around it.
 
-``best_boost_config.json`` is exactly the canonical dict the trial trained with, so
-``Model(..., boost_level=..., boost_config_dict=json.load(f))`` rebuilds what was measured.
-``best_recipe.json`` adds the rest of the recipe, the measured figures, why it was chosen, and
-where it came from. Reads only the results table.
+``best_boost_config.json`` is the canonical dict the trial trained with, less the settings that nothing reads on
+the run it was found on (``common.device_number`` on one rank: :func:`applicable_boost_config`), so
+``Model(..., boost_level=..., boost_config_dict=json.load(f))`` builds what was measured. The level goes with the
+dict: O1 alone is MindSpore's O1 preset, not the recipe. ``best_recipe.json`` adds the rest of the recipe, the
+measured figures, why it was chosen, what was left out of the dict and why, and where it came from. Reads only
+the results table.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from boosttune.config.boost import parse_boost_config
+from boosttune.algorithms.adasum import adasum_applies
+from boosttune.config.boost import EffectiveBoost, parse_boost_config
 from boosttune.errors import BoosttuneError, DataError
 from boosttune.evaluation.results import FINISHED, finite, objective_of
 from boosttune.evaluation.select import Selection, select_best
@@ -23,7 +26,8 @@ from boosttune.files import write_json
 if TYPE_CHECKING:
     from boosttune.evaluation.summary import Confirmed
 
-__all__ = ["BEST_BOOST_CONFIG_NAME", "BEST_RECIPE_NAME", "export_best"]
+__all__ = ["BEST_BOOST_CONFIG_NAME", "BEST_RECIPE_NAME", "applicable_boost_config", "best_recipe_document",
+           "export_best", "loss_scale_manager_call"]
 
 BEST_BOOST_CONFIG_NAME = "best_boost_config.json"
 BEST_RECIPE_NAME = "best_recipe.json"
@@ -32,6 +36,11 @@ _MEASURED = ("throughput_sps", "speedup_vs_baseline", "objective_value", "object
              "time_to_target_s", "peak_rss_mb")
 _PROVENANCE = ("device_target", "mindspore_version", "ray_version", "boosttune_version", "onednn_isa", "seed",
                "trial_id")
+# The keys of boost_config_dict's ``common`` section and what reads them in MindSpore 2.10: device_number, AutoBoost
+# for DimReduce's PCA ranks and BoostTrainOneStepCell for AdaSum's servers; gradient_split_groups, LessBN's
+# parameter groups. A key none of whose readers acts on the run is left out; AutoBoost's default, which
+# nothing reads either, stands in.
+_COMMON_READERS = {"device_number": ("adasum", "dim_reduce"), "gradient_split_groups": ("less_bn",)}
 
 
 def export_best(df: pd.DataFrame, out_dir: str | Path, *, max_drop: float | None = 0.5, default: float = 0.5,
@@ -50,25 +59,64 @@ def export_best(df: pd.DataFrame, out_dir: str | Path, *, max_drop: float | None
             ``default`` points, or ``default`` percent of the baseline's value for a non-fraction objective.)
         DataError: no finished baseline, or the selected row's boost_config_dict is not valid.
     """
+    recipe = best_recipe_document(df, max_drop=max_drop, default=default, experiment_path=experiment_path,
+                                  confirmed=confirmed)
+    out_dir = Path(out_dir)
+    config_path = write_json(out_dir / BEST_BOOST_CONFIG_NAME, recipe["boost_config_dict"])
+    recipe_path = write_json(out_dir / BEST_RECIPE_NAME, recipe)
+    return config_path, recipe_path
+
+
+def best_recipe_document(df: pd.DataFrame, *, max_drop: float | None = 0.5, default: float = 0.5,
+                         experiment_path: str | Path | None = None,
+                         confirmed: Confirmed | None = None) -> dict[str, Any]:
+    """What :func:`export_best` writes as ``best_recipe.json`` (its ``boost_config_dict`` is
+    ``best_boost_config.json``), without writing it. Raises as :func:`export_best` does."""
     if confirmed is not None:
         selection, row = _confirmed_selection(confirmed)
     else:
         selection = select_best(df, max_drop, default)
         row = selection.row
-    boost_config = _json_cell(row, "boost_config_dict_json")
+    canonical = _json_cell(row, "boost_config_dict_json")
     level = str(row["boost_level"]) if pd.notna(row["boost_level"]) else "O0"
     try:
-        notes = parse_boost_config(boost_config, level).effective().notes
+        effective = parse_boost_config(canonical, level).effective()
     except BoosttuneError as e:
         raise DataError(f"results: trial {row['trial_id']}: boost_config_dict_json is invalid: {e}") from None
-    recipe = _recipe_document(row, selection, boost_config, level, notes, experiment_path)
+    world_size = int(row["world_size"]) if finite(row["world_size"]) else None
+    boost_config, left_out = applicable_boost_config(canonical, effective, world_size)
+    recipe = _recipe_document(row, selection, boost_config, left_out, level, effective.notes, experiment_path)
     recipe["objective"] = objective_of(df if confirmed is None else confirmed.runs).to_dict()
     if confirmed is not None:
         recipe["confirmed"] = _confirmed_document(confirmed)
-    out_dir = Path(out_dir)
-    config_path = write_json(out_dir / BEST_BOOST_CONFIG_NAME, boost_config)
-    recipe_path = write_json(out_dir / BEST_RECIPE_NAME, recipe)
-    return config_path, recipe_path
+    return recipe
+
+
+def applicable_boost_config(canonical: dict[str, Any], effective: EffectiveBoost,
+                            world_size: int | None) -> tuple[dict[str, Any], dict[str, str]]:
+    """``canonical`` without the ``common`` keys that nothing reads on a run of ``world_size`` ranks (None: not
+    known) with ``effective``'s algorithms, and why each was left out (``"common.device_number"`` -> why).
+
+    MindSpore builds the same Model from either: a key left out falls back to AutoBoost's default, which no
+    applied algorithm reads (tests/test_export.py builds both).
+    """
+    in_effect = {name for name, on in effective.applied.items() if on}
+    if "adasum" in in_effect and world_size is not None and not adasum_applies(world_size):
+        in_effect.discard("adasum")  # plain data parallel: BoostTrainOneStepCell never reads device_number
+    common = dict(canonical.get("common") or {})
+    left_out: dict[str, str] = {}
+    for key, readers in _COMMON_READERS.items():
+        if key in common and not in_effect & set(readers):
+            value = common.pop(key)
+            ranks = "" if world_size is None else f" on {world_size} rank{'s' if world_size > 1 else ''}"
+            idle = (f"{' and '.join(readers)}, and neither acts" if len(readers) > 1 else
+                    f"{readers[0]}, which does not act")
+            left_out[f"common.{key}"] = (f"{value!r} is read only by {idle} in this recipe{ranks}; MindSpore builds "
+                                         "the same Model without it")
+    exported = {name: section for name, section in canonical.items() if name != "common"}
+    if common:
+        exported["common"] = common
+    return exported, left_out
 
 
 def _confirmed_selection(confirmed: Confirmed) -> tuple[Selection, pd.Series]:
@@ -98,8 +146,8 @@ def _confirmed_document(confirmed: Confirmed) -> dict[str, Any]:
     }
 
 
-def _recipe_document(row: pd.Series, selection: Selection, boost_config: dict[str, Any], level: str,
-                     notes: tuple[str, ...], experiment_path: str | Path | None) -> dict[str, Any]:
+def _recipe_document(row: pd.Series, selection: Selection, boost_config: dict[str, Any], left_out: dict[str, str],
+                     level: str, notes: tuple[str, ...], experiment_path: str | Path | None) -> dict[str, Any]:
     recipe = _json_cell(row, "recipe_json")
     loss_scale = recipe.get("loss_scale") or {"kind": "none"}
     amp_level = recipe.get("amp_level") or "O0"
@@ -108,6 +156,7 @@ def _recipe_document(row: pd.Series, selection: Selection, boost_config: dict[st
     return {
         "boost_level": level,
         "boost_config_dict": boost_config,
+        "boost_config_dict_left_out": left_out,  # setting -> why it is not in boost_config_dict
         "amp_level": amp_level,
         "loss_scale": loss_scale,
         "optimizer": recipe.get("optimizer"),
@@ -127,14 +176,15 @@ def _recipe_document(row: pd.Series, selection: Selection, boost_config: dict[st
 
 def _model_kwargs_line(level: str, amp_level: str, loss_scale: dict[str, Any]) -> str:
     """A line of Python that builds the Model the trial trained (network, loss, optimizer, metrics are yours)."""
-    manager = _loss_scale_manager(loss_scale, boosted=level != "O0")
+    manager = loss_scale_manager_call(loss_scale, boosted=level != "O0")
     return (f'model = mindspore.Model(network, loss_fn, optimizer, metrics=metrics, '
             f'amp_level="{amp_level}", boost_level="{level}", '
             f'boost_config_dict=json.load(open("{BEST_BOOST_CONFIG_NAME}"))'
             + (f", loss_scale_manager={manager}" if manager else "") + ")")
 
 
-def _loss_scale_manager(loss_scale: dict[str, Any], boosted: bool) -> str | None:
+def loss_scale_manager_call(loss_scale: dict[str, Any], boosted: bool) -> str | None:
+    """The loss-scale manager a trial built, as a line of Python; None: no manager."""
     # Mirrors boosttune.trial.optim.build_loss_scale_manager: boost's train cell returns None as the
     # loss without a manager (MindSpore 2.10), so a boosted model always gets one.
     kind = loss_scale.get("kind", "none")

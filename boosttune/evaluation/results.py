@@ -43,11 +43,14 @@ __all__ = [
 ]
 
 BASELINE_PRESET = "O0"
-# The results schema's version, written in every row: 1 is a table written before it had one (no label,
-# started_at, curve_json, rung or schema_version); 2 adds them; 3 judges the builder's objective (objective,
-# objective_higher_is_better, objective_fraction; val_acc -> objective_value, val_acc_delta_pt -> objective_gain).
-# Reading fills a later column as missing and reads versions 1 and 2 as accuracy.
-SCHEMA_VERSION = 3
+# The results schema's version, written in every row. A new column is a new version; a table of an older version
+# reads with the columns it lacks at their defaults (_ADDED_IN, _DEFAULTS):
+#   1  written before the schema had a version: it may lack label, started_at, curve_json and rung
+#   2  label, started_at, curve_json, rung and schema_version in every row
+#   3  the builder's objective (objective, objective_higher_is_better, objective_fraction; val_acc ->
+#      objective_value, val_acc_delta_pt -> objective_gain): versions 1 and 2 read as accuracy
+#   4  graph_cached: versions 1 to 3 read as False (no run trained on a cached graph before it)
+SCHEMA_VERSION = 4
 PARAM_PREFIX = "param."
 PARQUET_NAME, CSV_NAME = "results.parquet", "results.csv"
 
@@ -110,8 +113,10 @@ SCHEMA: tuple[Column, ...] = (
 )
 
 _DTYPES = {column.name: column.dtype for column in SCHEMA}
-# Added after tables were first written: a table without them still loads (they read as missing).
-_LATER_COLUMNS = ("label", "started_at", "curve_json", "rung", "schema_version")
+# The schema version that added a column (the objective columns of version 3 are renamed ones, see
+# from_accuracy_schema); a table of an earlier version may lack it. It then reads as missing, or as its default.
+_ADDED_IN = {"label": 2, "started_at": 2, "curve_json": 2, "rung": 2, "schema_version": 2, "graph_cached": 4}
+_DEFAULTS = {"graph_cached": False}
 
 
 def schema_columns() -> list[str]:
@@ -283,7 +288,7 @@ def load_results(folder_or_file: str | Path) -> pd.DataFrame:
     except (OSError, ValueError) as e:
         raise DataError(f"{path}: cannot read the results table: {str(e).splitlines()[0]}") from e
     table = from_accuracy_schema(table)
-    _check_schema(table, str(path), later_may_miss=True)  # before filling: a foreign table is named, not filled
+    _check_schema(table, str(path), older_may_miss=True)  # before filling: a foreign table is named, not filled
     table = with_later_columns(table)
     return _coerce(table)
 
@@ -300,13 +305,14 @@ def from_accuracy_schema(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def with_later_columns(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with the columns added to the schema since it was written, as missing values."""
-    missing = [name for name in _LATER_COLUMNS if name not in table.columns]
+    """``table`` with the columns added to the schema since it was written, at their defaults (else missing)."""
+    missing = [name for name in _ADDED_IN if name not in table.columns]
     if not missing:
         return table
     table = table.copy()
     for name in missing:
-        table[name] = pd.Series([None] * len(table), index=table.index, dtype=object).astype(_DTYPES[name])
+        table[name] = pd.Series([_DEFAULTS.get(name)] * len(table), index=table.index,
+                                dtype=object).astype(_DTYPES[name])
     if "schema_version" in missing:
         table["schema_version"] = pd.array([1] * len(table), dtype="Int64")  # written before the schema had one
     if "label" in missing:
@@ -327,18 +333,19 @@ def _results_file(path: Path) -> Path:
     return path
 
 
-def _check_schema(table: pd.DataFrame, source: str, later_may_miss: bool = False) -> None:
+def _check_schema(table: pd.DataFrame, source: str, older_may_miss: bool = False) -> None:
+    """Every column of the schema is there, but (``older_may_miss``) those added after the table's version."""
+    version = _version_of(table)
+    written_with = version or 1  # no version column: written before it, as version 1
     missing = [name for name in schema_columns() if name not in table.columns
-               and not (later_may_miss and name in _LATER_COLUMNS)]
+               and not (older_may_miss and _ADDED_IN.get(name, 1) > written_with)]
     if missing:
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-        version = _version_of(table)
         raise DataError(f"{source}: missing column {missing[0]!r}{more}; not a boosttune results table "
                         f"(it says schema version {version}; this boosttune reads versions 1 to {SCHEMA_VERSION})"
                         if version else
                         f"{source}: missing column {missing[0]!r}{more}; not a boosttune results table of any "
                         f"schema version (this boosttune reads versions 1 to {SCHEMA_VERSION})")
-    version = _version_of(table)
     if version and version > SCHEMA_VERSION:
         raise DataError(f"{source}: written with results schema version {version}, newer than this boosttune reads "
                         f"(1 to {SCHEMA_VERSION}); upgrade boosttune")

@@ -241,7 +241,10 @@ _STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em 2em;max-width:140
 dl.facts{display:grid;grid-template-columns:max-content auto;gap:.15em 1em;font-size:13px}
 dl.facts dt{font-weight:600}dl.facts dd{margin:0;font-family:ui-monospace,monospace;word-break:break-all}
 nav a{margin-right:1em}table.t{border-collapse:collapse;font-size:13px;margin:.6em 0}
-table.t td,table.t th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:left}table.t th{background:#f4f4f4}"""
+table.t td,table.t th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:left}table.t th{background:#f4f4f4}
+#apply{display:flex;flex-wrap:wrap;gap:0 2em;margin:0 0 1em}#apply h2{flex-basis:100%;margin:.2em 0}
+#apply>div{flex:1 1 36em;min-width:0}#apply pre{background:#f6f8fa;padding:.6em;overflow-x:auto;font-size:13px}
+#apply p,#apply li{font-size:13px}#apply code,#apply td:first-child{font-family:ui-monospace,monospace}"""
 
 
 def _html_table(table: Table) -> str:
@@ -249,6 +252,19 @@ def _html_table(table: Table) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in table.headers)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in table.rows)
     return f'{title}<table class="t"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _html_apply(info: figures.ApplyInfo | None) -> str:
+    """How to apply the answer: files and snippet on the left, the recipe's knobs and the notes on the right."""
+    if info is None:
+        return ""
+    files = "".join(f"<li><code>{html.escape(path)}</code>: {html.escape(what)}</li>" for path, what in info.files)
+    written = "" if info.exported else (f"<p>Not written yet: <code>{html.escape(info.export_command)}</code> "
+                                        "writes them.</p>")
+    knobs = _html_table(Table(("MindSpore", "this recipe"), info.knobs))
+    notes = "".join(f"<p>{html.escape(note)}</p>" for note in info.notes)
+    return (f'<section id="apply"><h2>How to apply it</h2><div><ul>{files}</ul>{written}'
+            f"<pre><code>{html.escape(info.snippet)}</code></pre></div><div>{knobs}{notes}</div></section>\n")
 
 
 def render_html(inputs: ReportInputs, sections: list[Section]) -> str:
@@ -269,6 +285,7 @@ def render_html(inputs: ReportInputs, sections: list[Section]) -> str:
             f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{_STYLE}</style>'
             f'<script type="text/javascript">{plotly.offline.get_plotlyjs()}</script></head><body>\n'
             f"<h1>{html.escape(inputs.title)}</h1>\n<p class=\"answer\">{html.escape(header.answer)}</p>\n"
+            + _html_apply(figures.apply_info(inputs)) +
             f'<dl class="facts">{facts}</dl>\n<nav>{nav}</nav>\n' + "\n".join(parts) + "\n</body></html>\n")
 
 
@@ -284,9 +301,23 @@ def _md_table(table: Table) -> str:
     return "\n".join(lines)
 
 
+def _md_apply(info: figures.ApplyInfo | None) -> list[str]:
+    if info is None:
+        return []
+    lines = ["## How to apply it", ""]
+    lines += [f"- `{path}`: {what}" for path, what in info.files]
+    if not info.exported:
+        lines.append(f"- not written yet: `{info.export_command}` writes them")
+    knobs = Table(("MindSpore", "this recipe"), tuple((f"`{name}`", value) for name, value in info.knobs))
+    lines += ["", "```python", info.snippet, "```", "", _md_table(knobs), ""]
+    lines += [f"- {note}" for note in info.notes]
+    return lines + [""]
+
+
 def render_markdown(inputs: ReportInputs, sections: list[Section]) -> str:
     header = figures.header_info(inputs)
-    lines = [f"# {inputs.title}", "", f"**{header.answer}**", ""]
+    apply = _md_apply(figures.apply_info(inputs))
+    lines = [f"# {inputs.title}", "", f"**{header.answer}**", "", *apply, *(["## The run", ""] if apply else [])]
     lines += [f"- {k}: `{v}`" if k == "reproduce" else f"- {k}: {v}" for k, v in header.facts]
     for s in sections:
         lines += ["", f"## {s.title}", ""]
