@@ -118,6 +118,21 @@ def test_worker_failure_is_a_failed_trial_with_the_workers_error(local_ray, tmp_
     _assert_no_scheduler_left()
 
 
+def test_each_trial_runs_in_fresh_worker_processes(local_ray, tmp_path):
+    """Boost state lives in the process (AutoBoost singleton): trials must not share workers."""
+    boosted = run_on_ray({**RECIPE, "boost_level": "O1", "boost_config_dict": {"less_bn": {"gc_flag": False}}},
+                         num_workers=1, env=local_ray, storage_path=str(tmp_path / "ray"))
+    plain = run_on_ray(RECIPE, num_workers=1, env=local_ray, storage_path=str(tmp_path / "ray"))
+    assert boosted["pid"] != plain["pid"]
+    assert boosted["status"] == plain["status"] == "completed" and boosted["throughput_sps"] > 0
+    assert boosted["environment"]["runtime_env"] == {k: v for k, v in local_ray.items()}
+    assert boosted["observed_boost"]["grad_freeze"] and boosted["observed_boost"]["less_bn"]
+    assert not plain["observed_boost"]["grad_freeze"] and not plain["observed_boost"]["less_bn"]
+    assert plain["observed_boost"]["train_cell"] == "TrainOneStepCell"
+
+
+# Last in the module: it shuts the module's local Ray down for a cluster of its own, so a test after it would
+# start another Ray (ray.init's defaults, about 10 s).
 def test_two_node_cluster_places_workers_on_both_nodes(tmp_path, probe_report):
     from ray.cluster_utils import Cluster
 
@@ -139,16 +154,3 @@ def test_two_node_cluster_places_workers_on_both_nodes(tmp_path, probe_report):
     finally:
         ray.shutdown()
         cluster.shutdown()
-
-
-def test_each_trial_runs_in_fresh_worker_processes(local_ray, tmp_path):
-    """Boost state lives in the process (AutoBoost singleton): trials must not share workers."""
-    boosted = run_on_ray({**RECIPE, "boost_level": "O1", "boost_config_dict": {"less_bn": {"gc_flag": False}}},
-                         num_workers=1, env=local_ray, storage_path=str(tmp_path / "ray"))
-    plain = run_on_ray(RECIPE, num_workers=1, env=local_ray, storage_path=str(tmp_path / "ray"))
-    assert boosted["pid"] != plain["pid"]
-    assert boosted["status"] == plain["status"] == "completed" and boosted["throughput_sps"] > 0
-    assert boosted["environment"]["runtime_env"] == {k: v for k, v in local_ray.items()}
-    assert boosted["observed_boost"]["grad_freeze"] and boosted["observed_boost"]["less_bn"]
-    assert not plain["observed_boost"]["grad_freeze"] and not plain["observed_boost"]["less_bn"]
-    assert plain["observed_boost"]["train_cell"] == "TrainOneStepCell"
