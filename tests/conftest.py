@@ -24,3 +24,12 @@ local_train_defaults()  # the fixtures start local Ray (and ray start clusters) 
 @pytest.fixture(scope="session")
 def probe_report():
     return _REPORT
+
+
+@pytest.fixture(scope="session")
+def custom_example(tmp_path_factory):
+    """experiments/custom with its data prepared (``python prepare.py``, a MindSpore import), once a session: the
+    tests that tune, calibrate or submit the team's project each copy it (test_custom_project.copy_example)."""
+    from test_custom_project import prepare_example
+
+    return prepare_example(tmp_path_factory.mktemp("custom-example"))

@@ -95,7 +95,8 @@ def test_calibration_measures_every_supported_knob_on_this_machine(probe_report)
 
 
 @pytest.mark.slow
-def test_the_calibration_times_knobs_on_a_team_network_outside_the_repository(probe_report, tmp_path, monkeypatch):
+def test_the_calibration_times_knobs_on_a_team_network_outside_the_repository(probe_report, tmp_path, monkeypatch,
+                                                                                 custom_example):
     """The example project's LSTM on its MindRecord data (copied outside the repository, not installed), two knobs
     of the calibration (the full set is the test above, on the built-in stand-in): real runs, keyed by the
     builder, cached per fingerprint."""
@@ -103,7 +104,7 @@ def test_the_calibration_times_knobs_on_a_team_network_outside_the_repository(pr
 
     from boosttune.probe import calibrate
 
-    project = copy_example(tmp_path)
+    project = copy_example(tmp_path, custom_example)
     monkeypatch.syspath_prepend(str(project))
     monkeypatch.setenv("BOOSTTUNE_CACHE_DIR", str(tmp_path / "cache"))
     knobs = ("amp.O2", "boost.grad_freeze")

@@ -29,8 +29,9 @@ def user_env() -> dict[str, str]:
     return env
 
 
-def copy_example(into: Path) -> Path:
-    """experiments/custom as a team's own folder, with its data prepared (python prepare.py)."""
+def prepare_example(into: Path) -> Path:
+    """experiments/custom as a team's own folder, with its data prepared (python prepare.py). The session's
+    ``custom_example`` fixture (conftest.py) runs it once; tests take copies of that folder (:func:`copy_example`)."""
     folder = into / "digits-lstm"
     shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns("data", "runs", "__pycache__"))
     subprocess.run([sys.executable, "prepare.py"], cwd=folder, env=user_env(), check=True, capture_output=True,
@@ -38,9 +39,17 @@ def copy_example(into: Path) -> Path:
     return folder
 
 
+def copy_example(into: Path, prepared: Path) -> Path:
+    """A team's folder of its own in ``into``: a copy of the prepared example (its MindRecord files name their
+    shards relative to their folder, so the copy reads its own)."""
+    folder = into / "digits-lstm"
+    shutil.copytree(prepared, folder, ignore=shutil.ignore_patterns("runs", "__pycache__"))
+    return folder
+
+
 @pytest.fixture(scope="module")
-def user_project(tmp_path_factory):
-    return copy_example(tmp_path_factory.mktemp("team"))
+def user_project(tmp_path_factory, custom_example):
+    return copy_example(tmp_path_factory.mktemp("team"), custom_example)
 
 
 def test_a_project_outside_the_repository_is_tuned_confirmed_and_exported(user_project):

@@ -130,13 +130,13 @@ def test_the_script_runs_alone_as_ray_submit_runs_it(two_node_cluster, tmp_path)
     assert f"ray: connected to cluster at {two_node_cluster['gcs']}" in done.stdout
 
 
-def test_a_team_project_outside_the_repository_is_tuned_on_both_nodes(two_node_cluster, tmp_path):
+def test_a_team_project_outside_the_repository_is_tuned_on_both_nodes(two_node_cluster, tmp_path, custom_example):
     """``ray job submit --working-dir .`` from a team's own folder (not installed, not in the repository): Ray ships
     it to both nodes, every rank there imports the team's builder from it, the probe runs in a Ray task on a
     worker node, and Ray Train and Tune persist to --storage, not to the output folder."""
     from test_custom_project import copy_example
 
-    project = copy_example(tmp_path)
+    project = copy_example(tmp_path, custom_example)
     output = tmp_path / "team-run"  # absolute: a relative folder would land in Ray's copy of the project
     shared = tmp_path / "shared"  # storage: where Ray Train and Tune persist, reachable from every node
     command = [RAY, "job", "submit", "--address", two_node_cluster["dashboard"], "--working-dir", ".", "--",
