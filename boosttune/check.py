@@ -28,7 +28,7 @@ from boosttune.objective import Objective
 from boosttune.probe import load_cached, run_probe
 from boosttune.runtime import apply_runtime_env
 from boosttune.trial.parts import preflight  # MindSpore is imported inside, after the runtime env is applied
-from boosttune.trial.timing import steady_steps_needed
+from boosttune.trial.timing import FEW_STEADY_STEPS, steady_steps_needed
 
 __all__ = ["CheckReport", "check_experiment", "device_here", "search_plan"]
 
@@ -102,6 +102,11 @@ def check_experiment(config: ExperimentConfig, *, log: Callable[[str], None] = p
     unsupported.update(facts.get("left_out") or {})
     searched, left_out = search_plan(config, unsupported, facts["total_steps"], facts["param_count"])
     notes = []
+    steady = steps_per_epoch * recipe.epochs - max(1, recipe.warmup_steps)
+    if steady < FEW_STEADY_STEPS:
+        notes.append(f"a run has {steady} steady steps (after {max(1, recipe.warmup_steps)} warm-up): its speed figure "
+                     f"will be noisy (each says its standard error); {FEW_STEADY_STEPS} or more steady it (base.epochs, "
+                     "more data)")
     if not here:
         notes.append(f"{device}'s knobs are probed by `boosttune tune` on a node that has it")
     if config.prune_slow:

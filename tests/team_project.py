@@ -34,9 +34,10 @@ def user_env() -> dict[str, str]:
 
 
 def make_project(folder: Path) -> Path:
-    """The team's folder: its model module and experiment.yaml."""
+    """The team's folder: its model module, its data (data/team.npz, read by a relative path) and experiment.yaml."""
     shutil.copy(REPO / "tests" / "projects" / "team_model.py", folder / "team_model.py")
     (folder / "experiment.yaml").write_text(EXPERIMENT)
+    subprocess.run([sys.executable, "team_model.py"], cwd=folder, env=user_env(), check=True, timeout=120)
     return folder
 
 

@@ -175,7 +175,9 @@ def test_a_diverging_o0_run_stops_the_calibration_with_the_rate_to_lower(probe_r
 
     from team_project import make_project
 
-    monkeypatch.syspath_prepend(str(make_project(tmp_path)))
+    project = make_project(tmp_path)
+    monkeypatch.syspath_prepend(str(project))
+    monkeypatch.chdir(project)  # where its relative data path resolves, as in a Ray task of the shipped folder
     monkeypatch.setenv("BOOSTTUNE_CACHE_DIR", str(tmp_path / "cache"))
     base = {"model": {"entry": "team_model:build"}, "batch_size": 32,
             "optimizer": {"name": "momentum", "learning_rate": 1e8}}

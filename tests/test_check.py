@@ -31,7 +31,7 @@ def test_check_prints_what_tune_would_search_and_leave_out(project):
 CASES = {  # --set overrides -> the one line's start (after "boosttune: error: ")
     "too_short_for_a_speed_figure": (["base.model.kwargs.rows=64"],
                                      "base.epochs: a run of 2 epoch(s) x 2 step(s) leaves 1 steady step(s) after 3 "
-                                     "warm-up step(s); a speed figure needs at least 10: raise base.epochs to 7"),
+                                     "warm-up step(s); a speed figure needs at least 2: raise base.epochs to 3"),
     "output_does_not_fit_the_loss": (["base.model.kwargs.loss=mse"],
                                      "model.entry 'team_model:build': one training step on its first batch failed: "
                                      "ValueError: For 'Sub', input1.shape and input2.shape need to broadcast"),

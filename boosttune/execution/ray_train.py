@@ -313,6 +313,10 @@ def build_trainer(recipe: dict[str, Any], *, num_workers: int = 1, env: dict[str
     from ray.train import RunConfig, ScalingConfig
     from ray.train.v2.api.data_parallel_trainer import DataParallelTrainer
 
+    # Ray Train moves every worker into the run's storage folder unless told not to (RAY_CHDIR_TO_TRIAL_DIR, read by
+    # the controller this process starts): a builder's relative paths ("data/train") then resolve nowhere, while the
+    # check, the probe and the calibration found them in the shipped working_dir. Workers stay there, as Ray tasks do.
+    os.environ.setdefault("RAY_CHDIR_TO_TRIAL_DIR", "0")
     device_target = recipe.get("device_target", "CPU")
     scaling = ScalingConfig(num_workers=num_workers, use_gpu=device_target == "GPU",
                             resources_per_worker=worker_resources(device_target),

@@ -132,6 +132,8 @@ def preflight(recipe: Any, workers: int, work_dir: str) -> dict[str, Any]:
         check_factory_takes_learning_rate(first.optimizer, first.network)
         left_out = rebuild_problems(optimizer, first.network)
         left_out["optimizer.thor"] = "the builder's own optimizer factory is used: THOR would replace it"
+        left_out["loss_scale.fixed"] = ("the builder's optimizer factory is called as factory(params, learning_rate), "
+                                        "so its optimizer cannot divide a fixed loss scale back out (loss_scale 1)")
     extra = {"eval_network": first.eval_network} if first.eval_network is not None else {}
     if first.eval_indexes is not None:
         extra["eval_indexes"] = list(first.eval_indexes)

@@ -20,7 +20,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
-__all__ = ["COMPILE_SPIKE_FACTOR", "MAX_WINDOWS", "MIN_STEADY_STEPS", "MIN_WINDOW_STEPS", "StepSummary",
+__all__ = ["COMPILE_SPIKE_FACTOR", "FEW_STEADY_STEPS", "MAX_WINDOWS", "MIN_STEADY_STEPS", "MIN_WINDOW_STEPS", "StepSummary",
            "steady_steps_needed", "summarize_steps"]
 
 # A step this many times slower than the steady median is a graph compile, not training.
@@ -29,8 +29,11 @@ COMPILE_SPIKE_FACTOR = 5.0
 # with fewer than 3 windows the median means nothing and the plain ratio is reported.
 MAX_WINDOWS = 8
 MIN_WINDOW_STEPS = 10
-# Fewer steady steps than this over a whole run give no speed figure worth comparing.
-MIN_STEADY_STEPS = 10
+# Fewer steady steps than this over a whole run give no speed figure with a spread (one step has none); with few
+# more, the figure's standard error (``throughput_rse``) says how little it is worth, and the check says so.
+MIN_STEADY_STEPS = 2
+# Fewer than this, and the check notes that speed figures will be noisy.
+FEW_STEADY_STEPS = 30
 
 
 @dataclass(frozen=True)
