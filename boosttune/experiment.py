@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import math
+import multiprocessing
 import os
 import re
+import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -115,7 +118,7 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
     check_folder(output, "experiment.json", config.model_dump(mode="json"), resume=resume, what="experiment",
                  command=command)
     check_local_capacity(worker_resources(config.recipe.device_target), config.workers_per_trial)
-    checked = check_experiment(config, log=log)  # the parts built and stepped here, before Ray starts
+    checked = _check_apart(config)  # the parts built and stepped on this machine, before Ray starts
     for line in checked.lines():
         log(f"check: {line}")
     code = code_runtime_env(config, Path.cwd(), output)  # the user's project, shipped to every node
@@ -126,6 +129,18 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
                     shipped=describe_code(code) if code else None)
     with _driver_in(output):  # the driver's own folder: its start folder may vanish (a Ray job's working_dir)
         return _run_experiment(config, output, storage, resume=resume, log=log, code=code, checked=checked)
+
+
+def _check_apart(config: ExperimentConfig) -> CheckReport:
+    """:func:`~boosttune.check.check_experiment` in a fresh process: MindSpore, once imported, installs its own
+    signal handlers, and a driver holding it died of SIGABRT on Ctrl-C instead of saving what it had and exiting 130
+    (tests/test_faults.py). Its errors come back as themselves."""
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(check_experiment, config, log=_to_stderr).result()
+
+
+def _to_stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
 def _output_folder(output: str | Path) -> Path:
