@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PageCheck", "check_page", "find_chromium"]
+__all__ = ["LAYOUT_JS", "PageCheck", "check_page", "find_chromium"]
 
 _CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 _LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:", "chrome-error:", "devtools:")
@@ -58,6 +58,32 @@ _COUNT_JS = """(() => {
   return {figures: divs.length,
           rendered: divs.filter(d => d.querySelector('svg.main-svg') !== null).length,
           ready: document.readyState};
+})()"""
+
+
+# What a reader sees, measured in the page: the first screen's elements (their bottom edge, against the window's
+# height), and every pair of SVG texts in one figure whose boxes overlap (titles, labels, legends, annotations).
+LAYOUT_JS = """(() => {
+  const bottom = sel => { const e = document.querySelector(sel); return e ? e.getBoundingClientRect().bottom : null; };
+  const overlaps = [];
+  for (const div of document.querySelectorAll('div.plotly-graph-div')) {
+    const texts = Array.from(div.querySelectorAll('svg text')).filter(t => t.textContent.trim()
+      && t.getBoundingClientRect().width > 0 && getComputedStyle(t).opacity !== '0');
+    const boxes = texts.map(t => [t, t.getBoundingClientRect()]);
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+      const [a, p] = boxes[i], [b, q] = boxes[j];
+      const w = Math.min(p.right, q.right) - Math.max(p.left, q.left);
+      const h = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
+      if (w > 2 && h > 2 && !a.contains(b) && !b.contains(a))
+        overlaps.push(div.id + ': "' + a.textContent.trim() + '" / "' + b.textContent.trim() + '"');
+    }
+  }
+  const wide = Array.from(document.querySelectorAll('table')).filter(t => {
+    const box = t.parentElement.getBoundingClientRect(); return t.getBoundingClientRect().right > box.right + 1
+      && getComputedStyle(t.parentElement).overflowX === 'visible'; }).length;
+  return {height: window.innerHeight, answer: bottom('p.answer'), table: bottom('#answer table'),
+          snippet: bottom('#apply pre'), overlaps: overlaps, unscrollable_wide_tables: wide,
+          page_width: document.documentElement.scrollWidth, width: window.innerWidth};
 })()"""
 
 
@@ -83,6 +109,7 @@ class PageCheck:
     console_errors: tuple[str, ...]  # console errors, uncaught exceptions, browser error logs
     network_requests: tuple[str, ...]  # non-local URLs the page tried to load (all blocked)
     dom: str  # document.documentElement.outerHTML after scripts ran
+    evaluated: Any = None  # what the page returned for ``evaluate`` (JSON values), None without one
 
 
 class _CdpError(RuntimeError):
@@ -201,8 +228,10 @@ def check_page(
     width: int = 1400,
     height: int = 1000,
     timeout_s: float = 60,
+    evaluate: str | None = None,
 ) -> PageCheck:
-    """Load ``path`` in headless Chromium (network blocked) and report what happened.
+    """Load ``path`` in headless Chromium (network blocked) and report what happened; ``evaluate``: a JavaScript
+    expression run once the page settled, its value (JSON) in ``PageCheck.evaluated``.
 
     Raises ``RuntimeError`` (naming the command and Chromium's stderr tail) when Chromium is
     missing, fails, or does not finish within ``timeout_s`` seconds.
@@ -272,7 +301,7 @@ def check_page(
         pipe = _Pipe(to_child_w, from_child_r, deadline)
         try:
             try:
-                result = _drive(pipe, url, screenshot, width, height)
+                result = _drive(pipe, url, screenshot, width, height, evaluate)
             except (TimeoutError, _CdpError, OSError, ValueError) as exc:
                 if isinstance(exc, TimeoutError):
                     raise fail(f"timed out after {timeout_s} s loading {url}") from None
@@ -291,7 +320,7 @@ def check_page(
 
 
 def _drive(
-    pipe: _Pipe, url: str, screenshot: Path | None, width: int, height: int
+    pipe: _Pipe, url: str, screenshot: Path | None, width: int, height: int, evaluate: str | None = None
 ) -> PageCheck:
     target = pipe.call("Target.createTarget", {"url": "about:blank"})["targetId"]
     session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True})[
@@ -339,6 +368,13 @@ def _drive(
         session=session,
     )["result"]["value"]
 
+    evaluated = None
+    if evaluate is not None:
+        reply = pipe.call("Runtime.evaluate", {"expression": evaluate, "returnByValue": True}, session=session)
+        if "exceptionDetails" in reply:
+            raise _CdpError(f"evaluate failed: {reply['exceptionDetails'].get('text')}")
+        evaluated = reply["result"].get("value")
+
     if screenshot is not None:
         shot = pipe.call(
             "Page.captureScreenshot",
@@ -375,4 +411,5 @@ def _drive(
         console_errors=tuple(errors),
         network_requests=tuple(requests),
         dom=dom,
+        evaluated=evaluated,
     )

@@ -85,3 +85,30 @@ def test_hung_page_times_out_with_a_clear_error(tmp_path):
     page = _write(tmp_path, "hang.html", "<script>while (true) {}</script>")
     with pytest.raises(RuntimeError, match=r"timed out.*\n.*command: .*--headless=new"):
         check_page(page, timeout_s=2)
+
+
+def test_the_layout_probe_finds_overlapping_figure_text_a_wide_table_and_a_first_screen_pushed_down(tmp_path):
+    """LAYOUT_JS on planted faults: two labels on one spot, a table wider than the page without a scroll box, and
+    the answer below a tall block; and on the same page without them, nothing."""
+    from browser import LAYOUT_JS
+
+    def page(name: str, *, faults: bool) -> Path:
+        figure = _figure("labels")
+        figure.add_annotation(x=2, y=2, text="grad_freeze p=0.5", showarrow=False)
+        figure.add_annotation(x=2 if faults else 1, y=2 if faults else 3, text="less_bn", showarrow=False)
+        html = figure.to_html(include_plotlyjs=True, full_html=True)
+        cells = "".join(f"<td>column{i}</td>" for i in range(40 if faults else 3))
+        table = f"<table><tr>{cells}</tr></table>"
+        top = ('<div style="height:2000px"></div>' if faults else "") + '<p class="answer">Keep O0</p>' + \
+            (table if faults else f'<div style="overflow-x:auto">{table}</div>')
+        path = tmp_path / name
+        path.write_text(html.replace("<body>", "<body>" + top, 1), encoding="utf-8")
+        return path
+
+    bad = check_page(page("bad.html", faults=True), width=800, height=600, evaluate=LAYOUT_JS).evaluated
+    assert any('"grad_freeze p=0.5" / "less_bn"' in o or '"less_bn" / "grad_freeze p=0.5"' in o
+               for o in bad["overlaps"]), bad
+    assert bad["unscrollable_wide_tables"] == 1 and bad["page_width"] > bad["width"]
+    assert bad["answer"] > bad["height"]  # below the first screen
+    good = check_page(page("good.html", faults=False), width=800, height=600, evaluate=LAYOUT_JS).evaluated
+    assert good["overlaps"] == [] and good["unscrollable_wide_tables"] == 0 and good["answer"] <= good["height"]

@@ -210,8 +210,8 @@ def test_the_race_reaches_summary_race_json_and_report_and_is_rejudged_at_anothe
     summary = pd.read_csv(tmp_path / "summary.csv").set_index("recipe")
     assert summary.at["fast", "race_exit"] == Exit.WON and summary.at["slow", "race_exit"] == Exit.SLOWER
     assert summary.at["slow", "left_after_round"] == 1 and str(summary.at["slow", "race_seeds"]) == "1000"
-    assert confirmed.selection.recipe == "fast" and "race: shown faster and non-inferior" in \
-        summary.at["fast", "verdict_text"]
+    assert confirmed.selection.recipe == "fast" and "decision: shown faster, and" in summary.at["fast", "verdict_text"]
+    assert summary.at["fast", "verdict"] == Exit.WON and summary.at["slow", "verdict"] == Exit.SLOWER
     # re-judged from the stored runs at a margin the fast recipe's 0.6-point loss does not fit: the race replays
     strict = load_confirmed(tmp_path, max_drop=0.1)
     assert strict.rules == rules and strict.selection.recipe == BASELINE_NAME
@@ -220,6 +220,35 @@ def test_the_race_reaches_summary_race_json_and_report_and_is_rejudged_at_anothe
                                           folder=tmp_path))
     page = report.read_text()
     assert "A race:" in page and "slow: seeds 1000; shown slower than the baseline" in page
+
+
+def test_the_first_screen_says_why_the_race_stopped_and_the_one_setting_that_would_decide_it(tmp_path):
+    """A 1.12x recipe with a budget of 6 runs: the budget runs out undecided; the page names the runs that would
+    likely decide it, in the way the run was started, and how noisy the machine was in this run."""
+    from boosttune.evaluation.summary import save_confirmed
+    from boosttune.report import ReportInputs, figures
+
+    truth = {"promising": (1.12, 0.0), "slow": (0.5, 0.0)}
+    candidates = [Candidate(BASELINE_NAME, {"seed": 0}, "baseline", BASELINE_NAME)] + \
+        [Candidate(name, {"seed": 0}, "test") for name in truth]
+    rules = RaceRules(max_runs=6, gain_noise=1.0)
+    records = run_race(candidates, list(range(1000, 1010)), store=RecordStore(tmp_path / "confirm"), role="confirm",
+                       train=_fake_train(truth, []), rules=rules, log=lambda _: None, max_drop=MARGIN)
+    confirmed = save_confirmed(records, tmp_path, max_drop=MARGIN, rules=rules)
+    assert confirmed.summary.set_index("recipe").at["promising", "verdict"] == Exit.BUDGET
+    for command, setting in (("boosttune tune exp.yaml", "--set confirm_budget_runs="),
+                             ("python experiments/resnet.py --seed 1", "--confirm-budget-runs ")):
+        inputs = ReportInputs(kind="experiment", title="t", max_drop=MARGIN, confirmed=confirmed,
+                              run_info={"command": command})
+        answer = figures.answer_info(inputs)
+        assert f"spent {len(confirmed.runs)} runs (budget: 6 runs)" in answer.stopped
+        assert "with promising undecided" in answer.stopped and setting in answer.stopped, answer.stopped
+        needed = int(answer.stopped.split(setting)[1].rstrip("."))
+        assert needed > len(confirmed.runs)
+        assert answer.noise.startswith("This machine in this run: a recipe's speed relative to the baseline moved by")
+        rows = {r.recipe: r for r in answer.rows}
+        assert rows["promising"].decision == "not decided: the budget ran out" and not rows["promising"].is_answer
+        assert rows["slow"].decision == "shown slower than the baseline"
 
 
 def test_the_device_noise_record_pools_each_race_once_and_becomes_the_next_races_prior(tmp_path, monkeypatch):

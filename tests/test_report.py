@@ -91,7 +91,30 @@ def test_scatter_is_speedup_vs_accuracy_points_with_front_band_and_confirmed_int
     gf = {c.recipe: c for c in scatter.confirmed}["grad_freeze p=0.5"]
     assert gf.n_seeds == 5 and gf.speedup_low < gf.speedup < gf.speedup_high and gf.is_selected
     assert "O0" not in {c.recipe for c in scatter.confirmed}
-    assert scatter.not_plotted == (("t_00004", "failed", "trial failed in MindSpore: boom"),)
+    assert [f[:3] for f in scatter.not_plotted] == [("t_00004", "failed", "trial failed in MindSpore: boom")]
+    # a confirmed recipe is linked to its own search trial (one seed) by position; one the search never ran is not
+    o1 = {c.recipe: c for c in scatter.confirmed}["O1-equivalent"]
+    assert (o1.search_x, o1.search_y) == (pytest.approx(1.28), pytest.approx(-3.0)) and math.isnan(gf.search_x)
+
+
+def test_one_decision_per_recipe_in_the_answer_the_tables_and_the_figure(tmp_path, search, confirmed):
+    """The page reads the confirm stage's one decision everywhere: the answer table, the summary table, the
+    figure's hover and the text in full say the same words, and no second verdict (a paired test's) appears."""
+    from boosttune.evaluation.summary import decision_words
+
+    inputs = _inputs(search, confirmed)
+    _, md_path = write_report(inputs, tmp_path)
+    md = md_path.read_text()
+    hover = {c.recipe: c for c in figures.scatter_info(inputs).confirmed}
+    for _, row in confirmed.summary.iterrows():
+        if row["recipe"] == "O0":
+            continue
+        words = decision_words(str(row["verdict"]), inputs.objective, 1.0)
+        rows = [line for line in md.splitlines() if line.startswith(f"| {row['recipe']}")]
+        assert len(rows) >= 2 and all(line.rstrip(" |").endswith(words) for line in rows[:2]), rows
+        assert f"decision: {words}" in md and hover[row["recipe"]].verdict == row["verdict"]
+    for other in ("loses more than the", "consistent but not shown", "non-inferiority shown", "| p |"):
+        assert other not in md, other
 
 
 def test_scatter_without_a_baseline_falls_back_to_throughput_and_accuracy():
@@ -106,7 +129,7 @@ def test_header_answers_in_one_sentence_with_intervals_and_says_how_to_reproduce
     run_info = {"command": "python experiments/lenet.py --epochs 3", "versions": {"optuna": "5.0.0"},
                 "device": "CPU: Xeon", "host": "box", "cpu_count": 2}
     header = figures.header_info(_inputs(search, confirmed, run_info=run_info))
-    assert header.recipe == "grad_freeze p=0.5" and header.verdict in ("faster", "faster_noninferiority_consistent")
+    assert header.recipe == "grad_freeze p=0.5" and header.verdict == "won"
     assert re.match(r"Use grad_freeze p=0\.5: 1\.\d\dx .*\(95% CI 1\.\d\d-1\.\d\d\) at -0\.\d\d accuracy points "
                     r"\(95% CI .* over 5 paired seeds", header.answer)
     facts = dict(header.facts)
@@ -185,14 +208,15 @@ def test_parameter_importance_per_objective_from_optuna(search):
     extra = [dict(r, trial_id=f"x{i}", label=f"x{i}", params={"boost.grad_freeze": i % 2 == 0,
                                                                  "optimizer.learning_rate": 0.01 * (i + 1)},
                   metrics={**r["metrics"], "throughput_sps": 500 + 40 * i, "objective_value": 0.8 - 0.001 * i})
-             for i, r in enumerate([sample_records()[2]] * 6)]
+             for i, r in enumerate([sample_records()[2]] * 10)]
     table = build_results_table(sample_records()[:1] + extra, ray_version=RAY_VERSION)
     importance = figures.importance_info(_inputs(table))
     assert [name for name, _ in importance.objectives] == ["speed-up", "accuracy"]
     speed = dict(importance.objectives[0][1])
     assert set(speed) == {"optimizer.learning_rate", "boost.grad_freeze"} and sum(speed.values()) == pytest.approx(1)
     assert importance.evaluator == "FanovaImportanceEvaluator" and "indicative" in importance.note
-    assert figures.importance_info(_inputs(build_results_table(sample_records()[:2], ray_version=RAY_VERSION))) is None
+    too_few = figures.importance_info(_inputs(build_results_table(sample_records()[:2], ray_version=RAY_VERSION)))
+    assert isinstance(too_few, str) and too_few.startswith("Parameter importance: not computed: 1 search trial(s)")
 
 
 def test_parallel_coordinates_code_categories_and_end_with_the_objectives(search):
@@ -213,7 +237,8 @@ def test_curves_timeline_and_failures(search, confirmed):
     assert timeline.bars[0].run_id == "t_00000" and timeline.bars[0].start_s == 0.0 and len(timeline.bars) == 21
     assert [b.start_s for b in timeline.bars] == sorted(b.start_s for b in timeline.bars)
     assert {b.stage for b in timeline.bars} == {"search", "confirm"}
-    assert figures.failures_info(_inputs(search)) == (("t_00004", "failed", "trial failed in MindSpore: boom"),)
+    assert figures.failures_info(_inputs(search)) == (("t_00004", "failed", "trial failed in MindSpore: boom",
+                                                       "less_bn + grad_freeze p=0.7"),)
 
 
 # --- the page, report.md, the folder and the CLI ------------------------------------------------------------
@@ -241,7 +266,8 @@ def test_report_folder_writes_a_self_contained_page_and_markdown(tmp_path, searc
     assert not re.search(r"<link[^>]*href=[\"']https?://", page) and "* plotly.js v" in page
     for anchor in ("speed-vs-accuracy", "confirmed", "ablation", "search", "curves", "timeline", "failures"):
         assert f'<section id="{anchor}">' in page and "](#" not in text
-    assert page.count('class="plotly-graph-div"') == 7  # scatter, ablation, hypervolume, importance? no: see below
+    # scatter, ablation, hypervolume, parallel coordinates, curves, timeline; no importance from 5 trials
+    assert page.count('class="plotly-graph-div"') == 6 and "10 are needed before a share means anything" in text
     assert "Use grad_freeze p=0.5" in text and "| O1 | ~20% faster at equal accuracy |" in text
     assert "amp O2: 0.52x" in text and "trial failed in MindSpore: boom" in text
     assert f"- reproduce: `{inputs.run_info['command']}`" in text
@@ -276,7 +302,10 @@ def test_bench_folder_report_is_the_paired_runs(tmp_path, confirmed):
 
 
 def test_report_in_a_real_browser_renders_every_figure_offline_without_console_errors(tmp_path, search, confirmed):
-    from browser import check_page, find_chromium
+    """Read as a person would, on a laptop's screen (1366 x 768): every figure renders offline; the first screen
+    holds the answer, the confirmed table and the snippet that applies it; no text of a figure overlaps another;
+    no table runs off the page without a scroll bar."""
+    from browser import LAYOUT_JS, check_page, find_chromium
 
     if find_chromium() is None:
         if os.environ.get("BOOSTTUNE_REQUIRE_BROWSER"):
@@ -287,12 +316,17 @@ def test_report_in_a_real_browser_renders_every_figure_offline_without_console_e
     shots = Path(os.environ.get("BOOSTTUNE_SCREENSHOTS", Path(__file__).resolve().parents[1] / "reports" / "ci"))
     shot = shots / "report-first-screen.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
-    check = check_page(html_path, screenshot=shot)
+    check = check_page(html_path, screenshot=shot, width=1366, height=768, evaluate=LAYOUT_JS)
     assert check.figures == html_path.read_text().count('class="plotly-graph-div"') >= 6
     assert check.rendered == check.figures, check.console_errors
     assert check.console_errors == () and check.network_requests == ()
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
-    print(f"\nscreenshot of the report's first screen: {shot}")
+    layout = check.evaluated
+    for part in ("answer", "table", "snippet"):  # on the first screen, not below it
+        assert layout[part] is not None and layout[part] <= layout["height"], (part, layout)
+    assert layout["overlaps"] == [], layout["overlaps"]
+    assert layout["unscrollable_wide_tables"] == 0 and layout["page_width"] <= layout["width"], layout
+    print(f"\nscreenshot of the report's first screen at 1366x768: {shot}")
 
 
 @pytest.mark.parametrize("argv, expected", [

@@ -99,6 +99,32 @@ def test_curves_are_the_recorded_points_of_the_baseline_presets_and_the_selected
     assert curves.y_label == "val_acc"
 
 
+def test_scatter_draws_every_trial_stopped_and_duplicate_ones_marked_far_losses_on_the_bottom_edge():
+    from boosttune.report.figures.scatter import y_range
+
+    freeze = {"boost": {"mode": "manual", "less_bn": False, "grad_freeze": True}, "grad_freeze": {"freeze_p": 0.9}}
+    table = _table(make_record("O0", preset="O0", sps=500.0, acc=0.800),
+                   make_record("t1", sps=600.0, acc=0.795, lr=0.07, params={"optimizer.learning_rate": 0.07}),
+                   make_record("t2", "stopped", level="O1", boost=freeze, sps=650.0, acc=0.20,
+                               reason="stopped after epoch 1", params={"grad_freeze.freeze_p": 0.9}),
+                   make_record("t3", "stopped", sps=550.0, acc=0.795, lr=0.08, reason="stopped after epoch 2",
+                               params={"optimizer.learning_rate": 0.08}))
+    scatter = figures.scatter_info(_inputs(table))
+    by_id = {p.trial_id: p for p in scatter.points}
+    assert set(by_id) == {"O0", "t1", "t2", "t3"}  # every trial with figures, stopped ones too
+    assert by_id["t2"].status == by_id["t3"].status == "stopped" and not by_id["t3"].is_pareto
+    assert by_id["t2"].label == "grad_freeze p=0.9" and by_id["t2"].label != "t2"  # a name, not an id
+    low, _ = y_range(scatter)
+    assert by_id["t2"].y == pytest.approx(-60.0) and by_id["t2"].y < low <= -1.0 < by_id["t3"].y
+    fig = figures.draw_scatter(scatter)
+    drawn = {t.name: t for t in fig.data}
+    edge = next(t for name, t in drawn.items() if name.startswith("below the scale"))
+    assert list(edge.x) == [pytest.approx(1.3)] and list(edge.y) == [pytest.approx(low)]
+    assert "off the scale: -60.00 pt" in edge.hovertext[0]
+    stopped = drawn["stopped early (figures at the epoch it stopped)"]
+    assert list(stopped.x) == [pytest.approx(1.1)] and fig.layout.yaxis.range[0] == pytest.approx(low)
+
+
 # --- importance ------------------------------------------------------------------------------------------------
 
 def test_importance_ranks_the_knob_that_moves_each_objective_first():
@@ -113,6 +139,23 @@ def test_importance_ranks_the_knob_that_moves_each_objective_first():
     assert importance.trials == 12 and importance.note == "from 12 finished trials: indicative only"
 
 
+def test_importance_gives_no_share_to_a_knob_the_device_cannot_act_on_and_needs_enough_trials():
+    records = [make_record("O0", preset="O0", sps=500.0, acc=0.800)]
+    for i in range(12):  # gc_flag varies, but the device has no kernel for it: its draws change nothing
+        records.append(make_record(f"x{i}", sps=500.0 + 50 * i, acc=0.80 - 0.02 * (i % 2), lr=0.01 * (i + 1),
+                                   params={"optimizer.learning_rate": 0.01 * (i + 1), "less_bn.gc_flag": i % 3 == 0}))
+    table = _table(*records)
+    unsupported = {"run_info": {"unsupported": {"boost.less_bn.gc_flag": "Unsupported op [Centralization] on CPU"}}}
+    inputs = ReportInputs(kind="experiment", title="t", max_drop=1.0, search=table, **unsupported)
+    importance = figures.importance_info(inputs)
+    assert all("less_bn.gc_flag" not in dict(scores) for _, scores in importance.objectives)
+    assert importance.left_out == (("less_bn.gc_flag", "Unsupported op [Centralization] on CPU"),)
+    assert "less_bn.gc_flag" not in {label for label, _, _ in figures.parallel_info(inputs).dimensions}
+    assert "less_bn.gc_flag" in {label for label, _, _ in figures.parallel_info(_inputs(table)).dimensions}
+    few = figures.importance_info(_inputs(_table(*records[:6])))
+    assert isinstance(few, str) and "5 search trial(s) trained to the end" in few and "10 are needed" in few
+
+
 # --- parallel coordinates --------------------------------------------------------------------------------------
 
 def test_parallel_dimensions_are_the_knobs_as_values_or_codes_then_the_objectives(small):
@@ -120,8 +163,8 @@ def test_parallel_dimensions_are_the_knobs_as_values_or_codes_then_the_objective
     dims = {label: (values, names) for label, values, names in parallel.dimensions}
     assert parallel.trial_ids == ("O0", "t1", "t2")  # the failed t3 has no figures
     assert dims["boost.grad_freeze"] == ((0.0, 1.0, 0.0), ("(unset)", "True"))
-    values, names = dims["optimizer.learning_rate"]
-    assert names is None and math.isnan(values[0]) and values[2] == 0.1
+    # a number drawn by one trial only never varied: no axis (and no range invented for it)
+    assert "optimizer.learning_rate" not in dims and "grad_freeze.freeze_p" not in dims
     assert dims["speed-up (x)"][0] == pytest.approx((1.0, 1.2, 1.1)) and parallel.color == dims["speed-up (x)"][0]
     assert dims["accuracy (pt)"][0] == pytest.approx((0.0, -1.0, 0.5))
 
@@ -139,7 +182,8 @@ def test_timeline_bars_start_at_the_first_run_and_last_their_wall_time(small):
 def test_failures_leave_out_duplicates(small):
     small.loc[small["trial_id"] == "t2", "status"] = "duplicate"
     small.loc[small["trial_id"] == "t2", "throughput_sps"] = float("nan")
-    assert figures.failures_info(_inputs(small)) == (figures.FailedRun("t3", "failed", "out of memory"),)
+    # named by what the recipe is (its id is for looking it up), not by the id alone
+    assert figures.failures_info(_inputs(small)) == (figures.FailedRun("t3", "failed", "out of memory", "no boost"),)
 
 
 # --- ablation, header, claims ----------------------------------------------------------------------------------

@@ -56,6 +56,7 @@ __all__ = [
 
 BASELINE_NAME = "O0"
 SUMMARY_COLUMNS = ("recipe", "n_seeds", "speedup", "speedup_ci_low", "speedup_ci_high", "e2e_speedup", "e2e_n",
+                   "e2e_ci_low", "e2e_ci_high",
                    "objective_value", "objective_gain", "objective_gain_ci_low", "objective_gain_ci_high", "p_value",
                    "objective_p_value", "failed_runs", "seeds_to_show", "qualifies", "verdict", "verdict_text",
                    "objective", "gain_unit", "margin")  # margin: the max_drop judged at (named so on disk)
@@ -374,7 +375,8 @@ def _summary_row(name: str, table: pd.DataFrame, finished: pd.DataFrame, base: p
     row.update(speedup=speed.estimate, speedup_ci_low=speed.low, speedup_ci_high=speed.high, p_value=speed.p_value,
                objective_gain=delta.estimate, objective_gain_ci_low=delta.low, objective_gain_ci_high=delta.high,
                objective_p_value=delta.p_value, e2e_speedup=e2e.estimate if e2e else math.nan,
-               e2e_n=e2e.n if e2e else 0, seeds_to_show=judged.seeds_needed, qualifies=judged.qualifies,
+               e2e_n=e2e.n if e2e else 0, e2e_ci_low=e2e.low if e2e else math.nan,
+               e2e_ci_high=e2e.high if e2e else math.nan, seeds_to_show=judged.seeds_needed, qualifies=judged.qualifies,
                verdict=judged.code, verdict_text=text)
     return row
 

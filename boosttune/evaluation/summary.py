@@ -25,13 +25,15 @@ from boosttune.evaluation.confirm import (
     select_confirmed,
     summarize,
 )
-from boosttune.evaluation.race import Exit, RaceRules
+from boosttune.evaluation.race import Exit, Race, RaceRules
 from boosttune.evaluation.results import fmt, from_accuracy_schema, objective_of, with_later_columns
-from boosttune.evaluation.stats import RECOMMENDED_SEEDS, Interval, verdict
+from boosttune.objective import ACCURACY, Objective
+from boosttune.evaluation.stats import VerdictCode
 from boosttune.execution.runs import RunRecord
 from boosttune.files import write_atomically
 
-__all__ = ["CONFIRM_NAME", "SUMMARY_NAME", "Confirmed", "format_confirmed", "load_confirmed", "save_confirmed"]
+__all__ = ["CONFIRM_NAME", "SUMMARY_NAME", "Confirmed", "DECISION_SHORT", "decision_words", "format_confirmed", "load_confirmed",
+           "save_confirmed"]
 
 CONFIRM_NAME, SUMMARY_NAME, RACE_NAME = "confirm", "summary.csv", "race.json"
 RACE_COLUMNS = ("race_exit", "left_after_round", "race_seeds", "race_why")
@@ -46,24 +48,27 @@ class Confirmed:
     max_drop: float  # resolved: in the objective's gain units
     summary_path: Path | None = None
     rules: RaceRules | None = None  # a race's rules; None: fixed rounds (bench, or confirm_mode "fixed")
+    race: Race | None = None  # the decision, replayed from the runs (None: no candidate ran)
 
 
 def _confirmed(runs: pd.DataFrame, max_drop: float | None, default_drop: float,
                summary_path: Path | None = None, rules: RaceRules | None = None) -> Confirmed:
     max_drop = resolve_max_drop(runs, max_drop, default_drop)
-    summary = _with_race(summarize(runs, max_drop=max_drop), runs, rules, max_drop)
+    summary, race = _with_race(summarize(runs, max_drop=max_drop), runs, rules, max_drop)
     seeds = tuple(int(s) for s in sorted(runs.loc[runs["recipe"] == BASELINE_NAME, "seed"].dropna().unique()))
     selection = select_confirmed(summary, max_drop, race=rules is not None)
-    return Confirmed(runs, summary, selection, seeds, max_drop, summary_path, rules)
+    return Confirmed(runs, summary, selection, seeds, max_drop, summary_path, rules, race)
 
 
-def _with_race(summary: pd.DataFrame, runs: pd.DataFrame, rules: RaceRules | None, max_drop: float) -> pd.DataFrame:
+def _with_race(summary: pd.DataFrame, runs: pd.DataFrame, rules: RaceRules | None,
+               max_drop: float) -> tuple[pd.DataFrame, Race | None]:
     """The decision next to the figures: a recipe qualifies only by winning the race (fixed rounds: the same test
-    at one look on every round). The intervals, the verdict and the seeds likely needed come from the decision's
-    own model (recipe + round, noise pooled over the candidates), so no figure printed contradicts it: the
-    intervals are that model's 95% ones, the decision is at its one-sided level, which the text names."""
+    at one look on every round). The ``verdict`` column *is* the decision (a :class:`~boosttune.evaluation.race.Exit`
+    code), so a page that reads it never contradicts the race. The intervals and the seeds likely needed come from
+    the decision's own model (recipe + round, noise pooled over the candidates): 95% intervals, and the text names
+    the one-sided level the decision was taken at."""
     if not (runs["recipe"].dropna() != BASELINE_NAME).any():
-        return summary
+        return summary, None
     race = replay_race(runs, rules, max_drop)
     objective = objective_of(runs)
     summary = summary.copy()
@@ -80,29 +85,57 @@ def _with_race(summary: pd.DataFrame, runs: pd.DataFrame, rules: RaceRules | Non
             summary.at[i, "speedup_ci_low"], summary.at[i, "speedup_ci_high"] = math.exp(speed.low), math.exp(speed.high)
             summary.at[i, "objective_gain"] = gain.estimate
             summary.at[i, "objective_gain_ci_low"], summary.at[i, "objective_gain_ci_high"] = gain.low, gain.high
-            judged = verdict(_interval(speed, standing.n, log=True), _interval(gain, standing.n), max_drop, objective)
-            summary.at[i, "verdict"] = judged.code
-        decided = race.seeds_to_decide(name)
+        decided = race.seeds_to_decide(name) if standing.exit != Exit.WON else None
         summary.at[i, "seeds_to_show"] = decided
         summary.at[i, "race_exit"] = standing.exit
         summary.at[i, "left_after_round"] = standing.left_after_round
         summary.at[i, "race_seeds"] = " ".join(str(s) for s in standing.seeds)
         summary.at[i, "race_why"] = f"{Exit.TEXT[standing.exit]}: {standing.why}"
         summary.at[i, "qualifies"] = standing.exit == Exit.WON
-        how = (f"race: {Exit.TEXT[standing.exit]} after round {standing.left_after_round}" if rules is not None
-               else f"judged at one look on every round: {Exit.TEXT[standing.exit]}")
-        text = f"{judged.text.split('; ' + str(RECOMMENDED_SEEDS))[0]}" if figures is not None else ""
-        more = ("" if standing.exit == Exit.WON or decided is None else
-                f"; about {decided} paired seeds would likely decide it at this level")
-        summary.at[i, "verdict_text"] = f"{text}; {how} ({standing.why}){more}".lstrip("; ")
-    return summary
+        summary.at[i, "verdict"] = standing.exit
+        summary.at[i, "verdict_text"] = _decision_text(summary.loc[i], standing, decided, rules is not None,
+                                                       max_drop, objective)
+    return summary, race
 
 
-def _interval(b, n: int, log: bool = False) -> Interval:
-    """A decision's bounds as a 95% interval for :func:`~boosttune.evaluation.stats.verdict`."""
-    if log:
-        return Interval(math.exp(b.estimate), math.exp(b.low), math.exp(b.high), n, math.nan, math.nan, 0.95)
-    return Interval(b.estimate, b.low, b.high, n, math.nan, math.nan, 0.95)
+DECISION_SHORT = {Exit.WON: "won: faster, within the margin", Exit.SLOWER: "slower", Exit.TOO_LOSSY: "too lossy",
+                  Exit.BEHIND: "behind a winner", Exit.UNDECIDED: "undecided (seed cap)",
+                  Exit.BUDGET: "undecided (budget ran out)", Exit.RACING: "undecided (stopped)",
+                  VerdictCode.BASELINE: "the baseline", VerdictCode.NO_DATA: "no data"}
+
+
+def decision_words(code: str, objective: Objective = ACCURACY, max_drop: float | None = None) -> str:
+    """A summary's verdict (the decision) in a few words; the margin named when given."""
+    margin = f"{max_drop:.3g} {objective.unit}" if max_drop is not None else "the margin"
+    return {Exit.WON: f"shown faster, and {objective.noun} within {margin} of the baseline's shown",
+            Exit.SLOWER: "shown slower than the baseline",
+            Exit.TOO_LOSSY: f"shown to lose more {objective.noun} than {margin}",
+            Exit.BEHIND: "shown slower than a recipe that won, so it cannot be the answer",
+            Exit.UNDECIDED: "not decided at the seed cap",
+            Exit.BUDGET: "not decided: the budget ran out",
+            Exit.RACING: "not decided: the race was stopped",
+            VerdictCode.BASELINE: "the baseline itself",
+            VerdictCode.NO_DATA: "no paired run finished"}.get(code, code)
+
+
+def _decision_text(row: pd.Series, standing, decided: int | None, raced: bool, max_drop: float,
+                   objective: Objective) -> str:
+    """One sentence: the figures (95% intervals of the decision's model), then the decision, when and why."""
+    spec = objective.gain_spec
+    figures = (f"{fmt(row['speedup'], '.2f')}x the baseline's speed per step (95% CI {fmt(row['speedup_ci_low'], '.2f')}"
+               f"-{fmt(row['speedup_ci_high'], '.2f')}), {objective.noun} {objective.format_gain(row['objective_gain'], spec)}"
+               f" (95% CI {fmt(row['objective_gain_ci_low'], spec)} to {fmt(row['objective_gain_ci_high'], spec)})")
+    previous = str(row.get("verdict_text") or "")
+    e2e = previous.split("; end-to-end speed-up to ", 1)
+    if len(e2e) == 2:
+        figures += "; end-to-end speed-up to " + e2e[1]
+    when = (f"after round {standing.left_after_round}, {standing.n} paired seed(s)" if raced
+            else f"at one look on {standing.n} paired seed(s)")
+    why = "" if standing.exit == Exit.BUDGET else f" ({standing.why})"
+    text = f"{figures}; decision: {decision_words(standing.exit, objective, max_drop)} {when}{why}"
+    if decided is not None and standing.exit in (Exit.BUDGET, Exit.UNDECIDED, Exit.RACING):
+        text += f"; about {decided} paired seeds would likely show it faster and non-inferior"
+    return text
 
 
 def save_confirmed(records: Iterable[RunRecord], folder: str | Path, *, max_drop: float | None,
@@ -148,17 +181,18 @@ def load_confirmed(folder: str | Path, *, max_drop: float | None, default_drop: 
 
 
 def format_confirmed(summary: pd.DataFrame) -> str:
-    """The summary as the terminal shows it: one line per recipe, intervals in brackets, then each verdict."""
+    """The summary as the terminal shows it: one line per recipe, intervals in brackets, the decision in words, then
+    each recipe's sentence."""
     name, unit = _named(summary, "objective", "val_acc"), _named(summary, "gain_unit", "pt")
     spec = "+.2f" if unit == "pt" else "+.3g"
     lines = [f"{'recipe':<24}{'seeds':>6}  {'speed-up [95% CI]':<26}{'e2e':>7}  {f'Δ {name} {unit} [95% CI]':<26}"
-             f"{'p':>7}  verdict"]
+             "  decision"]
     for row in summary.itertuples():
         speed = f"{fmt(row.speedup, '.3f')} [{fmt(row.speedup_ci_low, '.3f')}, {fmt(row.speedup_ci_high, '.3f')}]"
         delta = (f"{fmt(row.objective_gain, spec)} [{fmt(row.objective_gain_ci_low, spec)}, "
                  f"{fmt(row.objective_gain_ci_high, spec)}]")
         lines.append(f"{str(row.recipe)[:23]:<24}{int(row.n_seeds):>6}  {speed:<26}{fmt(row.e2e_speedup, '.2f'):>7}  "
-                     f"{delta:<26}{fmt(row.p_value, '.3f'):>7}  {row.verdict}")
+                     f"{delta:<26}  {DECISION_SHORT.get(str(row.verdict), str(row.verdict))}")
     lines.append("")
     lines += [f"{row.recipe}: {row.verdict_text}" for row in summary.itertuples() if row.recipe != BASELINE_NAME]
     return "confirmed over paired seeds (speed-up: geometric mean of per-round throughput ratios; e2e: to the "\

@@ -17,6 +17,7 @@ import pandas as pd
 
 from boosttune.algorithms.base import CardMatch
 from boosttune.errors import DataError
+from boosttune.evaluation.race import Exit
 from boosttune.evaluation.results import finite, fmt
 from boosttune.evaluation.stats import VerdictCode
 from boosttune.execution.provenance import load_run_info
@@ -94,15 +95,18 @@ def verdict_line(figures: CardFigures, max_drop: float, obj: Objective = ACCURAC
         if obj.fraction and (broke[0] or (finite(r["objective_gain"]) and r["objective_gain"] < -_COLLAPSE_PT)):
             judged = (f"broke training here ({broke[0]} of {broke[1]} seeds lost more than {_COLLAPSE_PT:g} pt)"
                       if broke[1] else "broke training here")
-        elif code in (VerdictCode.FASTER, VerdictCode.FASTER_CONSISTENT):
-            judged = "helped here" + ("" if code == VerdictCode.FASTER else f" ({obj.noun} within the margin on average, not "
-                                                                  "shown)")
-        elif code == VerdictCode.FASTER_TOO_LOSSY:
-            judged = f"faster here, but lost more than {max_drop:.3g} {obj.unit}"
-        elif code == VerdictCode.SLOWER:
+        elif code in (VerdictCode.FASTER, Exit.WON):
+            judged = "helped here"
+        elif code == VerdictCode.FASTER_CONSISTENT:
+            judged = f"helped here ({obj.noun} within the margin on average, not shown)"
+        elif code in (VerdictCode.FASTER_TOO_LOSSY, Exit.TOO_LOSSY):
+            judged = f"lost more than {max_drop:.3g} {obj.unit} here"
+        elif code in (VerdictCode.SLOWER, Exit.SLOWER):
             judged = "did not help here: slower than O0"
-        elif code in (VerdictCode.INCONCLUSIVE, VerdictCode.NO_DATA):
+        elif code in (VerdictCode.INCONCLUSIVE, VerdictCode.NO_DATA) or not finite(r["speedup_ci_low"]):
             judged = "not judged: fewer than 2 paired seeds"
+        elif code in (Exit.UNDECIDED, Exit.BUDGET, Exit.RACING):
+            judged = "not decided here on these seeds"
         else:
             judged = "did not help here: no speed-up separable from noise"
         parts.append(f"{r['recipe']}: {judged}, {speed}, {delta}")

@@ -13,7 +13,7 @@ import pandas as pd
 from boosttune.config.boost import parse_boost_config
 from boosttune.errors import BoosttuneError
 
-__all__ = ["describe_recipe", "methods_of", "recipe_of"]
+__all__ = ["describe_recipe", "methods_of", "recipe_of", "run_name", "short_name"]
 
 
 def recipe_of(row: pd.Series) -> dict[str, Any]:
@@ -66,3 +66,35 @@ def describe_recipe(recipe: dict[str, Any]) -> str:
 
 def _short(value: Any) -> str:
     return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+def short_name(recipe: dict[str, Any]) -> str:
+    """A recipe's name for labels and tables: the methods it switches on, GradientFreeze with its freeze_p and
+    gradient accumulation with its steps ("grad_freeze p=0.42 + less_bn"); "no boost" for plain training."""
+    try:
+        settings = parse_boost_config(recipe.get("boost_config_dict") or {},
+                                      recipe.get("boost_level") or "O0").effective().settings
+    except BoosttuneError:
+        settings = {}
+    parts = []
+    for method in methods_of(recipe):
+        knobs = settings.get(method) or {}
+        if method == "grad_freeze" and "freeze_p" in knobs:
+            parts.append(f"grad_freeze p={_short(knobs['freeze_p'])}")
+        elif method == "grad_accumulation" and "grad_accumulation_step" in knobs:
+            parts.append(f"grad_accumulation x{knobs['grad_accumulation_step']}")
+        else:
+            parts.append(method)
+    return " + ".join(parts) or "no boost"
+
+
+def run_name(row: pd.Series) -> str:
+    """What a user reads for a run: its label (a preset, a start point, a confirmed recipe), else what its recipe
+    switches on; the trial id only when the row holds no recipe (the id goes on hover and in an id column)."""
+    trial = str(row.get("trial_id", ""))
+    for column in ("recipe", "label", "preset"):
+        value = row.get(column)
+        if isinstance(value, str) and value and value != trial:
+            return value
+    recipe = recipe_of(row)
+    return short_name(recipe) if recipe else trial

@@ -11,6 +11,7 @@ import pandas as pd
 import plotly.offline
 
 from boosttune.evaluation.results import FINISHED, finite, fmt
+from boosttune.evaluation.summary import decision_words
 from boosttune.files import write_atomically
 from boosttune.report import figures
 from boosttune.report.inputs import ReportInputs
@@ -33,6 +34,8 @@ class Section(NamedTuple):
     text: tuple[str, ...] = ()  # paragraphs (plain text)
     tables: tuple[Table, ...] = ()
     figures: tuple[Callable[[], object], ...] = ()  # each draws one plotly figure (HTML only)
+    details: tuple[str, ...] = ()  # the long text, folded away in HTML (paragraphs)
+    details_title: str = "In full"
 
 
 def _f(value, spec: str) -> str:
@@ -55,8 +58,8 @@ def build_sections(inputs: ReportInputs) -> list[Section]:
 def _speed_vs_accuracy(inputs: ReportInputs) -> Section:
     scatter = figures.scatter_info(inputs)
     obj = inputs.objective
-    text = [f"Answer at {inputs.max_drop:.3g} {obj.unit}: "
-            f"{scatter.selection_reason or 'none (no finished O0 baseline)'}."]
+    text = [] if inputs.confirmed is not None else [
+        f"Answer at {inputs.max_drop:.3g} {obj.unit}: {scatter.selection_reason or 'none (no finished O0 baseline)'}."]
     if inputs.kind == "bench":
         text.append("Each small point is one run, as a ratio to the O0 run of its own paired round; crosses are the "
                     "paired means with 95% intervals.")
@@ -80,10 +83,12 @@ def _confirmed(inputs: ReportInputs) -> Section:
     text = (f"Paired seeds {list(confirmed.seeds)}: every recipe of a round shares its seed, rounds interleaved. "
             "Speed-up: geometric mean of per-round throughput ratios (steady state, compile apart); e2e: training "
             f"time to the baseline's {obj.noun} less the margin, compile included; Δ: better than the baseline by "
-            f"({obj.describe()}).",
-            *_race_text(confirmed),
-            *[f"{r['recipe']}: {r['verdict_text']}" for _, r in confirmed.summary.iterrows() if r["recipe"] != "O0"])
-    return Section("confirmed", "Confirmed over paired seeds", text, tables=(_summary_table(inputs), claims_table))
+            f"({obj.describe()}). Intervals are 95% ones of the model the decision is taken on (recipe + round, noise "
+            "pooled over the recipes); the decision itself is one-sided, at the level its rules give each look.",)
+    details = (*_race_text(confirmed),
+               *[f"{r['recipe']}: {r['verdict_text']}" for _, r in confirmed.summary.iterrows() if r["recipe"] != "O0"])
+    return Section("confirmed", "Confirmed over paired seeds", text, tables=(_summary_table(inputs), claims_table),
+                   details=details, details_title="Every recipe's decision in full, and the race's rules")
 
 
 def _race_text(confirmed) -> tuple[str, ...]:
@@ -119,9 +124,9 @@ def _summary_table(inputs: ReportInputs) -> Table:
                      obj.format_value(r["objective_value"]) if finite(r["objective_value"]) else "n/a",
                      _f(r["objective_gain"], spec),
                      _ci(r["objective_gain_ci_low"], r["objective_gain_ci_high"], spec),
-                     _f(r["p_value"], ".3f"), figures.verdict_words(str(r["verdict"]), obj)))
-    return Table(("recipe", "seeds", "speed-up", "95% CI", "e2e", obj.label, f"Δ {obj.unit}", "95% CI", "p",
-                  "verdict"), tuple(rows))
+                     decision_words(str(r["verdict"]), obj, inputs.max_drop)))
+    return Table(("recipe", "seeds", "speed-up", "95% CI", "e2e", obj.label, f"Δ {obj.unit}", "95% CI",
+                  "decision"), tuple(rows))
 
 
 def _ablation(inputs: ReportInputs) -> Section | None:
@@ -161,12 +166,18 @@ def _search(inputs: ReportInputs) -> Section:
         text.append(importance)
     else:
         drawn.append(lambda: figures.draw_importance(importance))
+        if importance.left_out:
+            text.append("No importance for " + "; ".join(f"{k} ({why})" for k, why in importance.left_out)
+                        + ": it cannot act on this device.")
         for objective, scores in importance.objectives:
             tables.append(Table((f"importance for {objective}", "share"),
                                 tuple((k, f"{v:.2f}") for k, v in scores)))
     parallel = figures.parallel_info(inputs)
     if parallel is not None:
         drawn.append(lambda: figures.draw_parallel(parallel))
+        if any(names is not None and "(unset)" in names for _, _, names in parallel.dimensions):
+            text.append("Parallel coordinates: one line per trial trained to the end; \"(unset)\" on an axis marks a "
+                        "trial that did not draw that knob (its method was off).")
     left_out = inputs.left_out
     tables.append(Table(("left out of the search", "why"),
                         tuple(left_out.items()) or (("nothing", "every knob the device supports was searched"),)))
@@ -183,7 +194,7 @@ def _importance(inputs: ReportInputs):
         result = figures.importance_info(inputs)
     except Exception as e:  # Optuna's evaluators reject degenerate studies in many ways; the report goes on
         return f"Parameter importance: not computed ({type(e).__name__}: {str(e).splitlines()[0][:200]})."
-    return result or "Parameter importance: too few finished trials with a varying parameter (3 needed)."
+    return result or "Parameter importance: no search ran."
 
 
 _TOP = ("trial_id", "label", "status", "boost_level", "amp_level", "loss_scale_kind", "optimizer_name",
@@ -231,7 +242,8 @@ def _failures(inputs: ReportInputs) -> Section:
     if not failed:
         return Section("failures", "Failed, stopped or incomplete runs", ("None: every run finished with figures.",))
     return Section("failures", "Failed, stopped or incomplete runs", (),
-                   tables=(Table(("run", "status", "reason"), tuple(failed)),))
+                   tables=(Table(("run", "id", "status", "reason"),
+                                 tuple((f.name or f.run_id, f.run_id, f.status, f.reason) for f in failed)),))
 
 
 # --- HTML and markdown ------------------------------------------------------------------------------------
@@ -244,14 +256,17 @@ nav a{margin-right:1em}table.t{border-collapse:collapse;font-size:13px;margin:.6
 table.t td,table.t th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:left}table.t th{background:#f4f4f4}
 #apply{display:flex;flex-wrap:wrap;gap:0 2em;margin:0 0 1em}#apply h2{flex-basis:100%;margin:.2em 0}
 #apply>div{flex:1 1 36em;min-width:0}#apply pre{background:#f6f8fa;padding:.6em;overflow-x:auto;font-size:13px}
-#apply p,#apply li{font-size:13px}#apply code,#apply td:first-child{font-family:ui-monospace,monospace}"""
+#apply p,#apply li{font-size:13px}#apply code,#apply td:first-child{font-family:ui-monospace,monospace}
+div.scroll{overflow-x:auto;max-width:100%}#answer p{font-size:14px;margin:.3em 0}#answer table.t{font-size:14px}
+details{margin:.5em 0}details>summary{cursor:pointer;font-weight:600}"""
 
 
 def _html_table(table: Table) -> str:
+    """A table in a box that scrolls sideways when the page is narrower than it."""
     title = f"<h3>{html.escape(table.title)}</h3>" if table.title else ""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in table.headers)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in table.rows)
-    return f'{title}<table class="t"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return f'{title}<div class="scroll"><table class="t"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _html_apply(info: figures.ApplyInfo | None) -> str:
@@ -267,12 +282,40 @@ def _html_apply(info: figures.ApplyInfo | None) -> str:
             f"<pre><code>{html.escape(info.snippet)}</code></pre></div><div>{knobs}{notes}</div></section>\n")
 
 
+def _triple(values: tuple[float, float, float], spec: str, suffix: str = "") -> str:
+    """An estimate with its interval: "1.16x [1.12, 1.20]"; "n/a" when not measured."""
+    estimate, low, high = values
+    if not finite(estimate):
+        return "n/a"
+    interval = f" [{_f(low, spec)}, {_f(high, spec)}]" if finite(low) and finite(high) else ""
+    return f"{_f(estimate, spec)}{suffix}{interval}"
+
+
+def answer_table(inputs: ReportInputs, info: figures.AnswerInfo) -> Table:
+    """The first screen's table: every confirmed recipe, its figures with 95% intervals, and the decision."""
+    obj = inputs.objective
+    rows = []
+    for r in info.rows:
+        speed = "1 (the baseline)" if r.code == "baseline" else _triple(r.speedup, ".2f", "x")
+        e2e = "" if r.code == "baseline" else _triple(r.e2e, ".2f", "x")
+        gain = "" if r.code == "baseline" else _triple(r.gain, obj.gain_spec)
+        rows.append((f"{r.recipe} (the answer)" if r.is_answer and r.code != "baseline" else r.recipe, str(r.seeds),
+                     speed, e2e, gain, r.decision))
+    return Table(("recipe", "paired seeds", "speed-up per step [95% CI]", "end to end [95% CI]",
+                  f"Δ {obj.noun} ({obj.unit}) [95% CI]", "decision"), tuple(rows))
+
+
 def render_html(inputs: ReportInputs, sections: list[Section]) -> str:
     header = figures.header_info(inputs)
     facts = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in header.facts)
     nav = "".join(f'<a href="#{s.anchor}">{html.escape(s.title.split(":")[0])}</a>' for s in sections)
+    first = ""
+    answer = figures.answer_info(inputs)
+    if answer is not None:
+        lines = "".join(f"<p>{html.escape(t)}</p>" for t in (answer.stopped, answer.noise) if t)
+        first = f'<section id="answer">{_html_table(answer_table(inputs, answer))}{lines}</section>\n'
     parts = []
-    for index, s in enumerate(sections):
+    for s in sections:
         parts.append(f'<section id="{s.anchor}"><h2>{html.escape(s.title)}</h2>')
         parts += [f"<p>{html.escape(t)}</p>" for t in s.text]
         for n, draw in enumerate(s.figures):
@@ -280,13 +323,18 @@ def render_html(inputs: ReportInputs, sections: list[Section]) -> str:
             parts.append(figure.to_html(full_html=False, include_plotlyjs=False, div_id=f"fig-{s.anchor}-{n}",
                                         config={"displaylogo": False, "responsive": True}))
         parts += [_html_table(t) for t in s.tables]
+        if s.details:
+            parts.append(f"<details><summary>{html.escape(s.details_title)}</summary>"
+                         + "".join(f"<p>{html.escape(t)}</p>" for t in s.details) + "</details>")
         parts.append("</section>")
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(inputs.title)}</title>'
             f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{_STYLE}</style>'
             f'<script type="text/javascript">{plotly.offline.get_plotlyjs()}</script></head><body>\n'
             f"<h1>{html.escape(inputs.title)}</h1>\n<p class=\"answer\">{html.escape(header.answer)}</p>\n"
-            + _html_apply(figures.apply_info(inputs)) +
-            f'<dl class="facts">{facts}</dl>\n<nav>{nav}</nav>\n' + "\n".join(parts) + "\n</body></html>\n")
+            + first + _html_apply(figures.apply_info(inputs)) +
+            f'<details class="run"><summary>The run: device, model, data, versions, the command that reproduces it'
+            f'</summary><dl class="facts">{facts}</dl></details>\n<nav>{nav}</nav>\n' + "\n".join(parts)
+            + "\n</body></html>\n")
 
 
 def _md_cell(text: str) -> str:
@@ -316,8 +364,12 @@ def _md_apply(info: figures.ApplyInfo | None) -> list[str]:
 
 def render_markdown(inputs: ReportInputs, sections: list[Section]) -> str:
     header = figures.header_info(inputs)
-    apply = _md_apply(figures.apply_info(inputs))
-    lines = [f"# {inputs.title}", "", f"**{header.answer}**", "", *apply, *(["## The run", ""] if apply else [])]
+    lines = [f"# {inputs.title}", "", f"**{header.answer}**", ""]
+    answer = figures.answer_info(inputs)
+    if answer is not None:
+        lines += [_md_table(answer_table(inputs, answer)), ""]
+        lines += [f"{t}\n" for t in (answer.stopped, answer.noise) if t]
+    lines += [*_md_apply(figures.apply_info(inputs)), "## The run", ""]
     lines += [f"- {k}: `{v}`" if k == "reproduce" else f"- {k}: {v}" for k, v in header.facts]
     for s in sections:
         lines += ["", f"## {s.title}", ""]
@@ -327,6 +379,11 @@ def render_markdown(inputs: ReportInputs, sections: list[Section]) -> str:
             lines += [f"({len(s.figures)} figure(s) in {HTML_NAME})", ""]
         for t in s.tables:
             lines += [_md_table(t), ""]
+        if s.details:
+            lines += [f"<details><summary>{s.details_title}</summary>", ""]
+            for t in s.details:
+                lines += [t, ""]
+            lines += ["</details>", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

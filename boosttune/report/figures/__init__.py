@@ -2,7 +2,7 @@
 
 As in Optuna's visualisations, each ``<figure>_info(inputs)`` returns a small NamedTuple (pure pandas and
 numpy, tested without rendering) and ``draw_<figure>(info)`` draws it with plotly; nothing is computed in a
-drawer. :mod:`boosttune.report.render` lays them out. The header, how to apply the answer, MindSpore's claims
+drawer. :mod:`boosttune.report.render` lays them out. The header, the first screen's answer table, how to apply the answer, MindSpore's claims
 and the failures are text and tables, without a drawer.
 
 Speed is a ratio to the O0 baseline (per paired round for confirm and bench runs), the objective a gain over
@@ -11,6 +11,7 @@ named as the runs name it.
 """
 
 from boosttune.report.figures.ablation import AblationInfo, AblationRow, ablation_info, draw_ablation
+from boosttune.report.figures.answer import AnswerInfo, AnswerRow, answer_info
 from boosttune.report.figures.apply import ApplyInfo, apply_info
 from boosttune.report.figures.claims import CLAIMS, ClaimInfo, claims_info, judge_claim
 from boosttune.report.figures.curves import CurveInfo, CurveSeries, curves_info, draw_curves
@@ -30,10 +31,10 @@ from boosttune.report.figures.scatter import (
 from boosttune.report.figures.timeline import TimelineBar, TimelineInfo, draw_timeline, timeline_info
 
 __all__ = [
-    "CLAIMS", "AblationInfo", "AblationRow", "ApplyInfo", "ClaimInfo", "ConfirmedPoint", "CurveInfo", "CurveSeries",
+    "CLAIMS", "AblationInfo", "AblationRow", "AnswerInfo", "AnswerRow", "ApplyInfo", "ClaimInfo", "ConfirmedPoint", "CurveInfo", "CurveSeries",
     "FailedRun", "HeaderInfo", "HypervolumeInfo", "ImportanceInfo", "ParallelInfo", "ScatterInfo", "ScatterPoint",
     "TimelineBar", "TimelineInfo",
-    "ablation_info", "apply_info", "claims_info", "confirmed_points", "curves_info", "failures_info", "header_info",
+    "ablation_info", "answer_info", "apply_info", "claims_info", "confirmed_points", "curves_info", "failures_info", "header_info",
     "hypervolume_info", "importance_info", "judge_claim", "parallel_info", "scatter_info", "timeline_info",
     "verdict_words",
     "draw_ablation", "draw_curves", "draw_hypervolume", "draw_importance", "draw_parallel", "draw_scatter",

@@ -36,6 +36,26 @@ def selected_id(inputs: ReportInputs) -> str | None:
         return None
 
 
+def inert(inputs: ReportInputs) -> dict[str, str]:
+    """Searched knob (its param name) -> why it cannot act on the trials' device (MindSpore's reason, from the
+    probe): such a knob's draws change nothing, so no figure gives it a share or an axis."""
+    out = {}
+    for name, why in inputs.unsupported.items():
+        out[name] = why
+        out[name.removeprefix("boost.")] = why
+    return out
+
+
+def varies(values: pd.Series) -> bool:
+    """Whether a knob changed between the trials: a number takes two values or more among the trials that drew it
+    (one drawn once, or always alike, did not vary); a switch or choice counts "not drawn" as a value of its own
+    (grad_freeze on in some trials, not drawn in the others, varied)."""
+    drawn = values[values.map(present)]
+    if len(drawn) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in drawn):
+        return drawn.astype(float).nunique() > 1
+    return values.map(lambda v: str(v) if present(v) else "(unset)").nunique() > 1
+
+
 # --- drawing ------------------------------------------------------------------------------------------------
 
 def error_bars(values, low, high) -> dict:

@@ -8,6 +8,7 @@ import pandas as pd
 
 from boosttune.evaluation.results import FINISHED, finite
 from boosttune.report.inputs import ReportInputs
+from boosttune.report.recipes import run_name
 
 __all__ = ["FailedRun", "failures_info"]
 
@@ -16,6 +17,7 @@ class FailedRun(NamedTuple):
     run_id: str
     status: str
     reason: str
+    name: str = ""  # what the run is, in words (its recipe); the id is for looking it up
 
 
 def failures_info(inputs: ReportInputs) -> tuple[FailedRun, ...]:
@@ -29,5 +31,5 @@ def failures_info(inputs: ReportInputs) -> tuple[FailedRun, ...]:
             if row["status"] == "duplicate":
                 continue  # answered by an equivalent run's figures: not a failure
             reason = str(row["reason"]) if pd.notna(row["reason"]) else "no throughput or objective recorded"
-            out.append(FailedRun(str(row["trial_id"]), str(row["status"]), reason))
+            out.append(FailedRun(str(row["trial_id"]), str(row["status"]), reason, run_name(row)))
     return tuple(out)

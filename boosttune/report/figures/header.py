@@ -11,8 +11,10 @@ import pandas as pd
 
 from boosttune.errors import DataError
 from boosttune.evaluation.results import finite, fmt
+from boosttune.evaluation.race import Exit
 from boosttune.evaluation.select import select_best
 from boosttune.evaluation.stats import VerdictCode
+from boosttune.evaluation.summary import decision_words
 from boosttune.objective import ACCURACY, Objective
 from boosttune.report.inputs import ReportInputs
 from boosttune.report.recipes import describe_recipe, recipe_of
@@ -32,7 +34,10 @@ _VERDICT_WORDS = {
 
 
 def verdict_words(code: str, objective: Objective = ACCURACY) -> str:
-    """A verdict code in words, naming the objective."""
+    """A verdict code in words, naming the objective: the confirm stage's decision (a summary's ``verdict``), or a
+    paired test's :class:`~boosttune.evaluation.stats.VerdictCode`."""
+    if code in Exit.TEXT:
+        return decision_words(code, objective)
     words = _VERDICT_WORDS.get(code, code)
     return words if objective == ACCURACY else words.replace("accuracy", objective.noun)
 
@@ -70,15 +75,17 @@ def _confirmed_answer(inputs: ReportInputs) -> tuple[str, str, str]:
     row = sel.row
     n = int(row["n_seeds"]) if finite(row.get("n_seeds")) else 0
     if sel.fell_back_to_baseline:
-        answer = (f"Keep O0: no recipe was shown faster than the O0 baseline within {max_drop:.3g} {obj.unit} of its "
-                  f"{obj.noun} "
-                  f"over {len(confirmed.seeds)} paired seeds.")
+        candidates = confirmed.summary[confirmed.summary["recipe"] != sel.recipe]
+        seeds = sorted(int(n) for n in candidates["n_seeds"]) or [0]
+        each = f"{seeds[0]}" if seeds[0] == seeds[-1] else f"{seeds[0]} to {seeds[-1]}"
+        answer = (f"Keep O0: none of the {len(candidates)} candidate(s) was shown faster than the O0 baseline with "
+                  f"its {obj.noun} within {max_drop:.3g} {obj.unit} ({each} paired seeds each).")
         return answer, sel.recipe, "baseline"
     answer = (f"Use {sel.recipe}: {fmt(row['speedup'], '.2f')}x the O0 baseline's training throughput "
               f"(95% CI {fmt(row['speedup_ci_low'], '.2f')}-{fmt(row['speedup_ci_high'], '.2f')}) at "
               f"{fmt(row['objective_gain'], spec)} {obj.gain_words} (95% CI "
               f"{fmt(row['objective_gain_ci_low'], spec)} to {fmt(row['objective_gain_ci_high'], spec)}"
-              f") over {n} paired seeds: {verdict_words(str(row['verdict']), obj)}.")
+              f") over {n} paired seeds: {decision_words(str(row['verdict']), obj, max_drop)}.")
     return answer, sel.recipe, str(row["verdict"])
 
 

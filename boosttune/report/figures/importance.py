@@ -11,10 +11,13 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from boosttune.evaluation.results import PARAM_PREFIX
-from boosttune.report.figures._common import BLUE, LAYOUT, compared, present
+from boosttune.report.figures._common import BLUE, LAYOUT, compared, inert, present, varies
 from boosttune.report.inputs import ReportInputs
 
 __all__ = ["ImportanceInfo", "draw_importance", "importance_info"]
+
+
+MIN_TRIALS = 10  # below this many trials trained to the end, a forest's shares mean nothing
 
 
 class ImportanceInfo(NamedTuple):
@@ -22,19 +25,27 @@ class ImportanceInfo(NamedTuple):
     evaluator: str
     trials: int
     note: str
+    left_out: tuple[tuple[str, str], ...] = ()  # (param, why it got no share): it cannot act on this device
 
 
-def importance_info(inputs: ReportInputs, evaluator: str = "fanova") -> ImportanceInfo | None:
-    """Optuna's parameter importance for speed-up and for the objective, over the finished search trials.
+def importance_info(inputs: ReportInputs, evaluator: str = "fanova") -> ImportanceInfo | str | None:
+    """Optuna's parameter importance for speed-up and for the objective, over the search trials trained to the end.
 
-    Only parameters every finished trial has (Optuna's rule) and that vary count; None with fewer than
-    3 such trials or no varying parameter.
+    Only knobs the device can act on, that every such trial has (Optuna's rule) and that vary, count. Returns why
+    not, in a sentence, with fewer than :data:`MIN_TRIALS` such trials or no such knob; None without a search.
     """
     if inputs.search is None:
         return None
     finished, params = _importance_table(inputs.search)
-    if len(finished) < 3 or not params:
-        return None
+    cannot = inert(inputs)
+    left_out = tuple((c.removeprefix(PARAM_PREFIX), cannot[c.removeprefix(PARAM_PREFIX)]) for c in params
+                     if c.removeprefix(PARAM_PREFIX) in cannot)
+    params = [c for c in params if c.removeprefix(PARAM_PREFIX) not in cannot]
+    if len(finished) < MIN_TRIALS:
+        return (f"Parameter importance: not computed: {len(finished)} search trial(s) trained to the end, and "
+                f"{MIN_TRIALS} are needed before a share means anything (more --trials, or --set num_trials=N).")
+    if not params:
+        return "Parameter importance: not computed: no knob this device can act on varied between the trials."
     distributions = {c.removeprefix(PARAM_PREFIX): _distribution(finished[c]) for c in params}
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(directions=["maximize", "maximize"])
@@ -52,7 +63,7 @@ def importance_info(inputs: ReportInputs, evaluator: str = "fanova") -> Importan
         objectives.append((name, tuple((k, float(v)) for k, v in scores.items())))
     note = (f"from {len(finished)} finished trials: indicative only" if len(finished) < 20
             else f"from {len(finished)} finished trials")
-    return ImportanceInfo(tuple(objectives), type(chosen).__name__, len(finished), note)
+    return ImportanceInfo(tuple(objectives), type(chosen).__name__, len(finished), note, left_out)
 
 
 def _importance_table(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
@@ -65,7 +76,7 @@ def _importance_table(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     for column in param_columns:  # a switch or choice a trial did not draw is a category of its own
         if finished[column].notna().any() and not _numeric(finished[column].dropna()):
             finished[column] = finished[column].map(lambda v: "(unset)" if not present(v) else str(v))
-    params = [c for c in param_columns if finished[c].notna().all() and finished[c].astype(str).nunique() > 1]
+    params = [c for c in param_columns if finished[c].notna().all() and varies(finished[c])]
     return finished, params
 
 

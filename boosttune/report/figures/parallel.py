@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from boosttune.evaluation.results import PARAM_PREFIX, finite
-from boosttune.report.figures._common import LAYOUT, compared, present
+from boosttune.report.figures._common import LAYOUT, compared, inert, present, varies
 from boosttune.report.inputs import ReportInputs
 
 __all__ = ["ParallelInfo", "draw_parallel", "parallel_info"]
@@ -22,12 +22,14 @@ class ParallelInfo(NamedTuple):
 
 
 def parallel_info(inputs: ReportInputs) -> ParallelInfo | None:
-    """The searched knobs of every finished trial, then its speed-up and objective gain (categories as codes)."""
+    """The searched knobs of every finished trial that varied between them and can act on this device, then its
+    speed-up and objective gain (categories as codes; "(unset)": the trial did not draw the knob)."""
     if inputs.search is None:
         return None
     finished = compared(inputs.search)
-    params = [c for c in finished.columns if c.startswith(PARAM_PREFIX) and finished[c].notna().any()
-              and finished[c].astype(str).nunique() > 1]
+    cannot = inert(inputs)
+    params = [c for c in finished.columns if c.startswith(PARAM_PREFIX) and varies(finished[c])
+              and c.removeprefix(PARAM_PREFIX) not in cannot]
     if len(finished) < 2:
         return None
     dimensions = [_dimension(column.removeprefix(PARAM_PREFIX), finished[column]) for column in params]
@@ -51,12 +53,14 @@ def _dimension(name: str, values: pd.Series) -> tuple[str, tuple[float, ...], tu
 def draw_parallel(info: ParallelInfo) -> go.Figure:
     dimensions = []
     for label, values, names in info.dimensions:
-        dimension = dict(label=label, values=list(values))
+        dimension = dict(label=label.replace(".", ".<br>", 1) if len(label) > 12 else label,
+                         values=list(values))
         if names is not None:
             dimension.update(tickvals=list(range(len(names))), ticktext=list(names))
         dimensions.append(dimension)
     fig = go.Figure(go.Parcoords(line=dict(color=list(info.color), colorscale="Viridis", showscale=True,
-                                           colorbar=dict(title="speed-up")), dimensions=dimensions))
-    fig.update_layout(title="The searched knobs of each finished trial", height=460,
-                      **{**LAYOUT, "margin": dict(l=80, r=80, t=90, b=40)})
+                                           colorbar=dict(title="speed-up")), dimensions=dimensions,
+                                 rangefont=dict(size=9), tickfont=dict(size=10)))
+    fig.update_layout(title="The searched knobs of each finished trial (those that varied)", height=480,
+                      font=dict(size=11), **{**LAYOUT, "margin": dict(l=80, r=80, t=120, b=40)})
     return fig

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -11,6 +12,7 @@ import plotly.graph_objects as go
 
 from boosttune.errors import DataError
 from boosttune.evaluation.results import FINISHED, PARAM_PREFIX, baseline_row, finite, fmt
+from boosttune.evaluation.summary import decision_words
 from boosttune.evaluation.select import select_best
 from boosttune.objective import ACCURACY, Objective
 from boosttune.pareto import non_dominated
@@ -28,6 +30,7 @@ from boosttune.report.figures._common import (
 )
 from boosttune.report.figures.failures import FailedRun, failures_info
 from boosttune.report.inputs import ReportInputs
+from boosttune.report.recipes import run_name
 
 __all__ = ["ConfirmedPoint", "ScatterInfo", "ScatterPoint", "confirmed_points", "draw_scatter", "scatter_info"]
 
@@ -42,6 +45,8 @@ class ScatterPoint(NamedTuple):
     is_preset: bool
     is_pareto: bool
     is_selected: bool
+    status: str = "completed"  # "stopped": figures at the epoch the scheduler stopped it; "duplicate": an earlier
+    # trial's figures (the same recipe, not trained again)
 
 
 class ConfirmedPoint(NamedTuple):
@@ -53,8 +58,10 @@ class ConfirmedPoint(NamedTuple):
     delta_low_pt: float
     delta_high_pt: float
     n_seeds: int
-    verdict: str
+    verdict: str  # the confirm stage's decision (an Exit code)
     is_selected: bool
+    search_x: float = float("nan")  # the same recipe's one-seed search trial, when the search ran it
+    search_y: float = float("nan")
 
 
 class ScatterInfo(NamedTuple):
@@ -79,17 +86,21 @@ def scatter_info(inputs: ReportInputs) -> ScatterInfo:
     relative = base is not None and finite(base["throughput_sps"]) and finite(base["objective_value"])
     x_column, y_column = ("speedup_vs_baseline", "objective_gain") if relative else ("throughput_sps", "objective_value")
     finished = df["status"].isin(FINISHED)
-    plottable = (finished & df[x_column].map(finite) & df[y_column].map(finite)).astype(bool)
+    drawn = df["status"].isin((*FINISHED, "stopped", "duplicate"))  # every trial with figures, stopped ones marked
+    plottable = (drawn & df[x_column].map(finite) & df[y_column].map(finite)).astype(bool)
     plotted = df[plottable]
     searched = inputs.search is not None
     sign = 1.0 if relative else obj.sign  # a gain is better upwards; a raw value in the objective's direction
-    on_front = (non_dominated(plotted[x_column].to_numpy(float), sign * plotted[y_column].to_numpy(float)) if searched
-                else np.zeros(len(plotted), bool))
+    complete = finished[plottable].to_numpy(bool)  # the front: trials trained to the end only
+    on_front = np.zeros(len(plotted), bool)
+    if searched and complete.any():
+        on_front[complete] = non_dominated(plotted[x_column].to_numpy(float)[complete],
+                                           sign * plotted[y_column].to_numpy(float)[complete])
     selected = selected_id(inputs)
     points = tuple(_point(row, x_column, y_column, bool(front), row["trial_id"] == selected, obj)
                    for (_, row), front in zip(plotted.iterrows(), on_front))
     pareto = tuple(sorted(((p.x, p.y) for p in points if p.is_pareto), key=lambda xy: (xy[0], -sign * xy[1])))
-    confirmed = confirmed_points(inputs) if relative else ()
+    confirmed = _linked(confirmed_points(inputs), points) if relative else ()
     return ScatterInfo(
         x_label="speed-up vs O0 (x, steady-state throughput)" if relative
         else "throughput (samples/s); no finished O0 baseline",
@@ -117,6 +128,13 @@ def confirmed_points(inputs: ReportInputs) -> tuple[ConfirmedPoint, ...]:
         if finite(row["speedup"]) and row["verdict"] != "baseline")
 
 
+def _linked(confirmed: tuple[ConfirmedPoint, ...], points: tuple[ScatterPoint, ...]) -> tuple[ConfirmedPoint, ...]:
+    """Each confirmed recipe with the position of its search trial (same name, trained to the end), if any."""
+    trained = {p.label: p for p in points if p.status in FINISHED and not p.is_baseline}
+    return tuple(c._replace(search_x=trained[c.recipe].x, search_y=trained[c.recipe].y) if c.recipe in trained else c
+                 for c in confirmed)
+
+
 def _selection_reason(inputs: ReportInputs) -> str | None:
     if inputs.confirmed is not None:
         return f"confirmed: {inputs.confirmed.selection.reason}"
@@ -129,7 +147,7 @@ def _selection_reason(inputs: ReportInputs) -> str | None:
 def _point(row: pd.Series, x_column: str, y_column: str, is_pareto: bool, is_selected: bool,
            obj: Objective = ACCURACY) -> ScatterPoint:
     preset = row["preset"] if pd.notna(row["preset"]) else None
-    label = str(row["label"]) if "label" in row and pd.notna(row["label"]) else (preset or str(row["trial_id"]))
+    label = run_name(row)
     lines = [f"<b>{html.escape(label)}</b> ({html.escape(str(row['trial_id']))}, {row['status']})",
              f"boost_level {row['boost_level']}, amp {row['amp_level']}, loss scale {row['loss_scale_kind']}",
              f"throughput {fmt(row['throughput_sps'], '.1f')} samples/s, "
@@ -141,7 +159,7 @@ def _point(row: pd.Series, x_column: str, y_column: str, is_pareto: bool, is_sel
     return ScatterPoint(
         trial_id=str(row["trial_id"]), x=float(row[x_column]), y=float(row[y_column]), label=label,
         hover="<br>".join(lines), is_baseline=bool(row["is_baseline"]), is_preset=preset is not None,
-        is_pareto=is_pareto, is_selected=is_selected,
+        is_pareto=is_pareto, is_selected=is_selected, status=str(row["status"]),
     )
 
 
@@ -152,13 +170,20 @@ def _param_text(value: object) -> str:
 
 # --- drawing ------------------------------------------------------------------------------------------------
 
+_TRAINED = ("completed", "target_reached")
 _GROUPS = (  # (legend name, which points, marker); the first name is chosen by draw_scatter
-    (None, lambda p: not p.is_preset, dict(symbol="circle", size=8, color=BLUE, opacity=0.75)),
-    ("presets (O1/O2-equivalent)", lambda p: p.is_preset and not p.is_baseline,
+    (None, lambda p: not p.is_preset and p.status in _TRAINED, dict(symbol="circle", size=8, color=BLUE, opacity=0.75)),
+    ("stopped early (figures at the epoch it stopped)", lambda p: p.status == "stopped",
+     dict(symbol="circle-open", size=9, color=GREY, line=dict(width=1.5))),
+    ("duplicate of an earlier trial (not trained again)", lambda p: p.status == "duplicate",
+     dict(symbol="circle-open-dot", size=16, color=GREY)),
+    ("presets (O1/O2-equivalent)", lambda p: p.is_preset and not p.is_baseline and p.status in _TRAINED,
      dict(symbol="square", size=10, color=ORANGE, opacity=0.85)),
-    ("O0 baseline", lambda p: p.is_baseline, dict(symbol="diamond", size=12, color=BLACK)),
-    ("best trial of the search", lambda p: p.is_selected, dict(symbol="star", size=16, color=RED)),
+    ("O0 baseline", lambda p: p.is_baseline and p.status in _TRAINED, dict(symbol="diamond", size=12, color=BLACK)),
+    ("best trial of the search (one seed)", lambda p: p.is_selected, dict(symbol="star", size=16, color=RED)),
 )
+# one colour per confirmed recipe, none of the blue, orange, green, red and grey the search's points and lines use
+CONFIRMED_COLOURS = ("#7b4fa0", "#9d755d", "#1b9e9e", "#d4a017", "#d6609c", "#444444")
 
 
 def draw_scatter(info: ScatterInfo) -> go.Figure:
@@ -173,31 +198,68 @@ def draw_scatter(info: ScatterInfo) -> go.Figure:
         xs, ys = zip(*info.pareto)
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name="Pareto front (search)",
                                  line=dict(color=GREEN, width=2, shape="vh"), hoverinfo="skip"))
-    runs_name = "searched trials" if info.pareto or not info.confirmed else "runs (one per seed)"
+    runs_name = "searched trials (one seed each)" if info.pareto or not info.confirmed else "runs (one per seed)"
+    low, high = y_range(info)
     for name, keep, marker in _GROUPS:
-        chosen = [p for p in info.points if keep(p)]
+        chosen = [p for p in info.points if keep(p) and p.y >= low]
         if chosen:
             fig.add_trace(go.Scatter(
                 x=[p.x for p in chosen], y=[p.y for p in chosen], mode="markers", name=name or runs_name,
                 marker=marker, text=[p.label for p in chosen], hovertext=[p.hover for p in chosen], hoverinfo="text"))
-    if info.confirmed:
-        fig.add_trace(_confirmed_trace(info.confirmed, obj))
+    below = [p for p in info.points if p.y < low]
+    if below:  # drawn on the bottom edge, their figures on hover: the scale stays on the recipes that matter
+        fig.add_trace(go.Scatter(
+            x=[p.x for p in below], y=[low] * len(below), mode="markers", cliponaxis=False,
+            name=f"below the scale (lost more than {-low:.3g} {obj.unit}; hover for figures)",
+            marker=dict(symbol="triangle-down-open", size=11, color=GREY, line=dict(width=1.5)),
+            text=[p.label for p in below], hovertext=[f"{p.hover}<br>off the scale: {p.y:{obj.gain_spec}} {obj.unit}"
+                                                      for p in below], hoverinfo="text"))
+    for index, point in enumerate(info.confirmed):
+        _add_confirmed(fig, point, CONFIRMED_COLOURS[index % len(CONFIRMED_COLOURS)], index, obj)
     if info.baseline_y is not None:
         fig.add_vline(x=1.0, line_dash="dot", line_color=GREY)
     fig.update_layout(title=f"Speed vs {obj.noun}", xaxis_title=info.x_label, yaxis_title=info.y_label, height=560,
                       legend=dict(orientation="h", y=-0.15), **LAYOUT)
+    if info.baseline_y is not None:
+        fig.update_yaxes(range=[low, high])
     return fig
 
 
-def _confirmed_trace(c: tuple[ConfirmedPoint, ...], obj: Objective) -> go.Scatter:
-    return go.Scatter(
-        x=[q.speedup for q in c], y=[q.delta_pt for q in c], mode="markers+text", name="confirmed (95% CI)",
-        text=[q.recipe for q in c], textposition="top center",
-        marker=dict(symbol="x-thin-open", size=[18 if q.is_selected else 12 for q in c],
-                    color=[RED if q.is_selected else BLACK for q in c], line=dict(width=3)),
-        error_x=error_bars([q.speedup for q in c], [q.speedup_low for q in c], [q.speedup_high for q in c]),
-        error_y=error_bars([q.delta_pt for q in c], [q.delta_low_pt for q in c], [q.delta_high_pt for q in c]),
-        hovertext=[f"<b>{q.recipe}</b>: {q.speedup:.3f}x [{q.speedup_low:.2f}, {q.speedup_high:.2f}], "
+def y_range(info: ScatterInfo) -> tuple[float, float]:
+    """The objective axis: every trained trial, every confirmed interval and the margin, with room around them;
+    a trial far below (one that broke training, one stopped early at a poor epoch) goes on the bottom edge."""
+    if info.baseline_y is None:  # raw values: plotly's own range
+        return -math.inf, math.inf
+    kept = [p.y for p in info.points if p.status in _TRAINED]
+    kept += [v for q in info.confirmed for v in (q.delta_low_pt, q.delta_high_pt, q.delta_pt) if finite(v)]
+    kept += [0.0, -(info.max_drop or 0.0)]
+    low, high = min(kept), max(kept)
+    room = max(0.15 * (high - low), 0.5 if info.objective.fraction else 0.05 * max(abs(low), abs(high), 1e-9))
+    return low - 3 * room, high + room
+
+
+def _add_confirmed(fig: go.Figure, q: ConfirmedPoint, colour: str, index: int, obj: Objective) -> None:
+    """One confirmed recipe: its paired mean with 95% intervals in its own colour, a dotted line from its one-seed
+    search trial, and its name in a label set off from the bars (an arrow points at the mean)."""
+    group = f"confirmed-{index}"
+    if finite(q.search_x) and finite(q.search_y):
+        fig.add_trace(go.Scatter(x=[q.search_x, q.speedup], y=[q.search_y, q.delta_pt], mode="lines",
+                                 line=dict(color=colour, width=1, dash="dot"), legendgroup=group, showlegend=False,
+                                 hoverinfo="skip"))
+    fig.add_trace(go.Scatter(
+        x=[q.speedup], y=[q.delta_pt], mode="markers", name=f"{q.recipe}: {q.n_seeds} paired seeds (95% CI)",
+        legendgroup=group,
+        marker=dict(symbol="x-thin-open", size=18 if q.is_selected else 13, color=colour, line=dict(width=3)),
+        error_x=error_bars([q.speedup], [q.speedup_low], [q.speedup_high]) | dict(color=colour),
+        error_y=error_bars([q.delta_pt], [q.delta_low_pt], [q.delta_high_pt]) | dict(color=colour),
+        hovertext=[f"<b>{html.escape(q.recipe)}</b>: {q.speedup:.3f}x [{q.speedup_low:.2f}, {q.speedup_high:.2f}], "
                    f"{q.delta_pt:{obj.gain_spec}} {obj.unit} [{q.delta_low_pt:{obj.gain_spec}}, "
-                   f"{q.delta_high_pt:{obj.gain_spec}}], {q.n_seeds} seeds, {q.verdict}" for q in c],
-        hoverinfo="text")
+                   f"{q.delta_high_pt:{obj.gain_spec}}], {q.n_seeds} paired seeds; {decision_words(q.verdict, obj)}"
+                   + (f"<br>its search trial (one seed): {q.search_x:.3f}x, {q.search_y:{obj.gain_spec}} {obj.unit}"
+                      if finite(q.search_x) else "")],
+        hoverinfo="text"))
+    # the label sits up and to the right (alternating down for every other recipe), clear of the bars' ends
+    fig.add_annotation(x=q.speedup, y=q.delta_pt, text=html.escape(q.recipe), showarrow=True, arrowhead=0,
+                       arrowcolor=colour, ax=36, ay=-40 if index % 2 == 0 else 40, xanchor="left",
+                       font=dict(color=colour, size=12),
+                       bgcolor="rgba(255,255,255,0.85)")

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from boosttune.evaluation.results import finite
 from boosttune.report.figures._common import BLUE, GREY, LAYOUT, ORANGE, RED
 from boosttune.report.inputs import ReportInputs
+from boosttune.report.recipes import run_name
 
 __all__ = ["TimelineBar", "TimelineInfo", "draw_timeline", "timeline_info"]
 
@@ -40,7 +41,7 @@ def timeline_info(inputs: ReportInputs) -> TimelineInfo | None:
         for _, row in stage_table.iterrows():
             if not finite(row["started_at"]) or row["status"] == "duplicate":
                 continue
-            label = str(row["label"]) if pd.notna(row.get("label")) else str(row["trial_id"])
+            label = run_name(row)
             rows.append((float(row["started_at"]), float(row["wall_s"]) if finite(row["wall_s"]) else 0.0,
                          str(row["trial_id"]), label,
                          "baseline" if row["trial_id"] == "baseline" else stage, str(row["status"]),
@@ -60,7 +61,7 @@ _STATUS_COLOURS = {"completed": BLUE, "target_reached": BLUE, "stopped": ORANGE,
 def draw_timeline(info: TimelineInfo) -> go.Figure:
     bars = info.bars
     fig = go.Figure(go.Bar(
-        y=[f"{b.stage}: {b.label}" if b.label == b.run_id else f"{b.stage}: {b.label} ({b.run_id})" for b in bars],
+        y=[f"{b.stage}: {b.label}" + (f" #{n}" if n else "") for b, n in zip(bars, _repeats(bars))],
         x=[max(b.duration_s, 0.5) for b in bars], base=[b.start_s for b in bars], orientation="h",
         marker_color=[_STATUS_COLOURS.get(b.status, GREY) for b in bars],
         hovertext=[f"{b.run_id} ({b.label}): {b.status}, {b.duration_s:.0f} s from {b.start_s:.0f} s"
@@ -69,3 +70,18 @@ def draw_timeline(info: TimelineInfo) -> go.Figure:
                       xaxis_title="seconds since the first run started", height=140 + 18 * len(bars),
                       yaxis=dict(autorange="reversed", tickfont=dict(size=10)), **LAYOUT)
     return fig
+
+
+def _repeats(bars: tuple[TimelineBar, ...]) -> list[int]:
+    """0 for a bar whose stage and label are unique, else its 1-based count among them (the axis needs distinct
+    names: two confirm rounds of one recipe, two searched trials with the same methods)."""
+    seen: dict[tuple[str, str], int] = {}
+    total: dict[tuple[str, str], int] = {}
+    for b in bars:
+        total[(b.stage, b.label)] = total.get((b.stage, b.label), 0) + 1
+    out = []
+    for b in bars:
+        key = (b.stage, b.label)
+        seen[key] = seen.get(key, 0) + 1
+        out.append(seen[key] if total[key] > 1 else 0)
+    return out

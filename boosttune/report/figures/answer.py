@@ -1,0 +1,119 @@
+"""The first screen's table and its two lines: every confirmed recipe with its figures and the one decision the
+confirm stage made, why the stage stopped (and the one setting that would decide what it left open), and how noisy
+this machine was in this run. Data only: :mod:`boosttune.report.render` formats it."""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from boosttune.evaluation.confirm import BASELINE_NAME
+from boosttune.evaluation.race import Exit
+from boosttune.evaluation.results import finite
+from boosttune.evaluation.summary import decision_words
+from boosttune.report.inputs import ReportInputs
+
+__all__ = ["AnswerInfo", "AnswerRow", "answer_info"]
+
+_OPEN = (Exit.BUDGET, Exit.UNDECIDED, Exit.RACING)
+
+
+class AnswerRow(NamedTuple):
+    recipe: str
+    seeds: int
+    speedup: tuple[float, float, float]  # per step: estimate, 95% interval (nan when not measured)
+    e2e: tuple[float, float, float]  # time to the target objective, compile included
+    gain: tuple[float, float, float]  # the objective's gain over the baseline, its units
+    decision: str  # the confirm stage's decision in words (the summary's verdict)
+    code: str  # the decision's code (an Exit, "baseline" or "no_data")
+    is_answer: bool
+
+
+class AnswerInfo(NamedTuple):
+    rows: tuple[AnswerRow, ...]
+    stopped: str  # why the confirm stage stopped, and the setting that would decide what it left open
+    noise: str  # how noisy this machine was in this run ("" when nothing was measured)
+
+
+def answer_info(inputs: ReportInputs) -> AnswerInfo | None:
+    """The confirmed recipes, the baseline first; None without a confirm stage (or bench)."""
+    confirmed = inputs.confirmed
+    if confirmed is None:
+        return None
+    obj = inputs.objective
+    rows = []
+    for _, r in confirmed.summary.iterrows():
+        code = str(r["verdict"])
+
+        def triple(*columns: str) -> tuple[float, float, float]:
+            return tuple(float(r[c]) if c in r and finite(r[c]) else math.nan for c in columns)  # type: ignore[return-value]
+
+        rows.append(AnswerRow(str(r["recipe"]), int(r["n_seeds"]), triple("speedup", "speedup_ci_low", "speedup_ci_high"),
+                              triple("e2e_speedup", "e2e_ci_low", "e2e_ci_high"),
+                              triple("objective_gain", "objective_gain_ci_low", "objective_gain_ci_high"),
+                              decision_words(code, obj, confirmed.max_drop), code,
+                              r["recipe"] == confirmed.selection.recipe))
+    return AnswerInfo(tuple(rows), _stopped(inputs), _noise(inputs))
+
+
+def _setting(inputs: ReportInputs, field: str, value: int) -> str:
+    """How to set an experiment field for the next run, in the way this run was started."""
+    command = str(inputs.run_info.get("command") or "")
+    if command.startswith("boosttune"):
+        return f"--set {field}={value}"
+    if "experiments/" in command or command.startswith("python"):
+        return f"--{field.replace('_', '-')} {value}"
+    return f"{field}: {value} in the experiment file"
+
+
+def _stopped(inputs: ReportInputs) -> str:
+    confirmed = inputs.confirmed
+    summary = confirmed.summary
+    candidates = summary[summary["recipe"] != BASELINE_NAME]
+    if candidates.empty:
+        return "No candidate ran beside the baseline."
+    rules = confirmed.rules
+    if rules is None:
+        return (f"Fixed rounds: every recipe ran on the same {len(confirmed.seeds)} paired seeds, judged at one look "
+                f"with the chance of any false claim held at 0.05 over the candidates.")
+    open_ = candidates[candidates["verdict"].isin(_OPEN)]
+    spent = len(confirmed.runs)
+    head = f"The race spent {spent} runs (budget: {rules.budget_text()})"
+    if open_.empty:
+        return f"{head} and decided every candidate."
+    names = ", ".join(str(n) for n in open_["recipe"])
+    why = ("its budget ran out" if (open_["verdict"] == Exit.BUDGET).any()
+           else f"the seed cap of {int(open_['n_seeds'].max())} paired seeds was reached")
+    text = f"{head}; it stopped because {why}, with {names} undecided."
+    promising = open_[open_["seeds_to_show"].map(finite)].sort_values("speedup", ascending=False)
+    if promising.empty:
+        return (text + " Their estimates do not point to a win (slower, or beyond the margin, on average): more "
+                "seeds would likely not change the answer.")
+    best = promising.iloc[0]
+    need, have = int(best["seeds_to_show"]), int(best["n_seeds"])
+    runs = spent + 2 * max(need - have, 1)  # each further round: the candidate and the baseline
+    return (text + f" About {need} paired seeds would likely decide {best['recipe']} (it has {have}): rerun with "
+            f"{_setting(inputs, 'confirm_budget_runs', runs)}.")
+
+
+def _noise(inputs: ReportInputs) -> str:
+    """The race's own measure of the run-to-run noise, per paired seed, next to what it assumed."""
+    confirmed = inputs.confirmed
+    race = confirmed.race
+    if race is None:
+        return ""
+    (speed_ss, speed_df), (gain_ss, gain_df) = race.measured()
+    if speed_df == 0:
+        return "This run measured too few rounds to tell how noisy the machine was."
+    obj = inputs.objective
+    speed = math.sqrt(2 * speed_ss / speed_df)  # per run -> per paired seed (a difference of two runs)
+    text = (f"This machine in this run: a recipe's speed relative to the baseline moved by about {100 * speed:.0f}% "
+            f"from one paired seed to the next")
+    if gain_df:
+        text += f", its {obj.noun} by about {math.sqrt(2 * gain_ss / gain_df):.2g} {obj.unit}"
+    text += f" ({speed_df} degrees of freedom)"
+    rules = confirmed.rules
+    if rules is not None and rules.speed_noise is not None:
+        text += (f"; the race assumed {100 * rules.speed_noise:.0f}% ({rules.noise_source}, weighted as "
+                 f"{rules.noise_df} df in a claim)")
+    return text + "."
