@@ -536,7 +536,8 @@ def _confirm(config: ExperimentConfig, table, output: Path, train,
     log(f"confirm: a race of {len(candidates) - 1} candidates against the baseline, paired and interleaved rounds "
         f"on seeds {seeds[0]}, {seeds[1]}, ...; budget {rules.budget_text()}; a candidate wins when shown faster and "
         f"non-inferior (family-wise level {rules.alpha:g}, {rules.min_seeds} paired seeds at least), leaves when "
-        f"shown slower or worse than the margin, and stops undecided at {rules.max_seeds} seeds")
+        f"likely slower or beyond the margin (one-sided {100 * rules.drop_confidence:g}%), and stops undecided at "
+        f"{rules.max_seeds} seeds")
     log(f"confirm: the noise the race starts from: {noise.text()}"
         + ("; it steers the drops only, and this race's runs are added to the device's record"
            if noise.df == 0 else "; the race's own runs join it"))

@@ -25,8 +25,8 @@ def _report(ratios, unclear=()):
 
 def test_knobs_clearly_slower_than_o0_are_slow_with_the_reason_and_the_way_out():
     report = _report({"amp.O2": 0.52, "boost.less_bn": 0.85, "boost.grad_freeze": 1.2, "boost.dim_reduce": None})
-    assert report.slow() == {"amp.O2": "amp O2: 0.52x O0's throughput on this CPU (test), not searched; "
-                                       "--search amp to force it"}
+    assert report.slow() == {"amp.O2": "amp O2: 0.52x O0's throughput on this CPU (timed by the calibration on test), "
+                                       "not searched; --search amp to force it"}
     assert "slow: not searched by default" in report.table()
 
 

@@ -219,7 +219,7 @@ def test_the_race_reaches_summary_race_json_and_report_and_is_rejudged_at_anothe
     report, _ = write_report(ReportInputs(kind="bench", title="race", max_drop=MARGIN, confirmed=confirmed,
                                           folder=tmp_path))
     page = report.read_text()
-    assert "A race:" in page and "slow: seeds 1000; shown slower than the baseline" in page
+    assert "A race:" in page and "slow: seeds 1000; dropped: likely slower than the baseline" in page
 
 
 def test_the_first_screen_says_why_the_race_stopped_and_the_one_setting_that_would_decide_it(tmp_path):
@@ -248,7 +248,7 @@ def test_the_first_screen_says_why_the_race_stopped_and_the_one_setting_that_wou
         assert answer.noise.startswith("This machine in this run: a recipe's speed relative to the baseline moved by")
         rows = {r.recipe: r for r in answer.rows}
         assert rows["promising"].decision == "not decided: the budget ran out" and not rows["promising"].is_answer
-        assert rows["slow"].decision == "shown slower than the baseline"
+        assert rows["slow"].decision == "dropped: likely slower than the baseline"
 
 
 def test_the_device_noise_record_pools_each_race_once_and_becomes_the_next_races_prior(tmp_path, monkeypatch):

@@ -76,8 +76,10 @@ class Exit:
     UNDECIDED = "undecided"  # max_seeds reached
     BUDGET = "budget"  # the budget could not pay for another round
 
-    TEXT = {RACING: "still racing", WON: "shown faster and non-inferior", SLOWER: "shown slower than the baseline",
-            TOO_LOSSY: "shown worse than the margin", BEHIND: "shown slower than a winner, so it cannot be the answer",
+    # a drop claims nothing (it stops spending on a recipe at a laxer, one-sided 90% bound): "likely", not "shown"
+    TEXT = {RACING: "still racing", WON: "shown faster and non-inferior", SLOWER: "dropped: likely slower than the baseline",
+            TOO_LOSSY: "dropped: likely beyond the margin",
+            BEHIND: "dropped: likely slower than a winner, so it cannot be the answer",
             UNDECIDED: "undecided at the seed cap", BUDGET: "undecided when the budget ran out"}
 
 

@@ -98,9 +98,9 @@ def _with_race(summary: pd.DataFrame, runs: pd.DataFrame, rules: RaceRules | Non
     return summary, race
 
 
-DECISION_SHORT = {Exit.WON: "won: faster, within the margin", Exit.SLOWER: "slower", Exit.TOO_LOSSY: "too lossy",
-                  Exit.BEHIND: "behind a winner", Exit.UNDECIDED: "undecided (seed cap)",
-                  Exit.BUDGET: "undecided (budget ran out)", Exit.RACING: "undecided (stopped)",
+DECISION_SHORT = {Exit.WON: "won: faster, within the margin", Exit.SLOWER: "dropped: slower",
+                  Exit.TOO_LOSSY: "dropped: too lossy", Exit.BEHIND: "dropped: behind a winner",
+                  Exit.UNDECIDED: "undecided (seed cap)", Exit.BUDGET: "undecided (budget ran out)", Exit.RACING: "undecided (stopped)",
                   VerdictCode.BASELINE: "the baseline", VerdictCode.NO_DATA: "no data"}
 
 
@@ -108,9 +108,9 @@ def decision_words(code: str, objective: Objective = ACCURACY, max_drop: float |
     """A summary's verdict (the decision) in a few words; the margin named when given."""
     margin = f"{max_drop:.3g} {objective.unit}" if max_drop is not None else "the margin"
     return {Exit.WON: f"shown faster, and {objective.noun} within {margin} of the baseline's shown",
-            Exit.SLOWER: "shown slower than the baseline",
-            Exit.TOO_LOSSY: f"shown to lose more {objective.noun} than {margin}",
-            Exit.BEHIND: "shown slower than a recipe that won, so it cannot be the answer",
+            Exit.SLOWER: "dropped: likely slower than the baseline",
+            Exit.TOO_LOSSY: f"dropped: likely loses more {objective.noun} than {margin}",
+            Exit.BEHIND: "dropped: likely slower than a recipe that won, so it cannot be the answer",
             Exit.UNDECIDED: "not decided at the seed cap",
             Exit.BUDGET: "not decided: the budget ran out",
             Exit.RACING: "not decided: the race was stopped",

@@ -57,7 +57,8 @@ CALIBRATED: dict[str, dict[str, Any]] = {knob: dict(params) for algorithm in alg
                                          for knob, params in algorithm.calibration.items()}
 _DEFAULT_BASE = {"model": "resnet8", "batch_size": 32, "data": {"name": "digits", "image_size": 16},
                  "optimizer": {"name": "momentum", "learning_rate": 0.05, "lr_schedule": "constant"}}
-DEFAULT_MEASURED_ON = "ResNet-8 (BatchNorm) on 1,797 real 8x8 digits at 16x16, batch 32"
+DEFAULT_MEASURED_ON = ("a stand-in for the built-in models: ResNet-8 (BatchNorm) on 1,797 real 8x8 digits at 16x16, "
+                       "batch 32")
 
 
 def fragment_of(knob: str) -> str:
@@ -94,7 +95,8 @@ class SpeedReport:
         A knob with an unclear verdict (a busy machine) is never among them: nothing is left out on that evidence.
         """
         where = "this CPU" if self.device_target == "CPU" else f"this {self.device_target}"
-        return {knob: f"{_label(knob)}: {ratio:.2f}x O0's throughput on {where} ({self.measured_on}), not searched; "
+        return {knob: f"{_label(knob)}: {ratio:.2f}x O0's throughput on {where} (timed by the calibration on "
+                      f"{self.measured_on}), not searched; "
                       f"--search {fragment_of(knob)} to force it"
                 for knob, ratio in self.ratios.items()
                 if ratio is not None and ratio < threshold and knob not in self.unclear}

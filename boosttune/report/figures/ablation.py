@@ -136,6 +136,10 @@ def draw_ablation(info: AblationInfo) -> go.Figure:
     fig.add_vline(x=1.0, line_dash="dot", line_color=GREY, row=1, col=1)
     fig.add_vline(x=0.0, line_dash="dot", line_color=GREY, row=1, col=2)
     fig.update_yaxes(autorange="reversed")
-    fig.update_layout(title="Each method alone, and the recommended recipe (orange: part of it; bars: 95% CI)",
+    key = ["red: the recommended recipe"] if info.best else []
+    key += ["orange: a method in it"] if any(r.in_best for r in info.alone) else []
+    key += ["bars: 95% CI"] if any(finite(r.speedup_low) for r in rows) else []
+    fig.update_layout(title="Each method alone" + (", and the recommended recipe" if info.best else "")
+                      + (f" ({'; '.join(key)})" if key else ""),
                       height=140 + 36 * len(rows), **LAYOUT)
     return fig
