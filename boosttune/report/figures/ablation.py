@@ -135,7 +135,7 @@ def draw_ablation(info: AblationInfo) -> go.Figure:
             hoverinfo="text"), row=1, col=col)
     fig.add_vline(x=1.0, line_dash="dot", line_color=GREY, row=1, col=1)
     fig.add_vline(x=0.0, line_dash="dot", line_color=GREY, row=1, col=2)
-    fig.update_yaxes(autorange="reversed")
+    fig.update_yaxes(autorange="reversed", ticksuffix="  ")  # the names stand clear of the axis
     key = ["red: the recommended recipe"] if info.best else []
     key += ["orange: a method in it"] if any(r.in_best for r in info.alone) else []
     key += ["bars: 95% CI"] if any(finite(r.speedup_low) for r in rows) else []

@@ -53,14 +53,13 @@ def _dimension(name: str, values: pd.Series) -> tuple[str, tuple[float, ...], tu
 def draw_parallel(info: ParallelInfo) -> go.Figure:
     dimensions = []
     for label, values, names in info.dimensions:
-        dimension = dict(label=label.replace(".", ".<br>", 1) if len(label) > 12 else label,
-                         values=list(values))
+        dimension = dict(label=label, values=list(values))  # one line: a second would sit on the range's value
         if names is not None:
             dimension.update(tickvals=list(range(len(names))), ticktext=list(names))
         dimensions.append(dimension)
     fig = go.Figure(go.Parcoords(line=dict(color=list(info.color), colorscale="Viridis", showscale=True,
                                            colorbar=dict(title="speed-up")), dimensions=dimensions,
-                                 rangefont=dict(size=9), tickfont=dict(size=10)))
+                                 labelfont=dict(size=11), rangefont=dict(size=9), tickfont=dict(size=10)))
     fig.update_layout(title="The searched knobs of each finished trial (those that varied)", height=480,
                       font=dict(size=11), **{**LAYOUT, "margin": dict(l=80, r=80, t=120, b=40)})
     return fig
