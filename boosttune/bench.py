@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from boosttune import algorithms
 from boosttune.builtin.data import check_data
 from boosttune.config.boost import format_validation_error
-from boosttune.config.experiment import BENCH_MAX_DROP, CACHE_GRAPHS, RECOMMENDED_SEEDS, WARM_WORKERS
+from boosttune.config.experiment import CACHE_GRAPHS, MAX_DROP, RECOMMENDED_SEEDS, WARM_WORKERS
 from boosttune.config.recipe import parse_recipe
 from boosttune.errors import BoosttuneError, ConfigError
 from boosttune.evaluation.confirm import BASELINE_NAME, Candidate
@@ -55,7 +55,7 @@ class BenchConfig(BaseModel):
     max_drop: float | None = Field(
         None, ge=0.0,
         description=f"how far below the baseline's objective a recipe may fall, in its units: points for accuracy "
-                    f"(unset: {BENCH_MAX_DROP:g} point, or {BENCH_MAX_DROP:g}% of the baseline's value for another "
+                    f"(unset: {MAX_DROP:g} point, or {MAX_DROP:g}% of the baseline's value for another "
                     f"metric)")
 
     @field_validator("seeds")
@@ -174,7 +174,7 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
     report = probe_on_worker(recipe.device_target, calibrate=False, log=log).report  # where the runs will run
     plan = bench_candidates(config, report, extra=extra)  # every recipe checked before anything starts
     output = claim_folder(output, "bench.json", document, resume=resume, what="bench", command=command)
-    record_run_info(output, resumed=resume, device=f"{report.device_target}: {report.cpu}",
+    record_run_info(output, resumed=resume, device=f"{report.device_target}: {report.cpu}", max_drop_default=MAX_DROP,
                     left_out=dict(note.split(": ", 1) for note in plan.skipped))
     for note in plan.skipped:
         log(f"bench: not in the matrix: {note}")
@@ -189,8 +189,8 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
         records = run_paired(plan.candidates, config.seeds, store=RecordStore(output / "runs"), role="bench",
                              train=lambda spec: train_run(spec, output=output, num_workers=config.workers_per_trial,
                                                           env=env, pool=client),
-                             log=log, max_drop=config.max_drop, default_drop=BENCH_MAX_DROP)
-    confirmed = save_confirmed(records, output, max_drop=config.max_drop, default_drop=BENCH_MAX_DROP,
+                             log=log, max_drop=config.max_drop, default_drop=MAX_DROP)
+    confirmed = save_confirmed(records, output, max_drop=config.max_drop, default_drop=MAX_DROP,
                                ray_version=ray.__version__)
     write_report(ReportInputs(kind="bench", title=f"boosttune bench: {config.name}",
                               max_drop=confirmed.max_drop, confirmed=confirmed, config=document,

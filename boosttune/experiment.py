@@ -125,7 +125,7 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
     storage = check_storage(config.storage) if config.storage else None  # before anything is written
     output = claim_folder(output, "experiment.json", config.model_dump(mode="json"), resume=resume,
                           what="experiment", command=command)
-    record_run_info(output, resumed=resume, model=config.recipe.entry.entry,
+    record_run_info(output, resumed=resume, model=config.recipe.entry.entry, max_drop_default=MAX_DROP,
                     shipped=describe_code(code) if code else None)
     with _driver_in(output):  # the driver's own folder: its start folder may vanish (a Ray job's working_dir)
         return _run_experiment(config, output, storage, resume=resume, log=log, code=code, checked=checked)

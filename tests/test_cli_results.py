@@ -20,7 +20,7 @@ def results_dir(tmp_path):
 def test_export_defaults_to_the_results_folder(results_dir, capsys):
     assert main(["export", str(results_dir)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("selected: trial t_00002 is the fastest within 0.5 pt")  # no run config: the default
+    assert out[0].startswith("selected: trial t_00002 is the fastest within 1 pt")  # no run config: the default
     assert out[1] == f"boost_config_dict written to {results_dir / 'best_boost_config.json'}"
     assert out[2] == f"recipe written to {results_dir / 'best_recipe.json'}"
     recipe = json.loads((results_dir / "best_recipe.json").read_text())
@@ -28,14 +28,28 @@ def test_export_defaults_to_the_results_folder(results_dir, capsys):
 
 
 def test_export_and_report_judge_a_folder_at_the_max_drop_its_run_recorded(results_dir, capsys):
-    (results_dir / "experiment.json").write_text(json.dumps({"name": "x", "max_drop": 1.0}))
+    (results_dir / "experiment.json").write_text(json.dumps({"name": "x", "max_drop": 2.0}))
     assert main(["export", str(results_dir)]) == 0
-    assert capsys.readouterr().out.startswith("selected: trial t_00002 is the fastest within 1 pt")
+    assert capsys.readouterr().out.startswith("selected: trial t_00003 is the fastest within 2 pt")
     recipe = json.loads((results_dir / "best_recipe.json").read_text())
-    assert recipe["selection"]["tolerance"] == 1.0
+    assert recipe["selection"]["tolerance"] == 2.0
     from boosttune.report import load_report_inputs
 
-    assert load_report_inputs(results_dir).max_drop == 1.0
+    assert load_report_inputs(results_dir).max_drop == 2.0
+
+
+def test_a_folder_that_left_max_drop_unset_is_judged_at_the_default_of_its_time(results_dir, capsys):
+    """One default today (1 point), recorded in run_info.json; a folder from before it, whose experiment file left
+    max_drop unset, was judged at 0.5 point by its run, and is re-judged so."""
+    from boosttune.config.experiment import MAX_DROP, recorded_max_drop
+    from boosttune.execution.provenance import record_run_info
+
+    (results_dir / "experiment.json").write_text(json.dumps({"name": "x", "max_drop": None}))
+    assert recorded_max_drop(results_dir) == (None, 0.5)
+    record_run_info(results_dir, max_drop_default=MAX_DROP)
+    assert recorded_max_drop(results_dir) == (None, 1.0) and MAX_DROP == 1.0
+    assert main(["export", str(results_dir)]) == 0
+    assert capsys.readouterr().out.startswith("selected: trial t_00002 is the fastest within 1 pt")
 
 
 def test_export_from_a_csv_file_with_max_drop_and_output(results_dir, tmp_path, capsys):

@@ -38,7 +38,7 @@ def test_export_writes_the_selected_boost_config_less_what_the_run_does_not_read
     assert recipe["measured"]["speedup_vs_baseline"] == pytest.approx(1.2)
     assert recipe["measured"]["objective_gain"] == pytest.approx(-0.3)
     assert recipe["measured"]["time_to_target_s"] is None  # NaN becomes null: strict JSON
-    assert recipe["selection"]["tolerance"] == 0.5 and not recipe["selection"]["fell_back_to_baseline"]
+    assert recipe["selection"]["tolerance"] == 1.0 and not recipe["selection"]["fell_back_to_baseline"]
     assert recipe["selection"]["reason"].startswith("trial t_00002")
     assert recipe["provenance"] == {"device_target": "CPU", "mindspore_version": "2.10.0", "ray_version": RAY_VERSION,
                                     "boosttune_version": "0.1.0", "onednn_isa": "AVX2", "seed": 0,

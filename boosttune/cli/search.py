@@ -13,7 +13,7 @@ from pathlib import Path
 
 from boosttune import algorithms
 from boosttune.cli.args import ArgumentParser, DefaultsFormatter, field_help, interrupted, quiet_mindspore
-from boosttune.config.experiment import SCRIPT_MAX_DROP, ExperimentConfig, parse_experiment
+from boosttune.config.experiment import MAX_DROP, ExperimentConfig, parse_experiment
 from boosttune.config.recipe import DATASETS_WITH_PATH, DEFAULT_FASHION_MNIST
 from boosttune.errors import BoosttuneError, ConfigError
 
@@ -45,7 +45,7 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
     p.add_argument("--time-budget", type=float, default=None, help=_field("time_budget_s"))
     p.add_argument("--objective", default="pareto", choices=["pareto", "constrained", "time_to_accuracy"],
                    help=_field("objective"))
-    p.add_argument("--max-drop", type=float, default=SCRIPT_MAX_DROP,
+    p.add_argument("--max-drop", type=float, default=MAX_DROP,
                    help="how far below the baseline's objective a recipe may fall, in its units: points for accuracy "
                         "(the confirmed mean gain must stay within it)")
     p.add_argument("--confirm-seeds", type=int, default=5, help=_field("confirm_seeds"))

@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from boosttune.config.experiment import MAX_DROP
 from boosttune.errors import ConfigError, DataError
 from boosttune.evaluation.results import build_results_table, canonical_json, finite, objective_of
 from boosttune.evaluation.race import Exit, Race, RaceRules
@@ -140,7 +141,7 @@ def _slug(name: str) -> str:
 
 def run_paired(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: RecordStore, role: str,
                train: Callable[[RunSpec], RunRecord], log: Callable[[str], None] = print,
-               max_drop: float | None = None, default_drop: float = 1.0) -> list[RunRecord]:
+               max_drop: float | None = None, default_drop: float = MAX_DROP) -> list[RunRecord]:
     """Train every candidate once per seed, paired and interleaved; keep what an earlier attempt finished.
 
     ``max_drop`` (the objective's gain units; None: ``default_drop`` points, or percent of the baseline's value
@@ -211,7 +212,7 @@ def replay_race(table: pd.DataFrame, rules: RaceRules | None, max_drop: float, a
 
 def run_race(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: RecordStore, role: str,
              train: Callable[[RunSpec], RunRecord], rules: RaceRules, log: Callable[[str], None] = print,
-             max_drop: float | None = None, default_drop: float = 1.0) -> list[RunRecord]:
+             max_drop: float | None = None, default_drop: float = MAX_DROP) -> list[RunRecord]:
     """Race the candidates against the baseline (:mod:`boosttune.evaluation.race`): paired, interleaved rounds of
     the baseline and the candidates still racing, one seed of ``seeds`` each, until none races, the seeds run out
     or the budget cannot pay for the next round. Runs an earlier attempt finished are kept, not trained again."""

@@ -18,6 +18,7 @@ import pandas as pd
 
 from boosttune.algorithms.adasum import adasum_applies
 from boosttune.config.boost import EffectiveBoost, parse_boost_config
+from boosttune.config.experiment import MAX_DROP
 from boosttune.errors import BoosttuneError, DataError
 from boosttune.evaluation.results import FINISHED, finite, objective_of
 from boosttune.evaluation.select import Selection, select_best
@@ -43,7 +44,7 @@ _PROVENANCE = ("device_target", "mindspore_version", "ray_version", "boosttune_v
 _COMMON_READERS = {"device_number": ("adasum", "dim_reduce"), "gradient_split_groups": ("less_bn",)}
 
 
-def export_best(df: pd.DataFrame, out_dir: str | Path, *, max_drop: float | None = 0.5, default: float = 0.5,
+def export_best(df: pd.DataFrame, out_dir: str | Path, *, max_drop: float | None = MAX_DROP, default: float = MAX_DROP,
                 experiment_path: str | Path | None = None, confirmed: Confirmed | None = None) -> tuple[Path, Path]:
     """Select the best recipe and write its two JSON files.
 
@@ -67,7 +68,7 @@ def export_best(df: pd.DataFrame, out_dir: str | Path, *, max_drop: float | None
     return config_path, recipe_path
 
 
-def best_recipe_document(df: pd.DataFrame, *, max_drop: float | None = 0.5, default: float = 0.5,
+def best_recipe_document(df: pd.DataFrame, *, max_drop: float | None = MAX_DROP, default: float = MAX_DROP,
                          experiment_path: str | Path | None = None,
                          confirmed: Confirmed | None = None) -> dict[str, Any]:
     """What :func:`export_best` writes as ``best_recipe.json`` (its ``boost_config_dict`` is

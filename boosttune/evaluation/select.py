@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from boosttune.config.experiment import MAX_DROP
 from boosttune.errors import ConfigError, DataError
 from boosttune.evaluation.results import FINISHED, baseline_row, finite, objective_of
 from boosttune.objective import Objective
@@ -66,7 +67,7 @@ def pareto_front(df: pd.DataFrame) -> pd.DataFrame:
     return front.sort_values(["speedup_vs_baseline", "objective_value"], ascending=[True, sign < 0], kind="stable")
 
 
-def select_best(df: pd.DataFrame, max_drop: float | None = 0.5, default: float = 0.5) -> Selection:
+def select_best(df: pd.DataFrame, max_drop: float | None = MAX_DROP, default: float = MAX_DROP) -> Selection:
     """The fastest finished trial whose objective is no more than ``max_drop`` worse than the baseline's.
 
     ``max_drop`` is in the objective's gain units (points for accuracy); None: ``default`` points for a fraction

@@ -15,6 +15,7 @@ from typing import Iterable
 
 import pandas as pd
 
+from boosttune.config.experiment import MAX_DROP
 from boosttune.errors import DataError
 from boosttune.evaluation.confirm import (
     BASELINE_NAME,
@@ -139,7 +140,7 @@ def _decision_text(row: pd.Series, standing, decided: int | None, raced: bool, m
 
 
 def save_confirmed(records: Iterable[RunRecord], folder: str | Path, *, max_drop: float | None,
-                   default_drop: float = 1.0, ray_version: str = "", rules: RaceRules | None = None) -> Confirmed:
+                   default_drop: float = MAX_DROP, ray_version: str = "", rules: RaceRules | None = None) -> Confirmed:
     """Write confirm.parquet, confirm.csv and summary.csv into ``folder`` (and race.json with a race's rules);
     return what they hold.
 
@@ -157,7 +158,7 @@ def save_confirmed(records: Iterable[RunRecord], folder: str | Path, *, max_drop
     return confirmed
 
 
-def load_confirmed(folder: str | Path, *, max_drop: float | None, default_drop: float = 1.0) -> Confirmed | None:
+def load_confirmed(folder: str | Path, *, max_drop: float | None, default_drop: float = MAX_DROP) -> Confirmed | None:
     """The confirmed figures of a results folder, judged at ``max_drop`` (see :func:`save_confirmed`); None when
     it has no confirm runs."""
     path = Path(folder) / f"{CONFIRM_NAME}.parquet"
