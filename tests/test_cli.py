@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from boosttune.cli.main import main
+from boosttune.errors import ConfigError
 
 
 def _write(tmp_path, name, text):
@@ -96,3 +97,44 @@ def test_help_lists_the_commands(capsys):
     out = capsys.readouterr().out
     for command in ("validate", "probe", "trial", "tune", "bench", "export", "report", "methods"):
         assert command in out
+
+
+def test_version_is_the_packages(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"boosttune {version('boosttune')}"
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["tune", "x.yaml", "--epochs", "2"], "--set base.epochs=2"),
+    (["check", "x.yaml", "--trials=5", "--learning-rate", "0.01"],
+     "--set num_trials=5 --set base.optimizer.learning_rate=0.01"),
+    (["tune", "x.yaml", "--batch-size", "32"], "--set base.batch_size=32"),
+])
+def test_a_script_flag_on_tune_points_at_the_field_it_sets(capsys, argv, expected):
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.count("\n") == 1 and "unrecognized arguments" in err
+    assert f"the experiment's fields are set as --set FIELD=VALUE: {expected}" in err and "abbreviated" not in err
+
+
+def test_a_misspelt_flag_without_a_field_says_flags_are_read_as_spelled(capsys):
+    with pytest.raises(SystemExit):
+        main(["tune", "x.yaml", "--epoch", "2"])
+    assert "flags are read as spelled, never abbreviated" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("document, meant", [
+    ({"workers": 8}, "workers_per_trial"),  # the number fits it, not the switch warm_workers
+    ({"workers": False}, "warm_workers"),
+    ({"trials": 5}, "num_trials"),
+    ({"base": {"epoch": 3}}, "epochs"),
+])
+def test_an_unknown_field_suggests_the_field_its_value_fits(document, meant):
+    from boosttune.config.experiment import parse_experiment
+
+    with pytest.raises(ConfigError, match=rf"unknown key \(did you mean {meant}\?\)"):
+        parse_experiment(document)

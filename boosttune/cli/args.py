@@ -68,10 +68,20 @@ class ArgumentParser(argparse.ArgumentParser):
             self.epilog = self.epilog_from()
         return super().format_help()
 
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        """As argparse's, with a hint for flags the command does not take: a command that sets ``unknown_hint``
+        (a function of the unknown arguments) says what they stand for (tune: ``--set FIELD=VALUE``)."""
+        namespace, extras = self.parse_known_args(args, namespace)
+        if extras:
+            hint = getattr(namespace, "unknown_hint", None)
+            said = hint(extras) if callable(hint) else None
+            self.error(f"unrecognized arguments: {' '.join(extras)}" + (f"; {said}" if said else ""))
+        return namespace
+
     def error(self, message: str) -> NoReturn:
         """``PROG: error: MESSAGE (PROG --help lists the flags)`` on one line, exit code 2."""
         message = " ".join(message.split())
-        if message.startswith("unrecognized arguments:"):
+        if message.startswith("unrecognized arguments:") and "--set " not in message:
             message += "; flags are read as spelled, never abbreviated"
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 

@@ -231,6 +231,42 @@ def _add_experiment_arguments(parser: argparse.ArgumentParser, example: str) -> 
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="data-parallel ranks per trial, one device each (sets workers_per_trial; default: the "
                              "file's, else 1)")
+    parser.set_defaults(unknown_hint=set_hint)
+
+
+# The experiment scripts' flags whose field is not their name (python experiments/resnet.py --help)
+SCRIPT_FLAG_FIELDS = {"trials": "num_trials", "learning_rate": "base.optimizer.learning_rate",
+                      "time_budget": "time_budget_s", "train_limit": "base.data.train_limit",
+                      "image_size": "base.data.image_size", "dataset": "base.data.name", "model": "base.model"}
+
+
+def flag_field(flag: str) -> str | None:
+    """The experiment field a flag most likely meant (``--epochs`` -> ``base.epochs``), or None."""
+    from boosttune.config.recipe import DataConfig, OptimizerConfig, TrialRecipe
+
+    name = flag.lstrip("-").partition("=")[0].replace("-", "_")
+    if name in SCRIPT_FLAG_FIELDS:
+        return SCRIPT_FLAG_FIELDS[name]
+    for prefix, model in (("", ExperimentConfig), ("base.", TrialRecipe), ("base.optimizer.", OptimizerConfig),
+                          ("base.data.", DataConfig)):
+        if name in model.model_fields and name != "base":
+            return prefix + name
+    return None
+
+
+def set_hint(extras: list[str]) -> str | None:
+    """For flags tune and check do not take: the ``--set FIELD=VALUE`` each stands for, when it names a field."""
+    hints = []
+    for index, token in enumerate(extras):
+        if not token.startswith("--"):
+            continue
+        field = flag_field(token)
+        if field is None:
+            continue
+        value = token.partition("=")[2] or (extras[index + 1] if index + 1 < len(extras)
+                                            and not extras[index + 1].startswith("--") else "VALUE")
+        hints.append(f"--set {field}={value}")
+    return f"the experiment's fields are set as --set FIELD=VALUE: {' '.join(hints)}" if hints else None
 
 
 def _experiment(args: argparse.Namespace) -> ExperimentConfig:
@@ -512,11 +548,23 @@ def build_parser() -> argparse.ArgumentParser:
         prog="boosttune",
         description="Benchmark and tune MindSpore boost recipes (LessBN, GradientFreeze, ...) for speed vs accuracy.",
     )
+    parser.add_argument("--version", action="version", version=f"boosttune {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_add_validate, _add_check, _add_probe, _add_trial, _add_tune, _add_export, _add_report, _add_dashboard,
                 _add_methods, _add_bench):
         add(sub)
     return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("boosttune")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        from boosttune import __version__
+
+        return __version__
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,7 +12,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model, field_validator
 
 from boosttune import algorithms
 from boosttune.algorithms import LEVELS
@@ -176,8 +176,8 @@ def format_validation_error(error: ValidationError, root: type[BaseModel], prefi
     path = prefix + ".".join(loc) if loc else prefix.rstrip(".") or "config"
     if first["type"] == "extra_forbidden":
         allowed = _field_names(root, loc[:-1])
-        hint = difflib.get_close_matches(loc[-1], allowed, n=1, cutoff=0.6)
-        suggestion = f" (did you mean {hint[0]}?)" if hint else ""
+        hint = did_you_mean(loc[-1], first.get("input"), _model_at(root, loc[:-1]))
+        suggestion = f" (did you mean {hint}?)" if hint else ""
         return f"{path}: unknown key{suggestion}; allowed: {', '.join(allowed) or 'none'}"
     value = first.get("input")
     message = _MESSAGES.get(first["type"], first["msg"])
@@ -198,10 +198,35 @@ _MESSAGES = {
 
 
 def _field_names(root: type[BaseModel], loc: list[str]) -> list[str]:
+    return list(_model_at(root, loc).model_fields)
+
+
+def _model_at(root: type[BaseModel], loc: list[str]) -> Any:
     model: Any = root
     for part in loc:
         model = _model_in(model.model_fields[part].annotation)
-    return list(model.model_fields)
+    return model
+
+
+def did_you_mean(key: str, value: Any, model: Any) -> str | None:
+    """The field of ``model`` an unknown ``key`` most likely meant: among the names close to it (by spelling, or one
+    name holding the other: ``workers`` in ``workers_per_trial``), the closest whose type takes ``value``
+    (``workers: 8`` is not the switch ``warm_workers``); None when no field is close."""
+    names = list(model.model_fields)
+    close = difflib.get_close_matches(key, names, n=len(names), cutoff=0.5)
+    close += [n for n in names if n not in close and len(key) >= 3 and (key in n or n in key)]
+    fitting = [n for n in close if _takes(model.model_fields[n].annotation, value)]
+    return (fitting or close or [None])[0]
+
+
+def _takes(annotation: Any, value: Any) -> bool:
+    try:
+        TypeAdapter(annotation).validate_python(value)
+    except (ValidationError, TypeError, ValueError):
+        return False
+    except Exception:  # an annotation pydantic cannot build an adapter for: no evidence either way
+        return True
+    return True
 
 
 def _model_in(annotation: Any) -> Any:
