@@ -3,7 +3,7 @@
     python experiments/resnet.py                 # 14-18 minutes on 2 CPU cores, local Ray, confirm stage included
     python experiments/resnet.py --smoke         # about 3 minutes
     ray job submit --address http://127.0.0.1:8265 --working-dir . -- python experiments/resnet.py --device GPU \
-        --output /home/ubuntu/runs/resnet               # on a cluster (README: "From one machine to a cluster")
+        --output /home/ubuntu/runs/resnet               # on a cluster (docs/clusters-and-devices.md)
     ray submit cluster.yaml experiments/resnet.py --device GPU --output runs/resnet
 """
 

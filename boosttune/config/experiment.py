@@ -96,7 +96,7 @@ class ExperimentConfig(BaseModel):
     max_drop: float | None = Field(
         None, ge=0.0,
         description=f"how far below the baseline's objective a recipe may fall, in its units: points for accuracy "
-                    f"(unset: {MAX_DROP:g} points, or {MAX_DROP:g}% of the baseline's value for another metric)")
+                    f"(unset: {MAX_DROP:g} pt, or {MAX_DROP:g}% of the baseline's value for another metric)")
     # At the main job's budget (8 trials, half of them the informed start) random sampling of the pruned space
     # reached the best front in benchmarks/search_efficiency.py; TPE and GP exploited the start points' neighbours.
     sampler: Literal["tpe", "gp", "nsga2", "random"] = Field(

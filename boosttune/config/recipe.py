@@ -41,15 +41,19 @@ class _Strict(BaseModel):
 
 
 class DataConfig(_Strict):
-    name: Literal["digits", "mnist5k", "fashion_mnist", "mnist_idx", "cifar10", "imagefolder"] = "digits"
-    path: str | None = None
-    val_fraction: float = Field(0.2, gt=0.0, lt=1.0)
-    train_limit: int | None = Field(None, ge=1)
-    val_limit: int | None = Field(None, ge=1)
+    name: Literal["digits", "mnist5k", "fashion_mnist", "mnist_idx", "cifar10", "imagefolder"] = Field(
+        "digits", description="a built-in data set (the built-in models only; your builder reads its own data)")
+    path: str | None = Field(None, description="the folder of mnist_idx, cifar10 or imagefolder (fashion_mnist: "
+                                                "Debian's dataset-fashion-mnist when unset)")
+    val_fraction: float = Field(0.2, gt=0.0, lt=1.0, description="share held out for validation where the data "
+                                                                  "set has no split of its own")
+    train_limit: int | None = Field(None, ge=1, description="training samples used (unset: all)")
+    val_limit: int | None = Field(None, ge=1, description="held-out samples of each epoch's evaluation (unset: all)")
     final_val_limit: int | Literal["all"] | None = Field(
         None, description="held-out samples of one evaluation after the last epoch, which the run's objective then "
                           "comes from ('all': every held-out sample; None: the last epoch's figure on val_limit)")
-    image_size: int | None = Field(None, ge=8)
+    image_size: int | None = Field(None, ge=8, description="images resized to this many pixels a side (unset: "
+                                                           "the data set's own)")
 
     @model_validator(mode="after")
     def _path_when_needed(self) -> DataConfig:
@@ -71,8 +75,8 @@ class ModelEntry(_Strict):
     """A team's own model and data: the builder ``entry`` (``package.module:function``, see
     :mod:`boosttune.builder`) and the ``kwargs`` it is given (``ctx.kwargs``)."""
 
-    entry: str
-    kwargs: dict[str, Any] = Field(default_factory=dict)
+    entry: str = Field(description="your builder, 'package.module:function', importable on every node")
+    kwargs: dict[str, Any] = Field(default_factory=dict, description="given to the builder as ctx.kwargs")
 
     @field_validator("entry")
     @classmethod
@@ -84,23 +88,27 @@ class ModelEntry(_Strict):
 
 
 class OptimizerConfig(_Strict):
-    name: Literal["momentum", "sgd", "adam", "lamb", "thor"] = "momentum"
-    learning_rate: float = Field(0.01, gt=0.0)
-    momentum: float = Field(0.9, ge=0.0, lt=1.0)
-    weight_decay: float = Field(0.0, ge=0.0)
-    lr_schedule: Literal["constant", "cosine", "step"] = "constant"
-    warmup_steps: int = Field(0, ge=0)
-    step_gamma: float = Field(0.1, gt=0.0, le=1.0)
-    step_every_epochs: int = Field(1, ge=1)
+    name: Literal["momentum", "sgd", "adam", "lamb", "thor"] = Field(
+        "momentum", description="MindSpore's nn optimizer (thor: the second-order THOR)")
+    learning_rate: float = Field(0.01, gt=0.0, description="the base learning rate")
+    momentum: float = Field(0.9, ge=0.0, lt=1.0, description="momentum (momentum and thor)")
+    weight_decay: float = Field(0.0, ge=0.0, description="weight decay")
+    lr_schedule: Literal["constant", "cosine", "step"] = Field(
+        "constant", description="the rate over the run's updates: constant, cosine decay to 0, or step decay")
+    warmup_steps: int = Field(0, ge=0, description="updates of linear warm-up before the schedule")
+    step_gamma: float = Field(0.1, gt=0.0, le=1.0, description="step schedule: the factor at each step")
+    step_every_epochs: int = Field(1, ge=1, description="step schedule: epochs between steps")
 
 
 class LossScaleConfig(_Strict):
-    kind: Literal["none", "fixed", "dynamic", "group"] = "none"
-    loss_scale: float = Field(1024.0, ge=1.0)
-    drop_overflow_update: bool = False
-    init_loss_scale: float = Field(2.0**16, ge=1.0)
-    scale_factor: int = Field(2, ge=2)
-    scale_window: int = Field(2000, ge=1)
+    kind: Literal["none", "fixed", "dynamic", "group"] = Field(
+        "none", description="none; FixedLossScaleManager; DynamicLossScaleManager; group: boost's "
+                            "GroupLossScaleManager")
+    loss_scale: float = Field(1024.0, ge=1.0, description="fixed: the scale")
+    drop_overflow_update: bool = Field(False, description="fixed: skip an update whose gradients overflowed")
+    init_loss_scale: float = Field(2.0**16, ge=1.0, description="dynamic and group: the first scale")
+    scale_factor: int = Field(2, ge=2, description="dynamic and group: the factor the scale changes by")
+    scale_window: int = Field(2000, ge=1, description="dynamic and group: updates without overflow before it grows")
 
 
 class TrialRecipe(_Strict):
@@ -111,24 +119,29 @@ class TrialRecipe(_Strict):
         Annotated[Literal["lenet5", "resnet8", "resnet20", "resnet18", "resnet50"], Tag("<name>")]
         | Annotated[ModelEntry, Tag("<builder>")],
         Discriminator(lambda v: "<builder>" if isinstance(v, (Mapping, ModelEntry)) else "<name>"),
-    ] = "lenet5"
-    data: DataConfig = DataConfig()
-    batch_size: int = Field(32, ge=1)
-    epochs: int = Field(1, ge=1)
-    steps_per_epoch: int | None = Field(None, ge=1)
-    seed: int = Field(0, ge=0)
-    optimizer: OptimizerConfig = OptimizerConfig()
-    amp_level: Literal["O0", "O1", "O2", "O3", "auto"] = "O0"
-    loss_scale: LossScaleConfig = LossScaleConfig()
-    boost_level: Literal["O0", "O1", "O2"] = "O0"
-    boost_config_dict: dict[str, Any] = Field(default_factory=dict)
-    device_target: Literal["CPU", "GPU", "Ascend"] = "CPU"
-    shuffle: bool = True
-    warmup_steps: int = Field(3, ge=0)
+    ] = Field("lenet5", description="a built-in network by name (trained on data), or your own builder: "
+                                    "{entry: 'module:function', kwargs: {...}}")
+    data: DataConfig = Field(DataConfig(), description="the built-in data set (built-in models only)")
+    batch_size: int = Field(32, ge=1, description="batch size per rank")
+    epochs: int = Field(1, ge=1, description="epochs per run")
+    steps_per_epoch: int | None = Field(None, ge=1, description="cap on steps per epoch (unset: the whole data set)")
+    seed: int = Field(0, ge=0, description="the run's seed (the search and the confirm stage set it per trial)")
+    optimizer: OptimizerConfig = Field(OptimizerConfig(), description="the optimizer and its schedule")
+    amp_level: Literal["O0", "O1", "O2", "O3", "auto"] = Field("O0", description="MindSpore's mixed precision level")
+    loss_scale: LossScaleConfig = Field(LossScaleConfig(), description="the loss scale manager")
+    boost_level: Literal["O0", "O1", "O2"] = Field("O0", description="Model's boost_level (the search sets it)")
+    boost_config_dict: dict[str, Any] = Field(default_factory=dict,
+                                              description="Model's boost_config_dict (the search sets it)")
+    device_target: Literal["CPU", "GPU", "Ascend"] = Field("CPU", description="the device every rank trains on")
+    shuffle: bool = Field(True, description="shuffle the training data each epoch")
+    warmup_steps: int = Field(3, ge=0, description="steps left out of the speed figure after the compile (the "
+                                                    "first steps run slower)")
     # Stop once the objective reaches it (at least, or at most for a lower-is-better objective), in its own units.
-    target: float | None = None
-    eval_every_epoch: bool = True
-    dim_reduce_stage1_steps: int | None = Field(None, ge=2)
+    target: float | None = Field(None, description="stop once the objective reaches it, in its own units (the "
+                                                   "time-to-accuracy objective sets it)")
+    eval_every_epoch: bool = Field(True, description="evaluate after every epoch (the learning curve)")
+    dim_reduce_stage1_steps: int | None = Field(None, ge=2, description="DimReduce: steps of its first stage "
+                                                                        "(unset: its default)")
 
     @property
     def boost(self) -> BoostConfig:
