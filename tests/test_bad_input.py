@@ -233,8 +233,8 @@ CASES = [
     ("tune-entry-working-dir-missing", "bt tune {entry_yaml} --set working_dir={new}", "working_dir: "),
     ("tune-entry-module-missing", "bt tune {entry_yaml} --set py_modules=[{new}]", "py_modules: "),
     # benches
-    ("bench-seeds-garbage", "bt bench {bench_yaml} --output {new} --seeds 1,a", "--seeds: '1,a' is invalid"),
-    ("bench-seeds-repeated", "bt bench {bench_yaml} --output {new} --seeds 1,1", "seeds"),
+    ("bench-seeds-garbage", "bt bench {bench_yaml} --output {new} --seed-list 1,a", "--seed-list: '1,a' is invalid"),
+    ("bench-seeds-repeated", "bt bench {bench_yaml} --output {new} --seed-list 1,1", "seeds"),
     ("bench-recipe-typo", "bt bench {bench_typo_yaml} --output {new}", "boost_levle"),
     ("bench-output-foreign", "bt bench {bench_yaml} --output {foreign}", "holds files boosttune did not write"),
     ("bench-not-best-recipe", "bt bench {bench_yaml} --output {new} --recipe {not_best_json}", "best_recipe.json"),

@@ -97,7 +97,8 @@ def test_bench_runs_paired_seeds_on_ray_writes_the_summary_and_resumes(tmp_path)
     bench_file.write_text(json.dumps({"name": "freeze", "base": BASE, "seeds": [5, 6, 7],
                                       "recipes": {"O0": {}, "freeze_p 0.4": FREEZE}}))
     output = tmp_path / "out"
-    cmd = [sys.executable, "-m", "boosttune.cli.main", "bench", str(bench_file), "--output", str(output), "--seeds", "3,4"]
+    cmd = [sys.executable, "-m", "boosttune.cli.main", "bench", str(bench_file), "--output", str(output),
+           "--seed-list", "3,4"]
 
     # The driver killed with SIGKILL once two runs are in: --resume trains the rest and nothing again.
     before_run = footprint()

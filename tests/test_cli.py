@@ -138,3 +138,11 @@ def test_an_unknown_field_suggests_the_field_its_value_fits(document, meant):
 
     with pytest.raises(ConfigError, match=rf"unknown key \(did you mean {meant}\?\)"):
         parse_experiment(document)
+
+
+def test_the_bench_takes_its_seeds_as_a_list_named_so_and_the_old_flag_still_works(capsys):
+    from boosttune.cli.main import build_parser
+
+    assert build_parser().parse_args(["bench", "b.yaml", "--output", "o", "--seed-list", "0,1,2"]).seed_list == "0,1,2"
+    assert build_parser().parse_args(["bench", "b.yaml", "--output", "o", "--seeds", "3,4"]).seed_list == "3,4"
+    assert "--seeds is a deprecated alias of --seed-list" in capsys.readouterr().err

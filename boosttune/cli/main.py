@@ -316,7 +316,7 @@ def _seeds(text: str | None) -> list[int] | None:
     try:
         return [int(part) for part in text.split(",")]
     except ValueError:
-        raise ConfigError(f"--seeds: {text!r} is invalid; expected comma-separated integers, e.g. 0,1,2") from None
+        raise ConfigError(f"--seed-list: {text!r} is invalid; expected comma-separated integers, e.g. 0,1,2") from None
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -327,7 +327,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not isinstance(document, dict):
         raise ConfigError(f"{args.file}: expected a mapping of bench fields (base, seeds, recipes), "
                           f"got {type(document).__name__}")
-    config = parse_bench(_apply_overrides(document, args.set or []), seeds=_seeds(args.seeds))
+    config = parse_bench(_apply_overrides(document, args.set or []), seeds=_seeds(args.seed_list))
     extra = None
     if args.recipe:
         extra = {"best_recipe": recipe_override(load_document(args.recipe), args.recipe)}
@@ -533,7 +533,10 @@ def _add_bench(sub) -> None:
     bench.add_argument("file", help="bench file (YAML/JSON; its fields below)")
     bench.add_argument("--output", required=True, metavar="DIR",
                        help="folder for the runs, summary and report: new or empty (--resume continues the bench in it)")
-    bench.add_argument("--seeds", default=None, help="comma-separated seeds, overriding the file's (e.g. 0,1,2)")
+    bench.add_argument("--seed-list", default=None, metavar="S1,S2,...",
+                       help="the paired seeds themselves, comma-separated, overriding the file's seeds (e.g. 0,1,2: "
+                            "three rounds); a list, where tune's confirm_seeds is a count")
+    add_deprecated_alias(bench, "--seeds", "--seed-list")
     bench.add_argument("--recipe", default=None, metavar="BEST_RECIPE_JSON",
                        help="also bench an exported best_recipe.json (as recipe 'best_recipe')")
     bench.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field, e.g. base.epochs=4")
