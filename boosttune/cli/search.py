@@ -25,6 +25,11 @@ def _field(name: str) -> str:
     return field_help(ExperimentConfig, name)
 
 
+def _default(name: str):
+    """A flag's default from the experiment field it sets: one default for the scripts and the experiment file."""
+    return ExperimentConfig.model_fields[name].default
+
+
 def build_parser(model: str, description: str) -> argparse.ArgumentParser:
     p = ArgumentParser(description=description, formatter_class=DefaultsFormatter)
     p.add_argument("--model", default=model, choices=["lenet5", "resnet8", "resnet20", "resnet18", "resnet50"],
@@ -40,21 +45,24 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
     p.add_argument("--image-size", type=int, default=16, help="images are resized to this many pixels a side")
     p.add_argument("--batch-size", type=int, default=64, help="batch size per worker")
     p.add_argument("--learning-rate", type=float, default=0.05, help="base learning rate (searched around)")
-    p.add_argument("--trials", type=int, default=8, help=_field("num_trials"))
-    p.add_argument("--workers", type=int, default=1, help=_field("workers_per_trial"))
+    p.add_argument("--trials", type=int, default=_default("num_trials"), help=_field("num_trials"))
+    p.add_argument("--workers", type=int, default=_default("workers_per_trial"), help=_field("workers_per_trial"))
     p.add_argument("--time-budget", type=float, default=None, help=_field("time_budget_s"))
-    p.add_argument("--objective", default="pareto", choices=["pareto", "constrained", "time_to_accuracy"],
+    p.add_argument("--objective", default=_default("objective"), choices=["pareto", "constrained", "time_to_accuracy"],
                    help=_field("objective"))
     p.add_argument("--max-drop", type=float, default=MAX_DROP,
                    help="how far below the baseline's objective a recipe may fall, in its units: points for accuracy "
                         "(the confirmed mean gain must stay within it)")
-    p.add_argument("--confirm-seeds", type=int, default=5, help=_field("confirm_seeds"))
-    p.add_argument("--confirm-candidates", type=int, default=3, help=_field("confirm_candidates"))
-    p.add_argument("--confirm-mode", choices=["race", "fixed"], default="race", help=_field("confirm_mode"))
+    p.add_argument("--confirm-seeds", type=int, default=_default("confirm_seeds"), help=_field("confirm_seeds"))
+    p.add_argument("--confirm-candidates", type=int, default=_default("confirm_candidates"),
+                   help=_field("confirm_candidates"))
+    p.add_argument("--confirm-mode", choices=["race", "fixed"], default=_default("confirm_mode"),
+                   help=_field("confirm_mode"))
     p.add_argument("--confirm-budget-runs", type=int, default=None, help=_field("confirm_budget_runs"))
     p.add_argument("--confirm-budget-minutes", type=float, default=None, help=_field("confirm_budget_minutes"))
-    p.add_argument("--sampler", default="random", choices=["tpe", "gp", "nsga2", "random"], help=_field("sampler"))
-    p.add_argument("--seed", type=int, default=0, help=_field("seed"))
+    p.add_argument("--sampler", default=_default("sampler"), choices=["tpe", "gp", "nsga2", "random"],
+                   help=_field("sampler"))
+    p.add_argument("--seed", type=int, default=_default("seed"), help=_field("seed"))
     p.add_argument("--search", default=None,
                    help="comma-separated fragments to search (default all but those measured slow here): "
                         f"{','.join(algorithms.fragment_names())}; a fragment named "

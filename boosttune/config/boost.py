@@ -213,6 +213,8 @@ def did_you_mean(key: str, value: Any, model: Any) -> str | None:
     name holding the other: ``workers`` in ``workers_per_trial``), the closest whose type takes ``value``
     (``workers: 8`` is not the switch ``warm_workers``); None when no field is close."""
     names = list(model.model_fields)
+    if not names:
+        return None
     close = difflib.get_close_matches(key, names, n=len(names), cutoff=0.5)
     close += [n for n in names if n not in close and len(key) >= 3 and (key in n or n in key)]
     fitting = [n for n in close if _takes(model.model_fields[n].annotation, value)]
