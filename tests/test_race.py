@@ -71,7 +71,7 @@ def _benchmark():
 
 
 # the committed table's pooled noise per paired seed (benchmarks/confirm_reliability.py prints it)
-TABLE_NOISE = race_module.Noise(speed_sd=0.122, gain_sd=0.382, df=81, source="the committed table")
+TABLE_NOISE = race_module.Noise(speed_sd=0.059, gain_sd=0.382, df=81, source="the committed table")
 
 
 def _default_budget_race(df: int):
