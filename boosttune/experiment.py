@@ -74,7 +74,7 @@ from boosttune.files import check_folder, claim_folder
 from boosttune.objective import ACCURACY, Objective
 from boosttune.probe.calibrate import slow_knobs
 from boosttune.probe.presets import device_presets
-from boosttune.report import ReportInputs, write_report
+from boosttune.report import ReportInputs, figures, write_report
 from boosttune.search.tune import SearchSetup, run_search
 from boosttune.space import (
     SpaceContext,
@@ -102,6 +102,7 @@ class ExperimentResult:
     stage_s: dict[str, float] = field(default_factory=dict)
     baseline_note: str | None = None
     left_out: dict[str, str] = field(default_factory=dict)  # knob -> why the search did not draw it
+    answer: tuple[str, ...] = ()  # the report's first screen in words: the answer, why the stage stopped, the noise
 
 
 @contextmanager
@@ -576,15 +577,17 @@ def _finish(config: ExperimentConfig, output: Path, table, confirm, aborted: str
     best_config, best_recipe = export_best(table, output, max_drop=config.max_drop, default=MAX_DROP,
                                            experiment_path=str(output), confirmed=confirmed)
     reason = json.loads(best_recipe.read_text())["selection"]["reason"]
-    report, _ = write_report(ReportInputs(kind="experiment", title=f"boosttune experiment: {config.name}",
-                                          max_drop=(confirmed.max_drop if confirmed is not None else
-                                                  resolve_tolerance(table, config.max_drop, MAX_DROP)),
-                                          search=table, confirmed=confirmed,
-                                          config=config.model_dump(mode="json"), run_info=load_run_info(output),
-                                          folder=output))
+    inputs = ReportInputs(kind="experiment", title=f"boosttune experiment: {config.name}",
+                          max_drop=(confirmed.max_drop if confirmed is not None else
+                                    resolve_tolerance(table, config.max_drop, MAX_DROP)),
+                          search=table, confirmed=confirmed, config=config.model_dump(mode="json"),
+                          run_info=load_run_info(output), folder=output)
+    report, _ = write_report(inputs)
+    first = figures.answer_info(inputs)
+    answer = (figures.header_info(inputs).answer, *((first.stopped, first.noise) if first is not None else ()))
     return ExperimentResult(output=output, results_path=parquet, report_path=report, best_config_path=best_config,
                             best_recipe_path=best_recipe, selection=reason, aborted_reason=aborted,
-                            trials=len(table), summary_path=summary_path)
+                            trials=len(table), summary_path=summary_path, answer=tuple(a for a in answer if a))
 
 
 def format_summary(result: ExperimentResult) -> str:
@@ -597,6 +600,7 @@ def format_summary(result: ExperimentResult) -> str:
         lines = ["", "search (one seed each):", shown.to_string(index=False, float_format=lambda v: f"{v:.3f}"), ""]
     if result.summary_path is not None:
         lines += [format_confirmed(pd.read_csv(result.summary_path)), ""]
+    lines += [f"answer: {line}" if i == 0 else line for i, line in enumerate(result.answer)]
     lines.append(f"best: {result.selection}")
     if result.aborted_reason:
         lines.append(result.aborted_reason)

@@ -65,6 +65,8 @@ def test_search_end_to_end(tmp_path, fresh_ray, capsys, monkeypatch):
     lines = said.out.splitlines()
     (result,) = results
     assert "best boost_config_dict:" in said.out and f"best: {result.selection}" in said.out
+    # the report's first screen in the terminal: the same answer sentence
+    assert result.answer[0].startswith(("Use ", "Keep O0", "Candidate ")) and f"answer: {result.answer[0]}" in said.out
     # Never overwrites a finished run: the same command again is refused before anything starts.
     assert main(command) == 2 and "pass --resume" in capsys.readouterr().err
     # The driver does not grow with the runs it drives (benchmarks/soak.py measures it over 50 trials).
