@@ -153,8 +153,8 @@ def test_candidates_are_the_baseline_the_presets_and_the_fastest_pareto_trials_w
     ]
     table = build_results_table(records, ray_version="x")
     names = [c.name for c in pick_candidates(table, max_candidates=3, screen=3.0)]
-    assert names == ["O0", "O1-equivalent", "t2", "t4"]
-    assert [c.name for c in pick_candidates(table, max_candidates=1)] == ["O0", "O1-equivalent", "t2"]
+    assert names == ["O0", "O1-equivalent", "amp O2 (t2)", "no boost (t4)"]  # what it switches on, then its id
+    assert [c.name for c in pick_candidates(table, max_candidates=1)] == ["O0", "O1-equivalent", "amp O2 (t2)"]
     with pytest.raises(DataError, match="no finished O0 baseline"):
         pick_candidates(table[table["trial_id"] != "baseline"])
 

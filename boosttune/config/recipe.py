@@ -14,9 +14,11 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, Validatio
 
 from boosttune.builder import BUILTIN_ENTRY, ENTRY_PATTERN, entry_of
 from boosttune.config.boost import BoostConfig, format_validation_error, parse_boost_config
-from boosttune.errors import ConfigError
+from boosttune.errors import BoosttuneError, ConfigError
 
 __all__ = [
+    "methods_of",
+    "short_name",
     "DATASETS",
     "diverged_hint",
     "MODELS",
@@ -258,3 +260,45 @@ def diverged_hint(learning_rate: float) -> str:
     return (f"it trained at learning rate {learning_rate:g} (base.optimizer.learning_rate; a builder's optimizer "
             f"factory gets it too): try a lower one, e.g. --set base.optimizer.learning_rate={learning_rate / 10:.3g}, "
             "or check the data and the loss")
+
+
+# --- what a recipe is, in words (the report, the confirm stage's candidate names) ----------------------------
+
+def methods_of(recipe: dict[str, Any]) -> tuple[str, ...]:
+    """The speed-up methods a recipe switches on: boost algorithms MindSpore applies, amp level, loss scale."""
+    try:
+        active = parse_boost_config(recipe.get("boost_config_dict") or {}, recipe.get("boost_level") or "O0").effective()
+        methods = list(active.active)
+    except BoosttuneError:
+        methods = []
+    amp = recipe.get("amp_level") or "O0"
+    if amp != "O0":
+        methods.append(f"amp {amp}")
+    kind = (recipe.get("loss_scale") or {}).get("kind") or "none"
+    if kind not in ("none", "group"):  # group is loss_scale_group, a boost algorithm
+        methods.append(f"loss_scale {kind}")
+    return tuple(methods)
+
+
+def short_name(recipe: dict[str, Any]) -> str:
+    """A recipe's name for labels and tables: the methods it switches on, GradientFreeze with its freeze_p and
+    gradient accumulation with its steps ("grad_freeze p=0.42 + less_bn"); "no boost" for plain training."""
+    try:
+        settings = parse_boost_config(recipe.get("boost_config_dict") or {},
+                                      recipe.get("boost_level") or "O0").effective().settings
+    except BoosttuneError:
+        settings = {}
+    parts = []
+    for method in methods_of(recipe):
+        knobs = settings.get(method) or {}
+        if method == "grad_freeze" and "freeze_p" in knobs:
+            parts.append(f"grad_freeze p={_short_value(knobs['freeze_p'])}")
+        elif method == "grad_accumulation" and "grad_accumulation_step" in knobs:
+            parts.append(f"grad_accumulation x{knobs['grad_accumulation_step']}")
+        else:
+            parts.append(method)
+    return " + ".join(parts) or "no boost"
+
+
+def _short_value(value: Any) -> str:
+    return f"{value:.3g}" if isinstance(value, float) else str(value)

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from boosttune.config.experiment import MAX_DROP
+from boosttune.config.recipe import short_name
 from boosttune.errors import ConfigError, DataError
 from boosttune.evaluation.results import build_results_table, canonical_json, finite, objective_of
 from boosttune.evaluation.race import Exit, Race, RaceRules
@@ -117,6 +118,8 @@ def pick_candidates(table: pd.DataFrame, *, max_candidates: int = 3, screen: flo
         if searched == max_candidates:
             break
         name = next(str(row[c]) for c in ("preset", "label", "trial_id") if c in row and pd.notna(row[c]))
+        if name == str(row["trial_id"]):  # a searched trial without a name: what it switches on, its id to look it up
+            name = f"{short_name(json.loads(row['recipe_json']))} ({name})"
         why = (f"Pareto trial of the search: {row['speedup_vs_baseline']:.2f}x, "
                f"{objective.format_gain(row['objective_gain'], '+.1f' if objective.fraction else '+.3g')} on one seed")
         candidate = add(row, name, why, None)

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from boosttune.config.boost import parse_boost_config
+from boosttune.config.recipe import methods_of, short_name
 from boosttune.errors import BoosttuneError
 
 __all__ = ["describe_recipe", "methods_of", "recipe_of", "run_name", "short_name"]
@@ -22,22 +23,6 @@ def recipe_of(row: pd.Series) -> dict[str, Any]:
         return json.loads(row["recipe_json"]) if isinstance(row.get("recipe_json"), str) else {}
     except ValueError:
         return {}
-
-
-def methods_of(recipe: dict[str, Any]) -> tuple[str, ...]:
-    """The speed-up methods a recipe switches on: boost algorithms MindSpore applies, amp level, loss scale."""
-    try:
-        active = parse_boost_config(recipe.get("boost_config_dict") or {}, recipe.get("boost_level") or "O0").effective()
-        methods = list(active.active)
-    except BoosttuneError:
-        methods = []
-    amp = recipe.get("amp_level") or "O0"
-    if amp != "O0":
-        methods.append(f"amp {amp}")
-    kind = (recipe.get("loss_scale") or {}).get("kind") or "none"
-    if kind not in ("none", "group"):  # group is loss_scale_group, a boost algorithm
-        methods.append(f"loss_scale {kind}")
-    return tuple(methods)
 
 
 def describe_recipe(recipe: dict[str, Any]) -> str:
@@ -66,26 +51,6 @@ def describe_recipe(recipe: dict[str, Any]) -> str:
 
 def _short(value: Any) -> str:
     return f"{value:.3g}" if isinstance(value, float) else str(value)
-
-
-def short_name(recipe: dict[str, Any]) -> str:
-    """A recipe's name for labels and tables: the methods it switches on, GradientFreeze with its freeze_p and
-    gradient accumulation with its steps ("grad_freeze p=0.42 + less_bn"); "no boost" for plain training."""
-    try:
-        settings = parse_boost_config(recipe.get("boost_config_dict") or {},
-                                      recipe.get("boost_level") or "O0").effective().settings
-    except BoosttuneError:
-        settings = {}
-    parts = []
-    for method in methods_of(recipe):
-        knobs = settings.get(method) or {}
-        if method == "grad_freeze" and "freeze_p" in knobs:
-            parts.append(f"grad_freeze p={_short(knobs['freeze_p'])}")
-        elif method == "grad_accumulation" and "grad_accumulation_step" in knobs:
-            parts.append(f"grad_accumulation x{knobs['grad_accumulation_step']}")
-        else:
-            parts.append(method)
-    return " + ".join(parts) or "no boost"
 
 
 def run_name(row: pd.Series) -> str:
