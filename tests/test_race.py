@@ -196,17 +196,23 @@ def test_run_race_spends_seeds_on_the_undecided_resumes_and_replays_the_same(tmp
     assert again == []
 
 
-def test_the_race_reaches_summary_race_json_and_report_and_is_rejudged_at_another_margin(tmp_path):
-    from boosttune.evaluation.summary import load_confirmed, save_confirmed
-    from boosttune.report import ReportInputs, write_report
+def _saved_race(tmp_path, truth, rules):
+    """A race of ``truth``'s candidates against the baseline, run on the fake training and saved in ``tmp_path``."""
+    from boosttune.evaluation.summary import save_confirmed
 
-    truth = {"fast": (1.3, -0.6), "slow": (0.5, 0.0)}
     candidates = [Candidate(BASELINE_NAME, {"seed": 0}, "baseline", BASELINE_NAME)] + \
         [Candidate(name, {"seed": 0}, "test") for name in truth]
-    rules = RaceRules(max_runs=15, gain_noise=1.0)
     records = run_race(candidates, list(range(1000, 1010)), store=RecordStore(tmp_path / "confirm"), role="confirm",
                        train=_fake_train(truth, []), rules=rules, log=lambda _: None, max_drop=MARGIN)
-    confirmed = save_confirmed(records, tmp_path, max_drop=MARGIN, rules=rules)
+    return save_confirmed(records, tmp_path, max_drop=MARGIN, rules=rules)
+
+
+def test_the_race_reaches_summary_race_json_and_report_and_is_rejudged_at_another_margin(tmp_path):
+    from boosttune.evaluation.summary import load_confirmed
+    from boosttune.report import ReportInputs, write_report
+
+    rules = RaceRules(max_runs=15, gain_noise=1.0)
+    confirmed = _saved_race(tmp_path, {"fast": (1.3, -0.6), "slow": (0.5, 0.0)}, rules)
     summary = pd.read_csv(tmp_path / "summary.csv").set_index("recipe")
     assert summary.at["fast", "race_exit"] == Exit.WON and summary.at["slow", "race_exit"] == Exit.SLOWER
     assert summary.at["slow", "left_after_round"] == 1 and str(summary.at["slow", "race_seeds"]) == "1000"
@@ -225,16 +231,10 @@ def test_the_race_reaches_summary_race_json_and_report_and_is_rejudged_at_anothe
 def test_the_first_screen_says_why_the_race_stopped_and_the_one_setting_that_would_decide_it(tmp_path):
     """A 1.12x recipe with a budget of 6 runs: the budget runs out undecided; the page names the runs that would
     likely decide it, in the way the run was started, and how noisy the machine was in this run."""
-    from boosttune.evaluation.summary import save_confirmed
     from boosttune.report import ReportInputs, figures
 
-    truth = {"promising": (1.12, 0.0), "slow": (0.5, 0.0)}
-    candidates = [Candidate(BASELINE_NAME, {"seed": 0}, "baseline", BASELINE_NAME)] + \
-        [Candidate(name, {"seed": 0}, "test") for name in truth]
-    rules = RaceRules(max_runs=6, gain_noise=1.0)
-    records = run_race(candidates, list(range(1000, 1010)), store=RecordStore(tmp_path / "confirm"), role="confirm",
-                       train=_fake_train(truth, []), rules=rules, log=lambda _: None, max_drop=MARGIN)
-    confirmed = save_confirmed(records, tmp_path, max_drop=MARGIN, rules=rules)
+    confirmed = _saved_race(tmp_path, {"promising": (1.12, 0.0), "slow": (0.5, 0.0)},
+                            RaceRules(max_runs=6, gain_noise=1.0))
     assert confirmed.summary.set_index("recipe").at["promising", "verdict"] == Exit.BUDGET
     for command, setting in (("boosttune tune exp.yaml", "--set confirm_budget_runs="),
                              ("python experiments/resnet.py --seed 1", "--confirm-budget-runs ")):
