@@ -10,7 +10,6 @@ statistics as the experiment's confirm stage, and write the same ``summary.csv``
 from __future__ import annotations
 
 import copy
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -26,7 +25,6 @@ from boosttune.errors import BoosttuneError, ConfigError
 from boosttune.evaluation.confirm import BASELINE_NAME, Candidate
 from boosttune.execution.provenance import load_run_info, record_run_info
 from boosttune.execution.runs import RecordStore
-from boosttune.files import check_folder, claim_folder
 from boosttune.probe import check_recipe
 from boosttune.probe.presets import device_presets
 
@@ -156,43 +154,33 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
 
     from boosttune.evaluation.confirm import run_paired
     from boosttune.evaluation.summary import save_confirmed
-    from boosttune.execution.cluster import probe_on_worker
-    from boosttune.execution.ray import check_local_capacity, code_runtime_env, connect_ray, worker_resources
-    from boosttune.execution.ray_train import train_run
-    from boosttune.execution.warm import WarmPool
+    from boosttune.execution.start import Launch, start_run
     from boosttune.report import ReportInputs, write_report
 
     recipe = parse_recipe(config.base)
     if config.recipes is not None:  # named recipes are checked before Ray starts (the probe checks them again)
         bench_candidates(config, None, extra=extra)
     document = {**config.model_dump(mode="json"), "extra": dict(extra or {})}
-    check_folder(output, "bench.json", document, resume=resume, what="bench", command=command)  # before Ray
-    check_local_capacity(worker_resources(recipe.device_target), config.workers_per_trial)
-    if recipe.builtin:  # a builder reads its own data on the workers
-        check_data(recipe, config.workers_per_trial)  # read as the runs will, before Ray starts
-    connect_ray(log, runtime_env=code_runtime_env(config, Path.cwd(), Path(output).resolve()))
-    report = probe_on_worker(recipe.device_target, calibrate=False, log=log).report  # where the runs will run
-    plan = bench_candidates(config, report, extra=extra)  # every recipe checked before anything starts
-    output = claim_folder(output, "bench.json", document, resume=resume, what="bench", command=command)
-    record_run_info(output, resumed=resume, device=f"{report.device_target}: {report.cpu}", max_drop_default=MAX_DROP,
-                    left_out=dict(note.split(": ", 1) for note in plan.skipped))
-    for note in plan.skipped:
-        log(f"bench: not in the matrix: {note}")
-    env = dict(report.runtime_env)
-    log(f"bench: {len(plan.candidates)} recipes x {len(config.seeds)} paired seeds {config.seeds}, interleaved"
-        + ("" if len(config.seeds) >= RECOMMENDED_SEEDS else f" ({RECOMMENDED_SEEDS} or more seeds recommended)"))
-    pool = (WarmPool(slots=1, num_workers=config.workers_per_trial, device_target=recipe.device_target, env=env,
-                     storage_path=str(output / "train"), cache_graphs=config.cache_graphs, log=log)
-            if config.warm_workers else nullcontext())
-    with pool:
-        client = pool.client() if config.warm_workers else None
-        records = run_paired(plan.candidates, config.seeds, store=RecordStore(output / "runs"), role="bench",
-                             train=lambda spec: train_run(spec, output=output, num_workers=config.workers_per_trial,
-                                                          env=env, pool=client),
-                             log=log, max_drop=config.max_drop, default_drop=MAX_DROP)
-    confirmed = save_confirmed(records, output, max_drop=config.max_drop, default_drop=MAX_DROP,
-                               ray_version=ray.__version__)
-    write_report(ReportInputs(kind="bench", title=f"boosttune bench: {config.name}",
-                              max_drop=confirmed.max_drop, confirmed=confirmed, config=document,
-                              run_info=load_run_info(output), folder=output))
+    launch = Launch(what="bench", document=document, device_target=recipe.device_target,
+                    workers=config.workers_per_trial, project=config, warm_workers=config.warm_workers,
+                    cache_graphs=config.cache_graphs)
+    preflight = (lambda: check_data(recipe, config.workers_per_trial)) if recipe.builtin else None  # read as the
+    # runs will (a builder reads its own data on the workers)
+    with start_run(launch, output, resume=resume, log=log, command=command, preflight=preflight) as started:
+        plan = bench_candidates(config, started.report, extra=extra)  # every recipe checked before anything starts
+        output = started.output
+        record_run_info(output, device=f"{started.report.device_target}: {started.report.cpu}",
+                        left_out=dict(note.split(": ", 1) for note in plan.skipped))
+        for note in plan.skipped:
+            log(f"bench: not in the matrix: {note}")
+        log(f"bench: {len(plan.candidates)} recipes x {len(config.seeds)} paired seeds {config.seeds}, interleaved"
+            + ("" if len(config.seeds) >= RECOMMENDED_SEEDS else f" ({RECOMMENDED_SEEDS} or more seeds recommended)"))
+        with started.warm_pool(log):
+            records = run_paired(plan.candidates, config.seeds, store=RecordStore(output / "runs"), role="bench",
+                                 train=started.train, log=log, max_drop=config.max_drop, default=MAX_DROP)
+        confirmed = save_confirmed(records, output, max_drop=config.max_drop, default=MAX_DROP,
+                                   ray_version=ray.__version__)
+        write_report(ReportInputs(kind="bench", title=f"boosttune bench: {config.name}",
+                                  max_drop=confirmed.max_drop, confirmed=confirmed, config=document,
+                                  run_info=load_run_info(output), folder=output))
     return confirmed

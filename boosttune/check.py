@@ -27,7 +27,7 @@ from boosttune.errors import ConfigError, UnsupportedError
 from boosttune.objective import Objective
 from boosttune.probe import load_cached, run_probe
 from boosttune.runtime import apply_runtime_env
-from boosttune.trial.parts import preflight  # MindSpore is imported inside, after the runtime env is applied
+from boosttune.trial.parts import ModelFacts, preflight  # MindSpore is imported inside, after the runtime env is applied
 from boosttune.trial.timing import FEW_STEADY_STEPS, steady_steps_needed
 
 __all__ = ["CheckReport", "check_experiment", "device_here", "search_plan"]
@@ -46,7 +46,7 @@ class CheckReport:
     searched: list[str] = field(default_factory=list)
     left_out: dict[str, str] = field(default_factory=dict)  # knob -> why the search does not draw it
     notes: list[str] = field(default_factory=list)
-    facts: dict = field(default_factory=dict)  # the preflight's facts (boosttune.trial.parts.preflight)
+    facts: ModelFacts | None = None  # what the preflight learnt of the model
 
     def lines(self) -> list[str]:
         lines = [f"device: {self.device_target}" + ("" if self.built_on == self.device_target else
@@ -95,12 +95,12 @@ def check_experiment(config: ExperimentConfig, *, log: Callable[[str], None] = p
     checked = recipe if here else recipe.model_copy(update={"device_target": "CPU"})
     with tempfile.TemporaryDirectory(prefix="boosttune_check_") as work_dir:
         facts = preflight(checked, config.workers_per_trial, work_dir)
-    steps_per_epoch = max(1, facts["total_steps"] // max(1, recipe.epochs))
+    steps_per_epoch = facts.steps_per_epoch(recipe.epochs)
     if (why := steady_steps_needed(steps_per_epoch, recipe.epochs, recipe.warmup_steps)) is not None:
         raise ConfigError(f"base.epochs: {why}")
     unsupported = {c.knob: c.reason for c in report.unsupported()} if here else {}
-    unsupported.update(facts.get("left_out") or {})
-    searched, left_out = search_plan(config, unsupported, facts["total_steps"], facts["param_count"])
+    unsupported.update(facts.left_out)
+    searched, left_out = search_plan(config, unsupported, facts.total_steps, facts.param_count)
     notes = []
     steady = steps_per_epoch * recipe.epochs - max(1, recipe.warmup_steps)
     if steady < FEW_STEADY_STEPS:
@@ -112,8 +112,8 @@ def check_experiment(config: ExperimentConfig, *, log: Callable[[str], None] = p
     if config.prune_slow:
         notes.append("tune also times each knob against O0 on the trials' node and leaves out those clearly slower "
                      "(prune_slow)")
-    return CheckReport(device_target=device, built_on=built_on, objective=Objective.of(facts["objective"]),
-                       steps_per_epoch=steps_per_epoch, epochs=recipe.epochs, param_count=facts["param_count"],
+    return CheckReport(device_target=device, built_on=built_on, objective=facts.objective,
+                       steps_per_epoch=steps_per_epoch, epochs=recipe.epochs, param_count=facts.param_count,
                        searched=searched, left_out=left_out, notes=notes, facts=facts)
 
 

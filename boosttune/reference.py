@@ -21,7 +21,7 @@ from pydantic_core import PydanticUndefined
 
 from boosttune.bench import BenchConfig
 from boosttune.cli.main import build_parser
-from boosttune.cli.search import build_parser as script_parser
+from boosttune.cli.search import script_parser
 from boosttune.config.experiment import ExperimentConfig
 from boosttune.config.recipe import DataConfig, LossScaleConfig, ModelEntry, OptimizerConfig, TrialRecipe
 from boosttune.evaluation.confirm import SUMMARY_COLUMNS

@@ -150,7 +150,7 @@ def toy_folder(tmp_path, monkeypatch):
 
 def test_a_new_algorithm_is_one_folder(toy_folder):
     from boosttune.bench import default_matrix
-    from boosttune.cli.search import build_parser
+    from boosttune.cli.search import script_parser
     from boosttune.config.experiment import parse_experiment
     from boosttune.probe.checks import checks
     from boosttune.report.method_notes import notes
@@ -174,7 +174,7 @@ def test_a_new_algorithm_is_one_folder(toy_folder):
         "boost": {"mode": "manual", "less_bn": False, "grad_freeze": False, "toy_boost": True}}}
     # the method cards and the CLI
     assert notes()["toy_boost"].title == "Toy"
-    assert "toy_boost" in build_parser("lenet5", "test").format_help().replace("\n", "")
+    assert "toy_boost" in script_parser("lenet5", "test").format_help().replace("\n", "")
     assert parse_experiment({"search": ["toy_boost", "less_bn"]}).search == ["toy_boost", "less_bn"]
 
 

@@ -273,14 +273,14 @@ def _run(argv: list[str]) -> int:
 def no_ray(monkeypatch):
     """Fail the case if it reaches Ray: nothing may start before the input is known to be good."""
     import boosttune.execution.ray
-    import boosttune.experiment
+    import boosttune.execution.start
 
     def started(*args, **kwargs):
         raise AssertionError("Ray was started before the input was refused")
 
     monkeypatch.setattr(ray, "init", started)
     monkeypatch.setattr(boosttune.execution.ray, "connect_ray", started)
-    monkeypatch.setattr(boosttune.experiment, "connect_ray", started)
+    monkeypatch.setattr(boosttune.execution.start, "connect_ray", started)
 
 
 def test_the_corpus_is_large_and_its_ids_unique():
@@ -316,7 +316,7 @@ def test_bad_input_is_one_line_exit_2_nothing_started_nothing_written(argv, frag
 def test_a_start_that_failed_before_any_training_leaves_the_folder_free(tmp_path, corpus, capsys, monkeypatch):
     """A start refused after the folder was claimed (here: Ray cannot start) trained nothing, so the corrected
     command takes the folder again without --resume, and a folder where a run did train is still refused."""
-    import boosttune.experiment
+    import boosttune.execution.start
 
     if not FASHION:
         pytest.skip("the experiment's default data (dataset-fashion-mnist) is not installed")
@@ -325,7 +325,7 @@ def test_a_start_that_failed_before_any_training_leaves_the_folder_free(tmp_path
     def refused(*args, **kwargs):
         raise UnsupportedError("base.device_target: refused for this test, as a device MindSpore cannot use is")
 
-    monkeypatch.setattr(boosttune.experiment, "connect_ray", refused)
+    monkeypatch.setattr(boosttune.execution.start, "connect_ray", refused)
     output = tmp_path / "run"
     assert _run(["exp", "--output", str(output)]) == 2
     assert (output / "experiment.json").is_file()  # claimed, then refused: nothing trained
@@ -341,7 +341,7 @@ def test_a_start_that_failed_before_any_training_leaves_the_folder_free(tmp_path
 
 
 def test_smoke_says_what_it_set_and_what_was_given(capsys):
-    parser = search_cli.build_parser("resnet8", "test")
+    parser = search_cli.script_parser("resnet8", "test")
     parser.set_defaults(**search_cli.SMOKE)
     note = search_cli.smoke_note(parser.parse_args(["--smoke", "--epochs", "5"]))
     assert "--train-limit 1024" in note and "--trials 3" in note

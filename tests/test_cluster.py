@@ -219,7 +219,7 @@ def test_a_known_node_type_is_not_probed_again_on_a_new_node(accelerator_cluster
 def test_a_device_mindspore_cannot_train_on_is_refused_before_the_baseline():
     from boosttune.config.experiment import parse_experiment
     from boosttune.errors import UnsupportedError
-    from boosttune.experiment import _check_device
+    from boosttune.experiment import check_device
     from boosttune.probe import Capability, ProbeReport
 
     reason = "Unsupported device target GPU. This process only supports one of the ['CPU']."
@@ -228,15 +228,15 @@ def test_a_device_mindspore_cannot_train_on_is_refused_before_the_baseline():
     config = parse_experiment({"base": {"device_target": "GPU"}})
     with pytest.raises(UnsupportedError, match=r"^base.device_target: MindSpore cannot train 'momentum' on GPU on "
                                                r"node gpu-1: Unsupported device target GPU"):
-        _check_device(report, config, "gpu-1")
+        check_device(report, config, "gpu-1")
 
 
 def test_a_relative_output_is_refused_inside_a_ray_job(monkeypatch, tmp_path):
-    from boosttune.experiment import _output_folder
+    from boosttune.execution.start import output_folder
 
     monkeypatch.setenv("RAY_JOB_CONFIG_JSON_ENV_VAR", json.dumps({"runtime_env": {"working_dir": "gcs://_ray_pkg.zip"}}))
     with pytest.raises(ConfigError, match=r"^--output: 'runs/x' is relative, so under `ray job submit --working-dir`"):
-        _output_folder("runs/x")
-    assert _output_folder(tmp_path / "x") == tmp_path / "x"
+        output_folder("runs/x")
+    assert output_folder(tmp_path / "x") == tmp_path / "x"
     monkeypatch.delenv("RAY_JOB_CONFIG_JSON_ENV_VAR")
-    assert _output_folder("runs/x") == Path("runs/x").resolve()
+    assert output_folder("runs/x") == Path("runs/x").resolve()

@@ -237,10 +237,10 @@ def test_a_record_with_a_diverged_loss_is_kept_with_null_for_the_non_finite_figu
 
 
 def test_the_experiment_says_whether_its_baseline_converged():
-    from boosttune.experiment import _convergence_note
+    from boosttune.evaluation.baseline import convergence_note
 
     curve = [{"objective_value": a} for a in (0.70, 0.80, 0.849, 0.850, 0.8515)]
-    assert _convergence_note(curve).startswith("converged (last epoch +0.15 pt")
+    assert convergence_note(curve).startswith("converged (last epoch +0.15 pt")
     climbing = [{"objective_value": a} for a in (0.5, 0.6, 0.7)]
-    assert "still improving" in _convergence_note(climbing) and "--epochs" in _convergence_note(climbing)
-    assert _convergence_note(climbing[:2]) is None  # too short to tell
+    assert "still improving" in convergence_note(climbing) and "--epochs" in convergence_note(climbing)
+    assert convergence_note(climbing[:2]) is None  # too short to tell

@@ -76,7 +76,7 @@ def test_the_command_checker_finds_a_wrong_command_and_a_wrong_flag():
 
 def _wrong(commands: list[tuple[Path, list[str]]]) -> list[str]:
     from boosttune.cli.main import build_parser
-    from boosttune.cli.search import build_parser as script_parser
+    from boosttune.cli.search import script_parser
 
     top = build_parser()
     sub = next(a for a in top._actions if a.__class__.__name__ == "_SubParsersAction").choices

@@ -10,7 +10,7 @@ import pytest
 from team_project import boosttune, make_project
 
 from boosttune.execution.runs import RunRecord
-from boosttune.experiment import baseline_problem
+from boosttune.evaluation.baseline import baseline_problem
 from boosttune.objective import ACCURACY, Objective
 
 MAE = Objective("mae", higher_is_better=False, fraction=False)

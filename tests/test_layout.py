@@ -187,3 +187,29 @@ def test_the_layout_guide_names_every_package():
 def test_each_stage_has_modules(stage):
     index = [name for name, _ in STAGES].index(stage)
     assert any(stage_of(m) == index for m in MODULES), f"stage {stage} has no module: remove it or fill it"
+
+
+# A run's start-up has one owner (boosttune/execution/start.py): a kind of run that did any of these itself would
+# start differently from the others (the bench once claimed its folder after the probe, its pool had no storage).
+START_UP = {"check_folder", "claim_folder", "connect_ray", "probe_on_worker", "WarmPool", "check_local_capacity",
+            "check_placeable", "code_runtime_env", "check_storage"}
+RUN_KINDS = ("boosttune.experiment", "boosttune.bench")
+
+
+def start_up_calls(module: str) -> list[str]:
+    """The start-up steps ``module`` imports by name (at its top or inside a function)."""
+    tree = ast.parse(MODULES[module].read_text())
+    return sorted({f"{MODULES[module].name}:{node.lineno} {alias.name}" for node in ast.walk(tree)
+                   if isinstance(node, ast.ImportFrom) for alias in node.names if alias.name in START_UP})
+
+
+@pytest.mark.parametrize("module", RUN_KINDS)
+def test_a_kind_of_run_starts_through_the_one_owner(module):
+    assert not start_up_calls(module), f"{module} does its own start-up; use boosttune.execution.start.start_run"
+
+
+def test_the_start_up_rule_catches_a_kind_that_starts_itself(tmp_path, monkeypatch):
+    planted = tmp_path / "kind.py"
+    planted.write_text("def run():\n    from boosttune.files import claim_folder\n    return claim_folder\n")
+    monkeypatch.setitem(MODULES, "boosttune.planted_kind", planted)
+    assert start_up_calls("boosttune.planted_kind") == ["kind.py:2 claim_folder"]

@@ -17,12 +17,11 @@ from boosttune.evaluation.confirm import (
     Candidate,
     confirm_table,
     pick_candidates,
-    resolve_max_drop,
     run_paired,
     select_confirmed,
     summarize,
 )
-from boosttune.evaluation.results import build_results_table, load_results, objective_of, save_results
+from boosttune.evaluation.results import build_results_table, load_results, table_objective, save_results
 from boosttune.evaluation.select import pareto_front, resolve_tolerance, select_best
 from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
 from boosttune.objective import ACCURACY, Objective
@@ -77,7 +76,7 @@ def mae_table():
 
 
 def test_the_table_names_the_objective_and_orients_its_gain(mae_table):
-    assert objective_of(mae_table) == MAE
+    assert table_objective(mae_table) == MAE
     gains = dict(zip(mae_table["trial_id"], mae_table["objective_gain"]))
     assert gains["t1"] == pytest.approx(0.02) and gains["t2"] == pytest.approx(-0.01)
     assert gains["t3"] == pytest.approx(-0.20) and gains["t0"] == 0.0
@@ -100,7 +99,7 @@ def test_a_table_of_the_accuracy_schema_reads_as_accuracy(tmp_path):
     old["schema_version"] = 2
     old.to_csv(tmp_path / "results.csv", index=False)
     read = load_results(tmp_path)
-    assert objective_of(read) == ACCURACY
+    assert table_objective(read) == ACCURACY
     assert read.set_index("trial_id").loc["t1", "objective_gain"] == pytest.approx(-1.0)
     save_results(read, tmp_path / "again")  # and it is written in the current schema
 
@@ -127,8 +126,8 @@ def test_the_confirm_stage_judges_a_lower_is_better_objective_in_its_units(tmp_p
     records = run_paired(candidates, [1, 2, 3, 4, 5], store=RecordStore(tmp_path), role="bench",
                          train=_fake_mae_train, log=lines.append, max_drop=0.01)
     table = confirm_table(records)
-    assert resolve_max_drop(table, 0.01, 1.0) == 0.01
-    assert resolve_max_drop(table, None, 1.0) == pytest.approx(0.004, rel=0.1)  # 1% of the baseline's ~0.40
+    assert resolve_tolerance(table, 0.01, 1.0) == 0.01
+    assert resolve_tolerance(table, None, 1.0) == pytest.approx(0.004, rel=0.1)  # 1% of the baseline's ~0.40
     summary = summarize(table, max_drop=0.01).set_index("recipe")
     assert summary.loc["fast", "objective_gain"] == pytest.approx(-0.001, abs=0.002)
     assert summary.loc["worse", "objective_gain"] == pytest.approx(-0.05, abs=0.003)

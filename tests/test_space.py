@@ -221,7 +221,7 @@ def test_informed_points_are_valid_distinct_and_named():
 def test_start_points_are_the_presets_then_informed_variations_up_to_half_the_budget():
     from types import SimpleNamespace
 
-    from boosttune.experiment import start_points
+    from boosttune.search.start import start_points
 
     def config(num_trials, informed=True):
         return SimpleNamespace(num_trials=num_trials, informed_start=informed, workers_per_trial=1)

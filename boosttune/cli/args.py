@@ -15,8 +15,8 @@ import textwrap
 from pathlib import Path
 from typing import Any, NoReturn
 
-__all__ = ["ArgumentParser", "DefaultsFormatter", "FieldsFormatter", "add_deprecated_alias", "field_help",
-           "fields_epilog", "interrupted", "quiet_mindspore", "resume_command"]
+__all__ = ["ArgumentParser", "DefaultsFormatter", "FieldFlags", "FieldsFormatter", "add_deprecated_alias",
+           "field_help", "fields_epilog", "interrupted", "quiet_mindspore", "resume_command"]
 
 
 def resume_command(argv: list[str], output: str | Path) -> str:
@@ -126,6 +126,43 @@ def _default(field: Any) -> Any:
     if field.default_factory is not None:
         return field.default_factory()
     return None if field.default is PydanticUndefined else field.default
+
+
+
+class FieldFlags:
+    """Flags that each set one field of a pydantic config: the type, choices, default and help come from the field
+    (one source); ``off`` flags switch a field that is on by default off; ``defaults`` replace a field's default
+    where a script's differs. :meth:`values` reads the parsed flags back as the fields they set."""
+
+    def __init__(self, model: Any, on: dict[str, str], off: dict[str, str] | None = None,
+                 defaults: dict[str, Any] | None = None) -> None:
+        self.model, self.on, self.off, self.defaults = model, on, dict(off or {}), dict(defaults or {})
+
+    def add_to(self, parser: argparse.ArgumentParser) -> None:
+        for flag, name in self.on.items():
+            field = self.model.model_fields[name]
+            kind, choices = _flag_type(field.annotation)
+            parser.add_argument(flag, dest=name, type=None if choices else kind, choices=choices,
+                                default=self.defaults.get(name, _default(field)), help=field_help(self.model, name))
+        for flag, name in self.off.items():
+            parser.add_argument(flag, action="store_true",
+                                help=f"sets {name} false ({name}: {field_help(self.model, name)})")
+
+    def values(self, args: argparse.Namespace) -> dict[str, Any]:
+        on = {name: getattr(args, name) for name in self.on.values()}
+        return {**on, **{name: not getattr(args, flag.lstrip("-").replace("-", "_")) for flag, name in self.off.items()}}
+
+
+def _flag_type(annotation: Any) -> tuple[Any, list[Any] | None]:
+    """The argparse type of a field's annotation (``int | None`` -> int), or the choices of a ``Literal``."""
+    import typing
+
+    options = [annotation] if typing.get_origin(annotation) is typing.Literal else \
+        [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
+    first = options[0]
+    if typing.get_origin(first) is typing.Literal:
+        return str, list(typing.get_args(first))
+    return first, None
 
 
 def fields_epilog(model: Any, title: str, names: list[str] | None = None) -> str:

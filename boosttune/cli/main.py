@@ -169,7 +169,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     table, folder = _load_any_results(args.results)
     own, default = recorded_max_drop(folder)  # judged as the run itself was, unless --max-drop says otherwise
     max_drop = own if args.max_drop is None else args.max_drop
-    confirmed = load_confirmed(folder, max_drop=max_drop, default_drop=default)
+    confirmed = load_confirmed(folder, max_drop=max_drop, default=default)
     target = claim_output_folder(args.output, "--output", "boosttune export") if args.output else folder
     config_path, recipe_path = export_best(table, target, max_drop=max_drop, default=default,
                                            experiment_path=folder.resolve(), confirmed=confirmed)
@@ -295,7 +295,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_tune(args: argparse.Namespace) -> int:
     import time
 
-    from boosttune.experiment import format_summary, run_experiment
+    from boosttune.cli.summary import format_summary
+    from boosttune.experiment import run_experiment
 
     config = _experiment(args)
     if args.resume and not args.output:

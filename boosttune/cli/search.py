@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from boosttune import algorithms
-from boosttune.cli.args import ArgumentParser, DefaultsFormatter, field_help, interrupted, quiet_mindspore
+from boosttune.cli.args import ArgumentParser, DefaultsFormatter, FieldFlags, interrupted, quiet_mindspore
 from boosttune.config.experiment import MAX_DROP, ExperimentConfig, parse_experiment
 from boosttune.config.recipe import DATASETS_WITH_PATH, DEFAULT_FASHION_MNIST
 from boosttune.errors import BoosttuneError, ConfigError
@@ -20,17 +20,23 @@ from boosttune.errors import BoosttuneError, ConfigError
 DATA_CHOICES = ["auto", "fashion_mnist", "mnist5k", "digits", "mnist_idx", "cifar10", "imagefolder"]
 
 
-def _field(name: str) -> str:
-    """A flag's help from the experiment field it sets: one source (boosttune.config.experiment)."""
-    return field_help(ExperimentConfig, name)
+# The flags that set one experiment field each: type, choices, default and help are the field's (one source with the
+# experiment file); --max-drop's default is the one default written out, as the scripts always passed it.
+FIELDS = FieldFlags(
+    ExperimentConfig,
+    on={"--trials": "num_trials", "--workers": "workers_per_trial", "--time-budget": "time_budget_s",
+        "--objective": "objective", "--max-drop": "max_drop", "--confirm-seeds": "confirm_seeds",
+        "--confirm-candidates": "confirm_candidates", "--confirm-mode": "confirm_mode",
+        "--confirm-budget-runs": "confirm_budget_runs", "--confirm-budget-minutes": "confirm_budget_minutes",
+        "--sampler": "sampler", "--seed": "seed", "--accelerator-type": "accelerator_type", "--storage": "storage",
+        "--study-storage": "study_storage", "--max-failure-rate": "max_failure_rate",
+        "--concurrency": "max_concurrent_trials"},
+    off={"--keep-slow": "prune_slow", "--no-early-stop": "early_stopping", "--cold-workers": "warm_workers"},
+    defaults={"max_drop": MAX_DROP},
+)
 
 
-def _default(name: str):
-    """A flag's default from the experiment field it sets: one default for the scripts and the experiment file."""
-    return ExperimentConfig.model_fields[name].default
-
-
-def build_parser(model: str, description: str) -> argparse.ArgumentParser:
+def script_parser(model: str, description: str) -> argparse.ArgumentParser:
     p = ArgumentParser(description=description, formatter_class=DefaultsFormatter)
     p.add_argument("--model", default=model, choices=["lenet5", "resnet8", "resnet20", "resnet18", "resnet50"],
                    help="network")
@@ -45,43 +51,13 @@ def build_parser(model: str, description: str) -> argparse.ArgumentParser:
     p.add_argument("--image-size", type=int, default=16, help="images are resized to this many pixels a side")
     p.add_argument("--batch-size", type=int, default=64, help="batch size per worker")
     p.add_argument("--learning-rate", type=float, default=0.05, help="base learning rate (searched around)")
-    p.add_argument("--trials", type=int, default=_default("num_trials"), help=_field("num_trials"))
-    p.add_argument("--workers", type=int, default=_default("workers_per_trial"), help=_field("workers_per_trial"))
-    p.add_argument("--time-budget", type=float, default=None, help=_field("time_budget_s"))
-    p.add_argument("--objective", default=_default("objective"), choices=["pareto", "constrained", "time_to_accuracy"],
-                   help=_field("objective"))
-    p.add_argument("--max-drop", type=float, default=MAX_DROP,
-                   help="how far below the baseline's objective a recipe may fall, in its units: points for accuracy "
-                        "(the confirmed mean gain must stay within it)")
-    p.add_argument("--confirm-seeds", type=int, default=_default("confirm_seeds"), help=_field("confirm_seeds"))
-    p.add_argument("--confirm-candidates", type=int, default=_default("confirm_candidates"),
-                   help=_field("confirm_candidates"))
-    p.add_argument("--confirm-mode", choices=["race", "fixed"], default=_default("confirm_mode"),
-                   help=_field("confirm_mode"))
-    p.add_argument("--confirm-budget-runs", type=int, default=None, help=_field("confirm_budget_runs"))
-    p.add_argument("--confirm-budget-minutes", type=float, default=None, help=_field("confirm_budget_minutes"))
-    p.add_argument("--sampler", default=_default("sampler"), choices=["tpe", "gp", "nsga2", "random"],
-                   help=_field("sampler"))
-    p.add_argument("--seed", type=int, default=_default("seed"), help=_field("seed"))
+    FIELDS.add_to(p)
     p.add_argument("--search", default=None,
                    help="comma-separated fragments to search (default all but those measured slow here): "
                         f"{','.join(algorithms.fragment_names())}; a fragment named "
                         "here is searched even when it is slow on this device")
-    p.add_argument("--keep-slow", action="store_true",
-                   help="also search the knobs measured clearly slower than O0 on this device (left out by default)")
-    p.add_argument("--no-early-stop", action="store_true",
-                   help="train every trial to the end (by default a trial clearly beaten on both speed and accuracy "
-                        "at epoch 1, 2, 4 or 8 stops there)")
     p.add_argument("--device", default="CPU", choices=["CPU", "GPU", "Ascend"],
                    help="device of every trial rank: one GPU, or one of Ray's NPUs, per rank on GPU/Ascend")
-    p.add_argument("--accelerator-type", default=None, help=_field("accelerator_type"))
-    p.add_argument("--storage", default=None, help=_field("storage"))
-    p.add_argument("--study-storage", default=None, help=_field("study_storage"))
-    p.add_argument("--max-failure-rate", type=float, default=0.5, help=_field("max_failure_rate"))
-    p.add_argument("--concurrency", type=int, default=None, help=_field("max_concurrent_trials"))
-    p.add_argument("--cold-workers", action="store_true",
-                   help="a fresh Ray Train run, workers and all, for every run (by default warm workers take run "
-                        "after run: MindSpore imported and the device set up once)")
     p.add_argument("--smoke", action="store_true",
                    help="a quick run: 3 epochs on 1024 samples, 3 trials, 1 candidate confirmed over 2 seeds "
                         "(flags given explicitly win)")
@@ -104,12 +80,14 @@ def _data(choice: str, path: str | None) -> dict:
     return {"name": choice, **({"path": path} if path else {})}
 
 
-SMOKE = {"epochs": 3, "train_limit": 1024, "val_limit": 512, "trials": 3, "confirm_seeds": 2, "confirm_candidates": 1}
+SMOKE = {"epochs": 3, "train_limit": 1024, "val_limit": 512, "num_trials": 3, "confirm_seeds": 2,
+         "confirm_candidates": 1}
 
 
 def smoke_note(args: argparse.Namespace) -> str:
     """What --smoke set and which of its sizes a flag given explicitly replaced."""
-    flag = lambda name: "--" + name.replace("_", "-")  # noqa: E731
+    flags = {name: flag for flag, name in FIELDS.on.items()}
+    flag = lambda name: flags.get(name, "--" + name.replace("_", "-"))  # noqa: E731
     kept = [f"{flag(name)} {value}" for name, value in SMOKE.items() if getattr(args, name) == value]
     given = [f"{flag(name)} {getattr(args, name)}" for name, value in SMOKE.items() if getattr(args, name) != value]
     return ", ".join(kept) + (f"; as given: {', '.join(given)}" if given else "")
@@ -117,7 +95,7 @@ def smoke_note(args: argparse.Namespace) -> str:
 
 def run(model: str, description: str, argv: list[str] | None = None) -> int:
     quiet_mindspore()
-    parser = build_parser(model, description)
+    parser = script_parser(model, description)
     args = parser.parse_args(argv)
     if args.smoke:  # the smoke run's sizes are defaults: a flag given explicitly wins
         parser.set_defaults(**SMOKE)
@@ -138,7 +116,8 @@ def run(model: str, description: str, argv: list[str] | None = None) -> int:
 
 
 def _run(args, output: Path) -> int:
-    from boosttune.experiment import format_summary, run_experiment
+    from boosttune.cli.summary import format_summary
+    from boosttune.experiment import run_experiment
 
     config = parse_experiment({
         "name": f"{args.model}-search",
@@ -146,16 +125,7 @@ def _run(args, output: Path) -> int:
                  "device_target": args.device, "data": {**_data(args.data, args.data_path), "train_limit": args.train_limit,
                           "val_limit": args.val_limit, "image_size": args.image_size},
                  "optimizer": {"name": "momentum", "learning_rate": args.learning_rate, "lr_schedule": "cosine"}},
-        "num_trials": args.trials, "workers_per_trial": args.workers, "objective": args.objective,
-        "max_drop": args.max_drop, "sampler": args.sampler, "seed": args.seed,
-        "time_budget_s": args.time_budget, "max_failure_rate": args.max_failure_rate,
-        "max_concurrent_trials": args.concurrency, "storage": args.storage, "study_storage": args.study_storage,
-        "accelerator_type": args.accelerator_type, "warm_workers": not args.cold_workers,
-        "search": args.search.split(",") if args.search else None,
-        "confirm_seeds": args.confirm_seeds, "confirm_candidates": args.confirm_candidates,
-        "confirm_mode": args.confirm_mode, "confirm_budget_runs": args.confirm_budget_runs,
-        "confirm_budget_minutes": args.confirm_budget_minutes,
-        "prune_slow": not args.keep_slow, "early_stopping": not args.no_early_stop,
+        **FIELDS.values(args), "search": args.search.split(",") if args.search else None,
     })
     result = run_experiment(config, output, resume=args.resume, log=lambda m: print(m, flush=True),
                             command=" ".join(sys.argv))

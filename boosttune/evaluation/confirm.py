@@ -31,9 +31,9 @@ import pandas as pd
 from boosttune.config.experiment import MAX_DROP
 from boosttune.config.recipe import short_name
 from boosttune.errors import ConfigError, DataError
-from boosttune.evaluation.results import build_results_table, canonical_json, finite, objective_of
+from boosttune.evaluation.results import build_results_table, canonical_json, finite, table_objective
 from boosttune.evaluation.race import Exit, Race, RaceRules
-from boosttune.evaluation.select import pareto_front
+from boosttune.evaluation.select import pareto_front, resolve_tolerance
 from boosttune.evaluation.stats import Interval, VerdictCode, paired_delta, paired_ratio, ratio_interval, verdict
 from boosttune.execution.runs import FINISHED, RecordStore, RunRecord, RunSpec
 from boosttune.objective import ACCURACY, Objective
@@ -48,7 +48,6 @@ __all__ = [
     "pick_candidates",
     "recipe_identity",
     "replay_race",
-    "resolve_max_drop",
     "run_paired",
     "run_race",
     "select_confirmed",
@@ -109,7 +108,7 @@ def pick_candidates(table: pd.DataFrame, *, max_candidates: int = 3, screen: flo
     presets = finished[finished["preset"].notna() & (finished["preset"] != BASELINE_NAME)]
     for _, row in presets.iterrows():  # MindSpore's own claims get a verdict on every run
         chosen.append(add(row, str(row["preset"]), "MindSpore's preset as this device runs it", str(row["preset"])))
-    objective = objective_of(table)
+    objective = table_objective(table)
     front = pareto_front(table)
     fast = front[(front["speedup_vs_baseline"] > 1.0) & ~front["is_baseline"].astype(bool)
                  & (front["objective_gain"] >= -screen)]
@@ -144,10 +143,10 @@ def _slug(name: str) -> str:
 
 def run_paired(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: RecordStore, role: str,
                train: Callable[[RunSpec], RunRecord], log: Callable[[str], None] = print,
-               max_drop: float | None = None, default_drop: float = MAX_DROP) -> list[RunRecord]:
+               max_drop: float | None = None, default: float = MAX_DROP) -> list[RunRecord]:
     """Train every candidate once per seed, paired and interleaved; keep what an earlier attempt finished.
 
-    ``max_drop`` (the objective's gain units; None: ``default_drop`` points, or percent of the baseline's value
+    ``max_drop`` (the objective's gain units; None: ``default`` points, or percent of the baseline's value
     for a non-fraction objective) is only for the running summary printed after each round."""
     names = [c.name for c in candidates]
     if len(set(names)) != len(names) or BASELINE_NAME not in names:
@@ -159,7 +158,7 @@ def run_paired(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: 
         log(f"{role} [{done}/{len(schedule)}] round {index + 1}, seed {seed}, {name}: "
             + ("kept from an earlier attempt" if kept else _run_line(record)))
         if done % len(names) == 0 and index > 0:
-            log(_running_summary(list(store), max_drop, default_drop, round_count=index + 1))
+            log(_running_summary(list(store), max_drop, default, round_count=index + 1))
     return list(store)
 
 
@@ -215,7 +214,7 @@ def replay_race(table: pd.DataFrame, rules: RaceRules | None, max_drop: float, a
 
 def run_race(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: RecordStore, role: str,
              train: Callable[[RunSpec], RunRecord], rules: RaceRules, log: Callable[[str], None] = print,
-             max_drop: float | None = None, default_drop: float = MAX_DROP) -> list[RunRecord]:
+             max_drop: float | None = None, default: float = MAX_DROP) -> list[RunRecord]:
     """Race the candidates against the baseline (:mod:`boosttune.evaluation.race`): paired, interleaved rounds of
     the baseline and the candidates still racing, one seed of ``seeds`` each, until none races, the seeds run out
     or the budget cannot pay for the next round. Runs an earlier attempt finished are kept, not trained again."""
@@ -247,7 +246,7 @@ def run_race(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: Re
         table = confirm_table(list(store))
         if race is None:
             race = Race([n for n in names if n != BASELINE_NAME], rules,
-                        resolve_max_drop(table, max_drop, default_drop))
+                        resolve_tolerance(table, max_drop, default))
         for standing in race.observe(seed, round_figures(table, index, racing)):
             log(f"{role}: {standing.name} leaves the race after round {index + 1} with {standing.n} paired seeds: "
                 f"{Exit.TEXT[standing.exit]} ({standing.why})")
@@ -272,10 +271,10 @@ def _run_line(record: RunRecord) -> str:
             f"compile {m.get('compile_s') or 0:.1f} s{' (cached)' if m.get('graph_cached') else ''}" if finite(sps) and finite(value) else record.status)
 
 
-def _running_summary(records: list[RunRecord], max_drop: float | None, default_drop: float, round_count: int) -> str:
+def _running_summary(records: list[RunRecord], max_drop: float | None, default: float, round_count: int) -> str:
     table = confirm_table(records)
-    objective = objective_of(table)
-    summary = summarize(table, max_drop=resolve_max_drop(table, max_drop, default_drop))
+    objective = table_objective(table)
+    summary = summarize(table, max_drop=resolve_tolerance(table, max_drop, default))
     parts = [f"{row.recipe} {row.speedup:.3f}x ({row.speedup_ci_low:.3f}-{row.speedup_ci_high:.3f}), "
              f"{objective.format_gain(row.objective_gain, '+.1f' if objective.fraction else '+.3g')}"
              for row in summary.itertuples() if row.recipe != BASELINE_NAME and finite(row.speedup_ci_low)]
@@ -296,7 +295,7 @@ def _ratios_per_round(table: pd.DataFrame) -> pd.DataFrame:
     table["is_baseline"] = (table["recipe"] == BASELINE_NAME).fillna(False).astype(bool)
     table["speedup_vs_baseline"] = np.nan
     table["objective_gain"] = np.nan
-    objective = objective_of(table)
+    objective = table_objective(table)
     base = table[table["is_baseline"] & table["status"].isin(FINISHED)].drop_duplicates("round").set_index("round")
     for index, row in table.iterrows():
         if pd.isna(row["round"]) or row["round"] not in base.index:
@@ -307,16 +306,6 @@ def _ratios_per_round(table: pd.DataFrame) -> pd.DataFrame:
         if finite(row["objective_value"]) and finite(reference["objective_value"]):
             table.at[index, "objective_gain"] = objective.gain(row["objective_value"], reference["objective_value"])
     return table
-
-
-def resolve_max_drop(table: pd.DataFrame, max_drop: float | None, default: float) -> float:
-    """The non-inferiority margin in the objective's gain units: ``max_drop`` when given, else ``default`` points
-    for a fraction objective, or ``default`` percent of the baseline's mean value for another."""
-    objective = objective_of(table)
-    if max_drop is not None or objective.fraction:
-        return objective.tolerance(max_drop, default)
-    base = table[(table["recipe"] == BASELINE_NAME) & table["status"].isin(FINISHED)]["objective_value"].dropna()
-    return objective.tolerance(None, default, base.mean() if len(base) else None)
 
 
 def time_to_accuracy(curve: Sequence[dict[str, Any]], target: float,
@@ -337,7 +326,7 @@ def summarize(table: pd.DataFrame, *, max_drop: float, target: float | None = No
     ``max_drop`` is in the objective's gain units (points for accuracy). The end-to-end target is ``target``, or
     the baseline's mean objective_value less ``max_drop``.
     """
-    objective = objective_of(table)
+    objective = table_objective(table)
     finished = table[table["status"].isin(FINISHED) & table["throughput_sps"].map(finite)
                      & table["objective_value"].map(finite)]
     base = finished[finished["recipe"] == BASELINE_NAME].drop_duplicates("round").set_index("round")

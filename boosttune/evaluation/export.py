@@ -20,7 +20,7 @@ from boosttune.algorithms.adasum import adasum_applies
 from boosttune.config.boost import EffectiveBoost, parse_boost_config
 from boosttune.config.experiment import MAX_DROP
 from boosttune.errors import BoosttuneError, DataError
-from boosttune.evaluation.results import FINISHED, finite, objective_of
+from boosttune.evaluation.results import FINISHED, finite, table_objective
 from boosttune.evaluation.select import Selection, select_best
 from boosttune.files import write_json
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from boosttune.evaluation.summary import Confirmed
 
 __all__ = ["BEST_BOOST_CONFIG_NAME", "BEST_RECIPE_NAME", "applicable_boost_config", "best_recipe_document",
-           "export_best", "loss_scale_manager_call"]
+           "export_best", "loss_scale_manager_call", "write_best"]
 
 BEST_BOOST_CONFIG_NAME = "best_boost_config.json"
 BEST_RECIPE_NAME = "best_recipe.json"
@@ -60,8 +60,12 @@ def export_best(df: pd.DataFrame, out_dir: str | Path, *, max_drop: float | None
             ``default`` points, or ``default`` percent of the baseline's value for a non-fraction objective.)
         DataError: no finished baseline, or the selected row's boost_config_dict is not valid.
     """
-    recipe = best_recipe_document(df, max_drop=max_drop, default=default, experiment_path=experiment_path,
-                                  confirmed=confirmed)
+    return write_best(best_recipe_document(df, max_drop=max_drop, default=default, experiment_path=experiment_path,
+                                           confirmed=confirmed), out_dir)
+
+
+def write_best(recipe: dict[str, Any], out_dir: str | Path) -> tuple[Path, Path]:
+    """Write a :func:`best_recipe_document` as ``best_boost_config.json`` and ``best_recipe.json``; their paths."""
     out_dir = Path(out_dir)
     config_path = write_json(out_dir / BEST_BOOST_CONFIG_NAME, recipe["boost_config_dict"])
     recipe_path = write_json(out_dir / BEST_RECIPE_NAME, recipe)
@@ -87,7 +91,7 @@ def best_recipe_document(df: pd.DataFrame, *, max_drop: float | None = MAX_DROP,
     world_size = int(row["world_size"]) if finite(row["world_size"]) else None
     boost_config, left_out = applicable_boost_config(canonical, effective, world_size)
     recipe = _recipe_document(row, selection, boost_config, left_out, level, effective.notes, experiment_path)
-    recipe["objective"] = objective_of(df if confirmed is None else confirmed.runs).to_dict()
+    recipe["objective"] = table_objective(df if confirmed is None else confirmed.runs).to_dict()
     if confirmed is not None:
         recipe["confirmed"] = _confirmed_document(confirmed)
     return recipe

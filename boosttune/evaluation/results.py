@@ -36,7 +36,7 @@ __all__ = [
     "fmt",
     "from_accuracy_schema",
     "load_results",
-    "objective_of",
+    "table_objective",
     "save_results",
     "schema_columns",
     "with_later_columns",
@@ -247,12 +247,12 @@ def _with_baseline_ratios(table: pd.DataFrame) -> pd.DataFrame:
     if pd.notna(base_sps) and base_sps > 0:
         table["speedup_vs_baseline"] = table["throughput_sps"] / base_sps
     if pd.notna(base_value):
-        objective = objective_of(table)
+        objective = table_objective(table)
         table["objective_gain"] = objective.sign * objective.scale * (table["objective_value"] - base_value)
     return table
 
 
-def objective_of(table: pd.DataFrame) -> Objective:
+def table_objective(table: pd.DataFrame) -> Objective:
     """The objective a table's runs were judged on (accuracy for a table without one)."""
     if "objective" not in table.columns:
         return ACCURACY

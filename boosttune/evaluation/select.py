@@ -1,6 +1,6 @@
 """Pick from the results table: the speed/objective Pareto front and the best recipe within ``max_drop``.
 
-The objective is the table's own (:func:`boosttune.evaluation.results.objective_of`: accuracy, or a team's metric in either
+The objective is the table's own (:func:`boosttune.evaluation.results.table_objective`: accuracy, or a team's metric in either
 direction); fronts and tolerances are taken in its direction and gain units.
 
 Both read only the results table (:mod:`boosttune.evaluation.results`). Only trials that trained to the end
@@ -16,7 +16,7 @@ import pandas as pd
 
 from boosttune.config.experiment import MAX_DROP
 from boosttune.errors import ConfigError, DataError
-from boosttune.evaluation.results import FINISHED, baseline_row, finite, objective_of
+from boosttune.evaluation.results import FINISHED, baseline_row, finite, table_objective
 from boosttune.objective import Objective
 from boosttune.pareto import non_dominated
 
@@ -61,7 +61,7 @@ def pareto_front(df: pd.DataFrame) -> pd.DataFrame:
     rows = _comparable(df)
     if rows.empty:
         return rows
-    sign = objective_of(df).sign
+    sign = table_objective(df).sign
     mask = non_dominated(rows["speedup_vs_baseline"].to_numpy(float), sign * rows["objective_value"].to_numpy(float))
     front = rows[mask]
     return front.sort_values(["speedup_vs_baseline", "objective_value"], ascending=[True, sign < 0], kind="stable")
@@ -79,7 +79,7 @@ def select_best(df: pd.DataFrame, max_drop: float | None = MAX_DROP, default: fl
         ConfigError: ``max_drop`` is negative or not a number.
         DataError: the table has no finished O0 baseline with an objective_value.
     """
-    objective = objective_of(df)
+    objective = table_objective(df)
     base = baseline_row(df)
     if base is None or not finite(base["objective_value"]) or not finite(base["throughput_sps"]):
         raise DataError("results: no finished O0 baseline with throughput_sps and objective_value (preset 'O0', status "
@@ -116,9 +116,14 @@ def _checked_max_drop(max_drop: float, objective: Objective) -> float:
     return float(max_drop)
 
 
-def resolve_tolerance(df: pd.DataFrame, tolerance: float | None, default: float) -> float:
+def resolve_tolerance(table: pd.DataFrame, tolerance: float | None, default: float) -> float:
     """A tolerance (``max_drop``, ``early_stop_margin`` or ``confirm_screen``) in the table's objective's gain
     units: ``tolerance`` when given, else ``default`` points for a fraction objective, or ``default`` percent of the
-    baseline's value for another."""
-    base = baseline_row(df)
-    return objective_of(df).tolerance(tolerance, default, None if base is None else base["objective_value"])
+    baseline's value for another: the mean of its finished runs (one in a search's table, one per paired seed in a
+    confirm or bench table)."""
+    objective = table_objective(table)
+    if tolerance is not None or objective.fraction:
+        return objective.tolerance(tolerance, default)
+    is_baseline = table["is_baseline"].astype(bool) if "is_baseline" in table else pd.Series(False, index=table.index)
+    base = table[is_baseline & table["status"].isin(FINISHED)]["objective_value"].dropna()
+    return objective.tolerance(None, default, base.mean() if len(base) else None)

@@ -22,12 +22,12 @@ from boosttune.evaluation.confirm import (
     ConfirmedSelection,
     confirm_table,
     replay_race,
-    resolve_max_drop,
     select_confirmed,
     summarize,
 )
 from boosttune.evaluation.race import Exit, Race, RaceRules
-from boosttune.evaluation.results import fmt, from_accuracy_schema, objective_of, with_later_columns
+from boosttune.evaluation.results import fmt, from_accuracy_schema, table_objective, with_later_columns
+from boosttune.evaluation.select import resolve_tolerance
 from boosttune.objective import ACCURACY, Objective
 from boosttune.evaluation.stats import VerdictCode
 from boosttune.execution.runs import RunRecord
@@ -52,9 +52,9 @@ class Confirmed:
     race: Race | None = None  # the decision, replayed from the runs (None: no candidate ran)
 
 
-def _confirmed(runs: pd.DataFrame, max_drop: float | None, default_drop: float,
+def _confirmed(runs: pd.DataFrame, max_drop: float | None, default: float,
                summary_path: Path | None = None, rules: RaceRules | None = None) -> Confirmed:
-    max_drop = resolve_max_drop(runs, max_drop, default_drop)
+    max_drop = resolve_tolerance(runs, max_drop, default)
     summary, race = _with_race(summarize(runs, max_drop=max_drop), runs, rules, max_drop)
     seeds = tuple(int(s) for s in sorted(runs.loc[runs["recipe"] == BASELINE_NAME, "seed"].dropna().unique()))
     selection = select_confirmed(summary, max_drop, race=rules is not None)
@@ -71,7 +71,7 @@ def _with_race(summary: pd.DataFrame, runs: pd.DataFrame, rules: RaceRules | Non
     if not (runs["recipe"].dropna() != BASELINE_NAME).any():
         return summary, None
     race = replay_race(runs, rules, max_drop)
-    objective = objective_of(runs)
+    objective = table_objective(runs)
     summary = summary.copy()
     for column in RACE_COLUMNS:
         summary[column] = pd.Series([None] * len(summary), dtype="object")
@@ -140,12 +140,12 @@ def _decision_text(row: pd.Series, standing, decided: int | None, raced: bool, m
 
 
 def save_confirmed(records: Iterable[RunRecord], folder: str | Path, *, max_drop: float | None,
-                   default_drop: float = MAX_DROP, ray_version: str = "", rules: RaceRules | None = None) -> Confirmed:
+                   default: float = MAX_DROP, ray_version: str = "", rules: RaceRules | None = None) -> Confirmed:
     """Write confirm.parquet, confirm.csv and summary.csv into ``folder`` (and race.json with a race's rules);
     return what they hold.
 
-    ``max_drop``: in the objective's gain units (points for accuracy); None: ``default_drop`` points,
-    or ``default_drop`` percent of the baseline's value for a non-fraction objective."""
+    ``max_drop``: in the objective's gain units (points for accuracy); None: ``default`` points,
+    or ``default`` percent of the baseline's value for a non-fraction objective."""
     folder = Path(folder)
     runs = confirm_table(list(records), ray_version=ray_version)
     write_atomically(folder / f"{CONFIRM_NAME}.parquet", lambda temp: runs.to_parquet(temp, index=False))
@@ -153,12 +153,12 @@ def save_confirmed(records: Iterable[RunRecord], folder: str | Path, *, max_drop
     if rules is not None:
         write_atomically(folder / RACE_NAME, lambda temp: Path(temp).write_text(
             json.dumps({"rules": rules.to_dict()}, indent=2) + "\n"))
-    confirmed = _confirmed(runs, max_drop, default_drop, folder / SUMMARY_NAME, rules)
+    confirmed = _confirmed(runs, max_drop, default, folder / SUMMARY_NAME, rules)
     write_atomically(confirmed.summary_path, lambda temp: confirmed.summary.to_csv(temp, index=False))
     return confirmed
 
 
-def load_confirmed(folder: str | Path, *, max_drop: float | None, default_drop: float = MAX_DROP) -> Confirmed | None:
+def load_confirmed(folder: str | Path, *, max_drop: float | None, default: float = MAX_DROP) -> Confirmed | None:
     """The confirmed figures of a results folder, judged at ``max_drop`` (see :func:`save_confirmed`); None when
     it has no confirm runs."""
     path = Path(folder) / f"{CONFIRM_NAME}.parquet"
@@ -177,7 +177,7 @@ def load_confirmed(folder: str | Path, *, max_drop: float | None, default_drop: 
         rules = RaceRules.from_dict(json.loads(race.read_text())["rules"]) if race.is_file() else None
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise DataError(f"{race}: cannot read the race's rules: {str(e).splitlines()[0]}") from e
-    return _confirmed(with_later_columns(runs), max_drop, default_drop, Path(folder) / SUMMARY_NAME, rules)
+    return _confirmed(with_later_columns(runs), max_drop, default, Path(folder) / SUMMARY_NAME, rules)
 
 
 

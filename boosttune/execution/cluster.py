@@ -84,17 +84,19 @@ def _probe_here(device_target: str, calibrate: bool, known: dict[str, str], refr
 
 def probe_on_worker(device_target: str, *, calibrate: bool, refresh: bool = False,
                     accelerator_type: str | None = None, log: Callable[[str], None] = print,
-                    wait_note_s: float = 60.0, base: dict[str, Any] | None = None) -> WorkerProbe:
+                    wait_note_s: float = 60.0, base: dict[str, Any] | None = None,
+                    per_rank: Mapping[str, float] | None = None) -> WorkerProbe:
     """Probe (and calibrate on ``base``'s network, the experiment's base recipe) on a node that holds what a trial
     rank asks for; the findings and the node.
 
     Until it ends, says every ``wait_note_s`` how long it has taken, and, while it still waits for a node, what it
-    waits for and what the cluster has.
+    waits for and what the cluster has. ``per_rank``: what a trial rank asks for (the device's by default).
     """
-    options = {**task_options(worker_resources(device_target), accelerator_type), "max_retries": 0}
+    per_rank = per_rank or worker_resources(device_target)
+    options = {**task_options(per_rank, accelerator_type), "max_retries": 0}
     task = ray.remote(max_calls=1)(_probe_here).options(**options)  # a fresh process: MindSpore state stays there
     ref = task.remote(device_target, calibrate, _cached_files(device_target), refresh, base)
-    asked = describe_resources(worker_resources(device_target))
+    asked = describe_resources(per_rank)
     started = time.monotonic()
     while True:
         ready, _ = ray.wait([ref], timeout=wait_note_s)
@@ -124,11 +126,11 @@ def _facts_here(base: dict[str, Any], workers: int, env: dict[str, str], work_di
 
 
 def facts_on_worker(device_target: str, base: dict[str, Any], workers: int, env: dict[str, str], work_dir: str,
-                    accelerator_type: str | None = None) -> dict[str, Any]:
+                    accelerator_type: str | None = None, per_rank: Mapping[str, float] | None = None) -> dict[str, Any]:
     """The base recipe's parts built as every rank would, one step trained and one batch evaluated, where MindSpore
     runs (a node that holds what a trial rank asks for): a builder that does not fit is refused before the baseline;
     the steps, parameter tensors and objective the search needs."""
-    options = task_options(worker_resources(device_target), accelerator_type)
+    options = task_options(per_rank or worker_resources(device_target), accelerator_type)
     task = ray.remote(max_calls=1)(_facts_here).options(**options)  # a fresh process: MindSpore state stays there
     return ray_get(task.remote(base, workers, env, work_dir))
 

@@ -11,7 +11,7 @@ import pandas as pd
 
 from boosttune.config.experiment import recorded_max_drop
 from boosttune.errors import ConfigError, DataError
-from boosttune.evaluation.results import CSV_NAME, PARQUET_NAME, baseline_row, load_results, objective_of
+from boosttune.evaluation.results import CSV_NAME, PARQUET_NAME, baseline_row, load_results, table_objective
 from boosttune.evaluation.select import resolve_tolerance
 from boosttune.evaluation.summary import CONFIRM_NAME, Confirmed, load_confirmed
 from boosttune.execution.provenance import load_run_info
@@ -59,7 +59,7 @@ class ReportInputs:
     @property
     def objective(self) -> Objective:
         """What the runs were judged on (accuracy for the built-in models)."""
-        return objective_of(self.runs)
+        return table_objective(self.runs)
 
     @property
     def runs(self) -> pd.DataFrame:
@@ -84,7 +84,7 @@ def load_report_inputs(folder: str | Path, *, max_drop: float | None = None) -> 
         max_drop = own
     has_search = (folder / PARQUET_NAME).is_file() or (folder / CSV_NAME).is_file()
     search = load_results(folder) if has_search and kind == "experiment" else None
-    confirmed = load_confirmed(folder, max_drop=max_drop, default_drop=default)
+    confirmed = load_confirmed(folder, max_drop=max_drop, default=default)
     if confirmed is not None:
         max_drop = confirmed.max_drop
     elif search is not None and baseline_row(search) is not None:

@@ -36,13 +36,13 @@ from boosttune.space import SpaceContext, define_by_run, equivalence_key, recipe
 
 # Ray's OptunaSearch (subclassed below) loads Optuna with it: about 0.2 s on top of ray.tune's own import.
 
-__all__ = ["PROGRESS_COLUMNS", "progress_columns", "SearchOutcome", "SearchSetup", "make_sampler", "objective_of",
+__all__ = ["PROGRESS_COLUMNS", "progress_columns", "SearchOutcome", "SearchSetup", "make_sampler", "tune_metric",
            "progress_metrics", "run_search", "startup_trials"]
 
 _TTA_PENALTY_S = 1e6
 
 
-def objective_of(config: ExperimentConfig, objective: Objective = ACCURACY) -> tuple[Any, Any]:
+def tune_metric(config: ExperimentConfig, objective: Objective = ACCURACY) -> tuple[Any, Any]:
     """(metric, mode) as OptunaSearch takes them: the builder's objective in its own direction."""
     if config.objective == "pareto":
         return ["throughput_sps", "objective_value"], ["max", objective.sense]
@@ -471,7 +471,7 @@ def _fail_stale_trials(storage, study_name: str, log: Callable[[str], None]) -> 
 def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, points: list[dict[str, Any]],
                resume: bool, log: Callable[[str], None]) -> SearchOutcome:
     """Run (or resume) the Tune experiment in ``output``; trial records land in output/trials."""
-    metric, mode = objective_of(config, setup.objective)
+    metric, mode = tune_metric(config, setup.objective)
     n_startup = startup_trials(config.num_trials, len(points) + len(setup.outside))
     sampler = make_sampler(config.sampler, config.seed, n_startup)
     storage, url = _storage(config, output)

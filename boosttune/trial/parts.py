@@ -7,13 +7,14 @@ traceback from deep inside ``Model``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from boosttune.builder import TrialContext, TrialParts, load_builder
 from boosttune.errors import BoosttuneError, BuilderError
 from boosttune.objective import FRACTION_METRICS, Objective
 
-__all__ = ["build_parts", "check_parts", "dataset_batches", "first_line", "objective_of", "preflight"]
+__all__ = ["ModelFacts", "build_parts", "check_parts", "dataset_batches", "first_line", "parts_objective", "preflight"]
 
 
 def build_parts(entry: str, ctx: TrialContext,
@@ -90,21 +91,47 @@ def user_error(error: BaseException) -> str:
     return text
 
 
-def preflight(recipe: Any, workers: int, work_dir: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ModelFacts:
+    """What the preflight learnt of a model that the search needs: the training steps per rank (all epochs), the
+    trainable parameter tensors, the objective (its direction and units), the metrics the builder names, and the
+    knobs a team's optimizer cannot be used under (knob -> why; :func:`boosttune.trial.rebuild.rebuild_problems`)."""
+
+    total_steps: int
+    param_count: int
+    objective: Objective
+    metrics: tuple[str, ...] = ()
+    left_out: dict[str, str] = field(default_factory=dict)
+
+    def steps_per_epoch(self, epochs: int) -> int:
+        return max(1, self.total_steps // max(1, epochs))
+
+
+def preflight(recipe: Any, workers: int, work_dir: str) -> ModelFacts:
     """Build the recipe's parts as each of ``workers`` ranks would, train one step and evaluate one batch on rank
     0's, before anything is searched: a builder that fails, parts that do not fit each other, or ranks with
     different numbers of batches are refused here, in one line, not in the baseline.
-
-    Returns the facts the search space needs: ``total_steps`` (per rank), ``param_count``, the ``objective`` and
-    its direction and units (:class:`boosttune.objective.Objective` as a dict), and ``left_out``: knob -> why a
-    team's optimizer cannot be used under it (:func:`boosttune.trial.rebuild.rebuild_problems`).
     """
     import mindspore as ms
 
     from boosttune.trial.optim import build_optimizer  # deferred: imports MindSpore
 
-    entry = recipe.entry
     ms.set_context(mode=ms.GRAPH_MODE, device_target=recipe.device_target)
+    first, batches = _build_every_rank(recipe, workers, work_dir)
+    optimizer = build_optimizer(recipe.optimizer, first.network, recipe.loss_scale, 1, 1, recipe.batch_size,
+                                factory=first.optimizer)
+    left_out = _team_optimizer_limits(first, optimizer) if first.optimizer is not None else {}
+    _step_and_evaluate(recipe.entry.entry, first, optimizer)
+    steps = batches if recipe.steps_per_epoch is None else min(batches, recipe.steps_per_epoch)
+    return ModelFacts(total_steps=steps * recipe.epochs, param_count=len(first.network.trainable_params()),
+                      objective=parts_objective(first), metrics=tuple(sorted(first.metrics)), left_out=left_out)
+
+
+def _build_every_rank(recipe: Any, workers: int, work_dir: str) -> tuple[Any, int]:
+    """Rank 0's parts and its batches per epoch; refused when the ranks' shards differ in batches."""
+    import mindspore as ms
+
+    entry = recipe.entry
     batches, first = [], None
     for rank in range(workers):
         ms.set_seed(recipe.seed)
@@ -122,18 +149,26 @@ def preflight(recipe: Any, workers: int, work_dir: str) -> dict[str, Any]:
     dataset_batches(first.eval, "eval", entry.entry)
     if first.final_eval is not None:
         dataset_batches(first.final_eval, "final_eval", entry.entry)
-    optimizer = build_optimizer(recipe.optimizer, first.network, recipe.loss_scale, 1, 1, recipe.batch_size,
-                                factory=first.optimizer)
-    left_out = {}
-    if first.optimizer is not None:  # the team's own: it must take the recipe's rate, and survive boost's rebuild
-        from boosttune.trial.optim import check_factory_takes_learning_rate
-        from boosttune.trial.rebuild import rebuild_problems
+    return first, batches[0]
 
-        check_factory_takes_learning_rate(first.optimizer, first.network)
-        left_out = rebuild_problems(optimizer, first.network)
-        left_out["optimizer.thor"] = "the builder's own optimizer factory is used: THOR would replace it"
-        left_out["loss_scale.fixed"] = ("the builder's optimizer factory is called as factory(params, learning_rate), "
-                                        "so its optimizer cannot divide a fixed loss scale back out (loss_scale 1)")
+
+def _team_optimizer_limits(first: Any, optimizer: Any) -> dict[str, str]:
+    """A team's own optimizer factory: it must take the recipe's rate; the knobs it cannot be used under, and why."""
+    from boosttune.trial.optim import check_factory_takes_learning_rate
+    from boosttune.trial.rebuild import rebuild_problems
+
+    check_factory_takes_learning_rate(first.optimizer, first.network)
+    left_out = rebuild_problems(optimizer, first.network)
+    left_out["optimizer.thor"] = "the builder's own optimizer factory is used: THOR would replace it"
+    left_out["loss_scale.fixed"] = ("the builder's optimizer factory is called as factory(params, learning_rate), "
+                                    "so its optimizer cannot divide a fixed loss scale back out (loss_scale 1)")
+    return left_out
+
+
+def _step_and_evaluate(entry: str, first: Any, optimizer: Any) -> None:
+    """One training step on the first batch and one evaluated batch, whose objective must be one number."""
+    import mindspore as ms
+
     extra = {"eval_network": first.eval_network} if first.eval_network is not None else {}
     if first.eval_indexes is not None:
         extra["eval_indexes"] = list(first.eval_indexes)
@@ -141,25 +176,22 @@ def preflight(recipe: Any, workers: int, work_dir: str) -> dict[str, Any]:
     try:
         model.train(1, first.train.take(1), dataset_sink_mode=False)
     except Exception as e:
-        raise BuilderError(f"model.entry {entry.entry!r}: one training step on its first batch failed: "
+        raise BuilderError(f"model.entry {entry!r}: one training step on its first batch failed: "
                            f"{first_line(e)}") from e
     try:
         scores = model.eval(first.eval.take(1), dataset_sink_mode=False)
     except Exception as e:
-        raise BuilderError(f"model.entry {entry.entry!r}: evaluating its first eval batch failed: "
+        raise BuilderError(f"model.entry {entry!r}: evaluating its first eval batch failed: "
                            f"{first_line(e)}") from e
     value = scores.get(first.objective)
     try:
         float(value)
     except (TypeError, ValueError):
-        raise BuilderError(f"model.entry {entry.entry!r}: objective {first.objective!r} is not a number "
+        raise BuilderError(f"model.entry {entry!r}: objective {first.objective!r} is not a number "
                            f"({type(value).__name__}); choose a metric that returns one value") from None
-    steps = batches[0] if recipe.steps_per_epoch is None else min(batches[0], recipe.steps_per_epoch)
-    return {"total_steps": steps * recipe.epochs, "param_count": len(first.network.trainable_params()),
-            "objective": objective_of(first).to_dict(), "metrics": sorted(first.metrics), "left_out": left_out}
 
 
-def objective_of(parts: Any) -> Objective:
+def parts_objective(parts: Any) -> Objective:
     """The parts' objective: its name, direction, and whether MindSpore's metric class is a fraction (accuracy,
     precision, ...: judged in points) or not (a loss, MAE, a team's own metric: judged in its own units)."""
     metric = parts.metrics[parts.objective]

@@ -28,7 +28,7 @@ from boosttune.config.recipe import TrialRecipe
 from boosttune.errors import BoosttuneError, ConfigError, TrialError
 from boosttune.runtime import current_runtime_env
 from boosttune.trial.graphs import GraphCache, graph_key
-from boosttune.trial.parts import build_parts, dataset_batches, first_line, objective_of
+from boosttune.trial.parts import build_parts, dataset_batches, first_line, parts_objective
 
 __all__ = ["TrialResult", "observed_boost", "run_trial"]
 
@@ -168,7 +168,7 @@ def _build(recipe: TrialRecipe, make_parts: Callable[[], Any], log: Callable[[st
     dataset_batches(parts.eval, "eval", recipe.entry.entry)
     if parts.final_eval is not None:
         dataset_batches(parts.final_eval, "final_eval", recipe.entry.entry)
-    objective = objective_of(parts)
+    objective = parts_objective(parts)
     log(f"build: {recipe.entry.entry} gave {steps_per_epoch} training batches of {recipe.batch_size} in "
         f"{time.perf_counter() - building:.1f} s; objective {objective.describe()}")
     if recipe.steps_per_epoch is not None and recipe.steps_per_epoch < steps_per_epoch:

@@ -1,0 +1,109 @@
+"""The experiment's confirm stage, its policy: which searched recipes are candidates (the screen), which fresh
+paired seeds they train on, fixed seeds or a race and its rules (budget, noise prior from the device's record).
+The statistics and the race itself are :mod:`boosttune.evaluation.confirm` and :mod:`boosttune.evaluation.race`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from boosttune.config.experiment import CONFIRM_SCREEN, MAX_DROP, RECOMMENDED_SEEDS, ExperimentConfig
+from boosttune.evaluation.confirm import (
+    Candidate,
+    confirm_table,
+    pick_candidates,
+    recipe_identity,
+    replay_race,
+    run_paired,
+    run_race,
+)
+from boosttune.evaluation.noise import NoiseRecord, noise_record
+from boosttune.evaluation.race import REFERENCE_NOISE, Noise, RaceRules
+from boosttune.evaluation.results import canonical_json, table_objective
+from boosttune.evaluation.select import resolve_tolerance
+from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
+from boosttune.objective import Objective
+
+__all__ = ["confirm_seeds", "device_noise", "judged_on_all", "race_rules", "run_confirm_stage"]
+
+
+def confirm_seeds(seed: int, count: int) -> list[int]:
+    """Fresh seeds: none of them is the search's (so the confirmation is not fitted to it), and experiments with
+    different ``seed`` values share none (``seed`` 0 gets 1000-1999, 1 gets 2000-2999, ...)."""
+    return [(seed + 1) * 1000 + i for i in range(count)]
+
+
+def race_rules(config: ExperimentConfig, recipes: int, noise: Noise) -> RaceRules:
+    """The race's rules from the experiment and the device's measured noise: the budget defaults to what a fixed
+    stage of confirm_seeds costs."""
+    runs = config.confirm_budget_runs
+    if runs is None and config.confirm_budget_minutes is None:
+        runs = config.confirm_seeds * recipes
+    return RaceRules.with_noise(noise, alpha=config.confirm_alpha, max_seeds=config.confirm_max_seeds, max_runs=runs,
+                                max_minutes=config.confirm_budget_minutes)
+
+
+def device_noise(config: ExperimentConfig, baseline: Candidate, objective: Objective) -> tuple[NoiseRecord, Noise]:
+    """The noise record of this device and workload, and the prior it gives the race (the reference's gain sd is in
+    accuracy points: none for another objective)."""
+    record = noise_record(config.recipe.device_target, recipe_identity(canonical_json(baseline.recipe)))
+    noise = record.noise()
+    if noise is REFERENCE_NOISE and not objective.fraction:
+        noise = replace(noise, gain_sd=None)
+    return record, noise
+
+
+def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, output: Path,
+                      train: Callable[[RunSpec], RunRecord],
+                      log: Callable[[str], None]) -> tuple[list[RunRecord], RaceRules | None]:
+    """The experiment's confirm stage: the candidates that passed the screen, trained again on fresh paired seeds
+    against the baseline, in a race (the default) or a fixed number of seeds; the runs, and the race's rules."""
+    screen = resolve_tolerance(table, config.confirm_screen, CONFIRM_SCREEN)
+    candidates = [judged_on_all(c) if config.confirm_eval_all else c
+                  for c in pick_candidates(table, max_candidates=config.confirm_candidates, screen=screen)]
+    store = RecordStore(output / "confirm")
+    if config.confirm_mode == "fixed" or len(candidates) < 2:
+        seeds = confirm_seeds(config.seed, config.confirm_seeds)
+        log(f"confirm: {len(candidates)} recipes x {len(seeds)} paired seeds {seeds}, interleaved"
+            + ("" if len(candidates) > 1 else " (only the baseline: no searched recipe passed the screen)")
+            + ("" if len(seeds) >= RECOMMENDED_SEEDS else
+               f" ({RECOMMENDED_SEEDS} or more seeds recommended: --confirm-seeds)"))
+        log_candidates(candidates, log)
+        return run_paired(candidates, seeds, store=store, role="confirm", train=train, log=log,
+                          max_drop=config.max_drop, default=MAX_DROP), None
+    objective = table_objective(table)
+    record, noise = device_noise(config, candidates[0], objective)
+    rules = race_rules(config, len(candidates), noise)
+    seeds = confirm_seeds(config.seed, rules.max_seeds)
+    log(f"confirm: a race of {len(candidates) - 1} candidates against the baseline, paired and interleaved rounds "
+        f"on seeds {seeds[0]}, {seeds[1]}, ...; budget {rules.budget_text()}; a candidate wins when shown faster and "
+        f"non-inferior (family-wise level {rules.alpha:g}, {rules.min_seeds} paired seeds at least), leaves when "
+        f"likely slower or beyond the margin (one-sided {100 * rules.drop_confidence:g}%), and stops undecided at "
+        f"{rules.max_seeds} seeds")
+    log(f"confirm: the noise the race starts from: {noise.text()}"
+        + ("; it steers the drops only, and this race's runs are added to the device's record"
+           if noise.df == 0 else "; the race's own runs join it"))
+    log_candidates(candidates, log)
+    records = run_race(candidates, seeds, store=store, role="confirm", train=train, rules=rules, log=log,
+                       max_drop=config.max_drop, default=MAX_DROP)
+    runs = confirm_table(records)
+    record.add(replay_race(runs, rules, resolve_tolerance(runs, config.max_drop, MAX_DROP)), race_id=str(output.resolve()))
+    return records, rules
+
+
+def judged_on_all(candidate: Candidate) -> Candidate:
+    """The candidate with its objective from every held-out sample of a built-in data set (a builder's own data
+    keeps its own final evaluation, if it has one)."""
+    data = candidate.recipe.get("data")
+    if not isinstance(data, dict) or data.get("final_val_limit") is not None:
+        return candidate
+    return Candidate(candidate.name, {**candidate.recipe, "data": {**data, "final_val_limit": "all"}},
+                     candidate.why, candidate.preset)
+
+
+def log_candidates(candidates, log: Callable[[str], None]) -> None:
+    for candidate in candidates:
+        log(f"  {candidate.name}: {candidate.why}")

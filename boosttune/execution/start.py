@@ -1,0 +1,183 @@
+"""A run's start-up, the one path every kind of run takes (the experiment, the bench).
+
+In this order, so that bad input is refused before Ray starts and a folder is written only once it is:
+the output folder checked -> room on this machine for a trial's ranks -> the kind's own checks (its
+preflight) -> the shipped code and the storage -> the folder claimed and its run facts recorded ->
+the driver moved into it -> Ray -> the probe, on a node that holds what a trial rank asks for. The
+kind then checks what only the probe can show, and opens the warm workers when it is ready to train
+(:meth:`Started.warm_pool`): the experiment builds the model on a worker first, and a pool that held
+the worker's resources would keep that build waiting.
+
+A new kind of run describes itself in a :class:`Launch` and trains through :meth:`Started.train`.
+Ray Train and Ray Tune have no notion of a boosttune results folder or of the capability probe,
+hence this module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import ray
+
+from boosttune.config.experiment import MAX_DROP
+from boosttune.errors import ConfigError
+from boosttune.execution.cluster import WorkerProbe, check_storage, probe_on_worker
+from boosttune.execution.provenance import record_run_info
+from boosttune.execution.ray import (
+    check_local_capacity,
+    check_placeable,
+    code_runtime_env,
+    connect_ray,
+    describe_code,
+    worker_resources,
+)
+from boosttune.execution.ray_train import train_run
+from boosttune.execution.runs import RunRecord, RunSpec
+from boosttune.execution.warm import WarmClient, WarmPool
+from boosttune.files import check_folder, claim_folder
+
+__all__ = ["Launch", "Started", "start_run"]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What a kind of run asks the start-up for.
+
+    ``what`` names it in messages and its folder's marker (``<what>.json``, holding ``document``, which
+    ``--resume`` compares); ``project`` is what :func:`~boosttune.execution.ray.code_runtime_env` reads to ship the
+    user's code; ``calibrate`` times each knob on ``base``'s network during the probe.
+    """
+
+    what: str
+    document: dict[str, Any]
+    device_target: str
+    workers: int
+    project: Any
+    accelerator_type: str | None = None
+    storage: str | None = None
+    warm_workers: bool = True
+    cache_graphs: bool = True
+    calibrate: bool = False
+    base: dict[str, Any] | None = None
+    run_info: dict[str, Any] = field(default_factory=dict)  # recorded in run_info.json as the folder is claimed
+
+    @property
+    def marker(self) -> str:
+        return f"{self.what}.json"
+
+
+@dataclass
+class Started:
+    """A started run: its folder, what a rank asks Ray for, the probe's findings, and (once opened) its warm pool."""
+
+    launch: Launch
+    output: Path
+    per_rank: dict[str, float]
+    storage: str | None
+    local: bool  # a local Ray instance: it never grows
+    placed: WorkerProbe
+    probe_s: float = 0.0  # connecting to Ray and probing, seconds
+    checked: Any = None  # what the kind's preflight returned
+    pool: WarmPool | None = None
+    client: WarmClient | None = None
+
+    @property
+    def report(self):
+        return self.placed.report
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The runtime settings the probe chose for this device (MindSpore reads them as it is imported)."""
+        return dict(self.placed.report.runtime_env)
+
+    def train(self, spec: RunSpec) -> RunRecord:
+        """Train one run on Ray (through the warm pool when it is open) and return its record."""
+        return train_run(spec, output=self.output, num_workers=self.launch.workers, env=self.env,
+                         storage=self.storage, accelerator_type=self.launch.accelerator_type, pool=self.client)
+
+    @contextmanager
+    def warm_pool(self, log: Callable[[str], None]) -> Iterator[WarmPool | None]:
+        """The run's warm workers (one slot; :meth:`WarmPool.ensure` adds more), or None with ``warm_workers`` off."""
+        launch = self.launch
+        if not launch.warm_workers:
+            yield None
+            return
+        log(f"workers: warm Ray Train worker groups of {launch.workers} rank(s) take run after run "
+            "(MindSpore imported and the device set up once per group)")
+        storage = f"{self.storage.rstrip('/')}/train" if self.storage else str(self.output / "train")
+        with WarmPool(slots=1, num_workers=launch.workers, device_target=launch.device_target, env=self.env,
+                      storage_path=storage, accelerator_type=launch.accelerator_type,
+                      cache_graphs=launch.cache_graphs, log=log) as pool:
+            self.pool, self.client = pool, pool.client()
+            try:
+                yield pool
+            finally:
+                self.pool = self.client = None
+        if pool.replaced:
+            log(f"workers: {pool.replaced} warm worker group(s) replaced after a run failed or a worker died")
+
+
+def output_folder(output: str | Path) -> Path:
+    """The output folder, absolute; refused where it would be lost (relative, inside a Ray job's working_dir)."""
+    job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR") or "{}")
+    if not Path(output).is_absolute() and (job.get("runtime_env") or {}).get("working_dir"):
+        raise ConfigError(f"--output: {str(output)!r} is relative, so under `ray job submit --working-dir` it would "
+                          "land in Ray's temporary copy of the project, deleted when the job ends; allowed: an "
+                          "absolute folder on the head (or shared storage), e.g. --output /home/ray/runs/resnet")
+    return Path(output).resolve()
+
+
+@contextmanager
+def start_run(launch: Launch, output: str | Path, *, resume: bool, log: Callable[[str], None],
+              command: str | None = None, preflight: Callable[[], Any] | None = None) -> Iterator[Started]:
+    """Start a run (see the module's docstring for the order) and yield it, the driver inside its folder.
+
+    ``preflight``: the kind's checks before Ray starts (they may build the model in a fresh process); what it
+    returns is :attr:`Started.checked`.
+    """
+    output = output_folder(output)
+    check_folder(output, launch.marker, launch.document, resume=resume, what=launch.what, command=command)
+    per_rank = worker_resources(launch.device_target)
+    check_local_capacity(per_rank, launch.workers)
+    checked = preflight() if preflight is not None else None
+    code = code_runtime_env(launch.project, Path.cwd(), output)  # the user's project, shipped to every node
+    storage = check_storage(launch.storage) if launch.storage else None  # before anything is written
+    output = claim_folder(output, launch.marker, launch.document, resume=resume, what=launch.what, command=command)
+    record_run_info(output, resumed=resume, **launch.run_info, max_drop_default=MAX_DROP,
+                    shipped=describe_code(code) if code else None)
+    with driver_in(output):  # the driver's own folder: its start folder may vanish (a Ray job's working_dir)
+        began = time.perf_counter()
+        where = connect_ray(log, runtime_env=code)
+        local = where.startswith("a local")
+        if local:  # a local instance never grows: a trial it cannot hold would wait forever
+            check_placeable(ray.nodes(), per_rank, launch.workers)
+        placed = probe_on_worker(launch.device_target, calibrate=launch.calibrate, per_rank=per_rank,
+                                 accelerator_type=launch.accelerator_type, log=log, base=launch.base)
+        yield Started(launch=launch, output=output, per_rank=per_rank, storage=storage, local=local, placed=placed,
+                      probe_s=time.perf_counter() - began, checked=checked)
+
+
+@contextmanager
+def driver_in(folder: Path) -> Iterator[None]:
+    """Run the driver inside ``folder``, then go back to where it started if that still exists.
+
+    Ray Tune resolves paths against the working directory (``os.path.relpath`` calls ``os.getcwd``);
+    under ``ray job submit --working-dir`` that directory is Ray's unpacked copy of the project, which
+    the runtime-env agent may delete and re-create while the job runs.
+    """
+    try:
+        before = os.getcwd()
+    except FileNotFoundError:
+        before = None
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        if before is not None and os.path.isdir(before):
+            os.chdir(before)
