@@ -9,16 +9,14 @@ calibration point, its bench setting, its combination rule, what a trial does wi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Protocol
+from typing import Any, Callable, Literal, Mapping, Protocol
 
 from pydantic import BaseModel, ConfigDict
-
-if TYPE_CHECKING:  # type-only: later packages
-    from boosttune.probe.report import ProbeReport
 
 __all__ = [
     "Algorithm",
     "CardMatch",
+    "DeviceSupport",
     "Fragment",
     "MethodNote",
     "ProbeCheck",
@@ -119,6 +117,20 @@ def switch_on(document: dict[str, Any], name: str) -> bool:
 
 
 # ---- the probe -------------------------------------------------------------------------------------------------
+
+class DeviceSupport(Protocol):
+    """What an algorithm reads from the capability probe's findings on a device (its bench setting, its device
+    preset). The probe's report (a later stage) is one; the algorithms know this much of it and nothing more.
+    """
+
+    def supports(self, knob: str) -> bool:
+        """Whether ``knob`` (such as "boost.less_bn.gc_flag") works on the device; True when it was not probed."""
+        ...
+
+    def why_unsupported(self, knob: str) -> str:
+        """Why the probe found ``knob`` unsupported on the device (asked only of a knob it does not support)."""
+        ...
+
 
 @dataclass(frozen=True)
 class ProbeCheck:
@@ -222,7 +234,7 @@ class MethodNote:
 
 # ---- the algorithm ---------------------------------------------------------------------------------------------
 
-BenchSetting = Callable[["ProbeReport", int], "tuple[dict[str, dict[str, Any]], list[str]]"]
+BenchSetting = Callable[[DeviceSupport, int], "tuple[dict[str, dict[str, Any]], list[str]]"]
 
 
 @dataclass(frozen=True)
@@ -268,7 +280,7 @@ class Algorithm:
     rule_order: int = 0
     common_keys: tuple[str, ...] = ()
     ranks_rule: Callable[[int], str | None] | None = None
-    device_preset: Callable[["ProbeReport"], tuple[dict[str, Any], list[str]]] | None = None
+    device_preset: Callable[[DeviceSupport], tuple[dict[str, Any], list[str]]] | None = None
     observe: Callable[[Any], dict[str, Any]] | None = None
     prepare: Callable[[TrialPrep], float] | None = None
     graph_state: Callable[[Any], str | None] | None = None
@@ -276,9 +288,10 @@ class Algorithm:
     without: Mapping[str, str] = field(default_factory=dict)
 
 
-def alone_in_bench(name: str, report: ProbeReport, config: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def alone_in_bench(name: str, report: DeviceSupport,
+                   config: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """A boost algorithm alone at level O1 in the bench matrix, or why the device leaves it out."""
     knob = f"boost.{name}"
     if not report.supports(knob):
-        return {}, [f"{name}: {report.capabilities[knob].reason}"]
+        return {}, [f"{name}: {report.why_unsupported(knob)}"]
     return {name: {"boost_level": "O1", "boost_config_dict": config}}, []

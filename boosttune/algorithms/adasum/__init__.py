@@ -10,7 +10,7 @@ from typing import Any
 
 from boosttune.algorithms.adasum.fragment import FRAGMENT, adasum_applies
 from boosttune.algorithms.adasum.notes import NOTE
-from boosttune.algorithms.base import Algorithm, ProbeCheck, Resolution
+from boosttune.algorithms.base import Algorithm, DeviceSupport, ProbeCheck, Resolution
 
 __all__ = ["ADASUM_REASON", "ALGORITHM", "adasum_applies", "inactive_with"]
 
@@ -35,7 +35,7 @@ def rule(state: Resolution) -> None:
         )
 
 
-def bench(report, world_size: int) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def bench(report: DeviceSupport, world_size: int) -> tuple[dict[str, dict[str, Any]], list[str]]:
     why = inactive_with(world_size)
     return {}, [] if why is None else [f"adasum: {why}"]
 

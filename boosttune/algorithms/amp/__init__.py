@@ -6,19 +6,19 @@ from typing import Any
 
 from boosttune.algorithms.amp.fragment import FRAGMENT
 from boosttune.algorithms.amp.notes import NOTE
-from boosttune.algorithms.base import Algorithm, ProbeCheck
+from boosttune.algorithms.base import Algorithm, DeviceSupport, ProbeCheck
 
 LEVELS = ("O1", "O2", "O3")
 
 
-def bench(report, world_size: int) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def bench(report: DeviceSupport, world_size: int) -> tuple[dict[str, dict[str, Any]], list[str]]:
     matrix: dict[str, dict[str, Any]] = {}
     skipped: list[str] = []
     for level in LEVELS:
         if report.supports(f"amp.{level}"):
             matrix[f"amp {level}"] = {"amp_level": level}
         else:
-            skipped.append(f"amp {level}: {report.capabilities[f'amp.{level}'].reason}")
+            skipped.append(f"amp {level}: {report.why_unsupported(f'amp.{level}')}")
     return matrix, skipped
 
 

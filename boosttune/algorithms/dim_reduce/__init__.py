@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from boosttune.algorithms import manual
-from boosttune.algorithms.base import Algorithm, ProbeCheck, TrialPrep, alone_in_bench
+from boosttune.algorithms.base import Algorithm, DeviceSupport, ProbeCheck, TrialPrep, alone_in_bench
 from boosttune.algorithms.dim_reduce.fragment import FRAGMENT
 from boosttune.algorithms.dim_reduce.notes import NOTE
 from boosttune.algorithms.dim_reduce.section import DimReduceSection, rule
@@ -19,7 +19,7 @@ from boosttune.algorithms.dim_reduce.stage1 import prepare_dim_reduce
 from boosttune.algorithms.mindspore_state import reset_boost_state
 
 
-def bench(report, world_size: int) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def bench(report: DeviceSupport, world_size: int) -> tuple[dict[str, dict[str, Any]], list[str]]:
     if report.supports("boost.dim_reduce") and world_size > 1:
         return {}, ["dim_reduce: runs single-rank only here"]
     return alone_in_bench("dim_reduce", report, manual(dim_reduce=True))
