@@ -45,7 +45,7 @@ def _discover(path: tuple[str, ...]) -> tuple[Algorithm, ...]:
             continue
         module = importlib.import_module(f"{__name__}.{module_info.name}")
         found.append(module.ALGORITHM)
-    return tuple(sorted(found, key=lambda a: (a.kind != "boost", a.order)))
+    return tuple(sorted(found, key=lambda a: (a.kind != "boost", a.registry_order)))
 
 
 def registry() -> tuple[Algorithm, ...]:
@@ -80,12 +80,12 @@ def boost_names() -> tuple[str, ...]:
 
 def listed() -> tuple[Algorithm, ...]:
     """Every algorithm in the order of the probe's checks, the speed calibration and the bench matrix."""
-    return tuple(sorted(registry(), key=lambda a: a.listing_order))
+    return tuple(sorted(registry(), key=lambda a: a.probe_order))
 
 
 def fragments() -> list[Any]:
     """Every algorithm's search-space fragment, in suggestion order."""
-    return sorted((a.fragment for a in registry() if a.fragment is not None), key=lambda f: f.order)
+    return sorted((a.fragment for a in registry() if a.fragment is not None), key=lambda f: f.suggest_order)
 
 
 def fragment_names() -> tuple[str, ...]:

@@ -87,11 +87,12 @@ class Fragment(Protocol):
     """One algorithm's (or knob family's) part of the search space.
 
     ``suggest`` is define-by-run: it asks the trial only for the knobs that apply given what earlier
-    fragments chose (``document`` is the recipe being built, a plain dict it mutates).
+    fragments chose (``document`` is the recipe being built, a plain dict it mutates); the fragments suggest
+    in ``suggest_order``, lowest first.
     """
 
     name: str
-    order: int
+    suggest_order: int
     requires: tuple[str, ...]
 
     def suggest(self, trial: Any, ctx: SpaceContext, document: dict[str, Any]) -> None: ...
@@ -242,8 +243,9 @@ class Algorithm:
     """Everything boosttune knows about one boost algorithm or knob family, from its folder.
 
     kind: "boost" (a switch of boost_config_dict's ``boost`` section) or "knob" (amp, loss scale, optimizer).
-    order: MindSpore's order of the boost switches (``mindspore/boost/boost.py``); knobs come after.
-    listing_order: the order of the probe's checks, the speed calibration and the bench matrix.
+    registry_order: where it stands in the registry: the boost algorithms in MindSpore's order of the boost
+        switches (``mindspore/boost/boost.py``), then the knobs.
+    probe_order: where it stands in the probe's checks, and so in the speed calibration and the bench matrix.
     section: the boost_config_dict section model (None: the algorithm reads no section, like AdaSum).
     presets: MindSpore's boost levels that switch it on.
     fragment: its part of the search space.
@@ -251,8 +253,8 @@ class Algorithm:
     probe_checks: how the probe tries its knobs.
     calibration: knob -> the space params (on top of O0's) that switch it on, for the speed calibration.
     bench: its entries in the bench's default matrix and the notes for what it leaves out.
-    rule / rule_order: its combination rule (switches itself or others off, raises, adds notes); rules run
-        in ``rule_order``, those that switch algorithms off first.
+    rule / resolution_order: its combination rule (switches itself or others off, raises, adds notes); when a
+        boost config is resolved, the rules run in ``resolution_order``, those that switch algorithms off first.
     common_keys: keys of the ``common`` section only it reads.
     ranks_rule: why it does nothing with this many ranks, or None when it takes effect.
     device_preset: the section values and notes the O1/O2 presets need on a device the probe describes.
@@ -266,8 +268,8 @@ class Algorithm:
 
     name: str
     kind: Literal["boost", "knob"]
-    order: int
-    listing_order: int
+    registry_order: int
+    probe_order: int
     fragment: Fragment | None = None
     section: type[_Section] | None = None
     presets: tuple[str, ...] = ()
@@ -277,7 +279,7 @@ class Algorithm:
     calibration: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     bench: BenchSetting | None = None
     rule: Callable[[Resolution], None] | None = None
-    rule_order: int = 0
+    resolution_order: int = 0
     common_keys: tuple[str, ...] = ()
     ranks_rule: Callable[[int], str | None] | None = None
     device_preset: Callable[[DeviceSupport], tuple[dict[str, Any], list[str]]] | None = None

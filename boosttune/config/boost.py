@@ -255,7 +255,7 @@ def _resolve(config: BoostConfig) -> EffectiveBoost:
     else:
         applied = dict(switches)
     state = Resolution(level=level, applied=applied, notes=notes, sections=_sections(cfg))
-    for algorithm in sorted(_REGISTERED, key=lambda a: a.rule_order):
+    for algorithm in sorted(_REGISTERED, key=lambda a: a.resolution_order):
         if algorithm.rule is not None:
             algorithm.rule(state)
     _note_ignored(cfg, state)
