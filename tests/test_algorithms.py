@@ -77,11 +77,11 @@ def test_contract(algorithm: Algorithm):
 
 
 def test_an_algorithm_without_its_parts_fails_the_contract():
-    half = Algorithm(name="half", kind="boost", order=99, listing_order=99)
+    half = Algorithm(name="half", kind="boost", registry_order=99, probe_order=99)
     problems = algorithms.check_contract(half)
     assert {"section", "fragment", "off_params", "probe_checks", "calibration", "bench", "observe",
             "notes"} <= set(problems)
-    excused = Algorithm(name="half", kind="knob", order=99, listing_order=99,
+    excused = Algorithm(name="half", kind="knob", registry_order=99, probe_order=99,
                         without={"fragment": "", "off_params": "why", "probe_checks": "why", "notes": "why"})
     assert algorithms.check_contract(excused) == ["fragment"]  # an empty reason is no reason
 
@@ -112,7 +112,7 @@ class ToySection(_Section):
 
 class ToyFragment:
     name = "toy_boost"
-    order = 55
+    suggest_order = 55
     requires = ("boost.toy_boost",)
 
     def suggest(self, trial, ctx: SpaceContext, document: dict) -> None:
@@ -123,7 +123,7 @@ class ToyFragment:
 
 
 ALGORITHM = Algorithm(
-    name="toy_boost", kind="boost", order=70, listing_order=95, fragment=ToyFragment(), section=ToySection,
+    name="toy_boost", kind="boost", registry_order=70, probe_order=95, fragment=ToyFragment(), section=ToySection,
     off_params=lambda ctx, base: {"boost.toy_boost": False},
     probe_checks=(ProbeCheck("boost.toy_boost", switches=("toy_boost",)),),
     calibration={"boost.toy_boost": {"boost.toy_boost": True, "toy_boost.strength": 2}},

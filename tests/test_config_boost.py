@@ -13,7 +13,7 @@ import pytest
 
 from boosttune.config.boost import (
     ALGORITHMS,
-    LEVELS,
+    BOOST_LEVEL_NAMES,
     PRESETS,
     BoostConfig,
     EffectiveBoost,
@@ -343,7 +343,7 @@ def test_o0_and_plain_configs_have_no_notes():
     assert parse_boost_config({"boost": _manual(grad_freeze=False), "less_bn": {"gc_flag": False}}, "O1").effective().notes == ()
 
 
-@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("level", BOOST_LEVEL_NAMES)
 def test_auto_mode_switches_are_the_preset(level):
     eff = parse_boost_config({"boost": {"mode": "auto", "less_bn": False, "adasum": True}}, level).effective()
     assert dict(eff.switches) == PRESETS[level]

@@ -213,3 +213,75 @@ def test_the_start_up_rule_catches_a_kind_that_starts_itself(tmp_path, monkeypat
     planted.write_text("def run():\n    from boosttune.files import claim_folder\n    return claim_folder\n")
     monkeypatch.setitem(MODULES, "boosttune.planted_kind", planted)
     assert start_up_calls("boosttune.planted_kind") == ["kind.py:2 claim_folder"]
+
+# ---- the algorithms know no later stage, and functions fit a screen ----------------------------------------------
+
+MAX_FUNCTION_LINES = 60
+# Held to MAX_FUNCTION_LINES: every module of boosttune (one parameter per top-level package, for readable failures).
+SHORT_FUNCTIONS = tuple(sorted({".".join(module.split(".")[:2]) for module in MODULES}))
+
+
+def _in_package(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def named_imports(path: Path, package: str) -> list[tuple[str, int]]:
+    """(module, line) for every module the file's imports name, type-only ones (``if TYPE_CHECKING:``) included.
+
+    ``package`` resolves relative imports; ``from a import b`` names both ``a`` and ``a.b``.
+    """
+    found: list[tuple[str, int]] = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            found += [(base, node.lineno)] + [(f"{base}.{alias.name}", node.lineno) for alias in node.names]
+    return found
+
+
+def long_functions(path: Path, limit: int = MAX_FUNCTION_LINES) -> list[str]:
+    """'name (line): N lines' for every function or method in the file longer than ``limit`` lines."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    return [f"{node.name} (line {node.lineno}): {node.end_lineno - node.lineno + 1} lines"
+            for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.end_lineno - node.lineno + 1 > limit]
+
+
+def test_the_algorithms_import_nothing_of_the_probe_not_even_for_types():
+    """They read a device's findings through their own Protocol (algorithms.base.DeviceSupport)."""
+    found = []
+    for module, path in MODULES.items():
+        if not _in_package(module, "boosttune.algorithms"):
+            continue
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        lines: dict[int, str] = {}  # one entry an import (``from a import b`` names a and a.b)
+        for target, line in named_imports(path, package):
+            if _in_package(target, "boosttune.probe"):
+                lines.setdefault(line, target)
+        found += [f"{path.relative_to(ROOT)}:{line} imports {target}" for line, target in lines.items()]
+    assert not found, "the algorithms know the probe (a later stage):\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("package", SHORT_FUNCTIONS)
+def test_no_function_is_longer_than_a_screen(package):
+    found = [f"{path.relative_to(ROOT)}: {entry}" for module, path in MODULES.items() if _in_package(module, package)
+             for entry in long_functions(path)]
+    assert not found, f"split these into functions of at most {MAX_FUNCTION_LINES} lines:\n" + "\n".join(found)
+
+
+def test_the_import_and_length_rules_catch_what_they_should(tmp_path):
+    planted = tmp_path / "planted.py"  # as if in boosttune/algorithms/amp/
+    at_limit = "\n".join(f"    x = {n}" for n in range(MAX_FUNCTION_LINES - 1))  # with its def line: the limit
+    over = "\n".join(f"    x = {n}" for n in range(MAX_FUNCTION_LINES))
+    planted.write_text("from typing import TYPE_CHECKING\n"
+                       "if TYPE_CHECKING:\n    from boosttune.probe.report import ProbeReport\n"
+                       "from ... import probe\n"
+                       f"def at_limit():\n{at_limit}\n"
+                       f"def over():\n{over}\n")
+    names = [target for target, _ in named_imports(planted, "boosttune.algorithms.amp")]
+    assert "boosttune.probe.report" in names and "boosttune.probe" in names
+    assert long_functions(planted) == [f"over (line {5 + MAX_FUNCTION_LINES}): {MAX_FUNCTION_LINES + 1} lines"]

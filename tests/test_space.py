@@ -44,7 +44,7 @@ def test_registry_discovers_every_fragment():
     names = [f.name for f in fragments()]
     assert names == ["dim_reduce", "less_bn", "grad_freeze", "grad_accumulation", "adasum", "loss_scale", "amp",
                      "optimizer"]
-    assert len({f.order for f in fragments()}) == len(names)
+    assert len({f.suggest_order for f in fragments()}) == len(names)
 
 
 @pytest.mark.parametrize("fragment", fragments(), ids=lambda f: f.name)

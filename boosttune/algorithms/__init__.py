@@ -18,7 +18,7 @@ from boosttune.algorithms.base import Algorithm
 
 __all__ = [
     "Algorithm",
-    "LEVELS",
+    "BOOST_LEVEL_NAMES",
     "boost_algorithms",
     "boost_names",
     "REQUIRED_PARTS",
@@ -34,7 +34,7 @@ __all__ = [
     "registry",
 ]
 
-LEVELS = ("O0", "O1", "O2")
+BOOST_LEVEL_NAMES = ("O0", "O1", "O2")  # MindSpore's boost levels (Model's boost_level)
 
 
 @functools.lru_cache(maxsize=None)
@@ -45,7 +45,7 @@ def _discover(path: tuple[str, ...]) -> tuple[Algorithm, ...]:
             continue
         module = importlib.import_module(f"{__name__}.{module_info.name}")
         found.append(module.ALGORITHM)
-    return tuple(sorted(found, key=lambda a: (a.kind != "boost", a.order)))
+    return tuple(sorted(found, key=lambda a: (a.kind != "boost", a.registry_order)))
 
 
 def registry() -> tuple[Algorithm, ...]:
@@ -80,12 +80,12 @@ def boost_names() -> tuple[str, ...]:
 
 def listed() -> tuple[Algorithm, ...]:
     """Every algorithm in the order of the probe's checks, the speed calibration and the bench matrix."""
-    return tuple(sorted(registry(), key=lambda a: a.listing_order))
+    return tuple(sorted(registry(), key=lambda a: a.probe_order))
 
 
 def fragments() -> list[Any]:
     """Every algorithm's search-space fragment, in suggestion order."""
-    return sorted((a.fragment for a in registry() if a.fragment is not None), key=lambda f: f.order)
+    return sorted((a.fragment for a in registry() if a.fragment is not None), key=lambda f: f.suggest_order)
 
 
 def fragment_names() -> tuple[str, ...]:
@@ -96,7 +96,7 @@ def fragment_names() -> tuple[str, ...]:
 def presets() -> dict[str, dict[str, bool]]:
     """MindSpore's boost levels: which switches each turns on (``mindspore/boost/boost.py``
     ``_boost_config_level``, 2.10). Each algorithm names the levels that switch it on."""
-    return {level: {a.name: level in a.presets for a in boost_algorithms()} for level in LEVELS}
+    return {level: {a.name: level in a.presets for a in boost_algorithms()} for level in BOOST_LEVEL_NAMES}
 
 
 def manual(**switches: bool) -> dict[str, Any]:
@@ -122,6 +122,6 @@ def check_contract(algorithm: Algorithm) -> list[str]:
     fragment = algorithm.fragment
     if fragment is not None and fragment.name != algorithm.name:
         problems.append(f"fragment named {algorithm.name!r} (it is {fragment.name!r})")
-    if any(level not in LEVELS for level in algorithm.presets):
-        problems.append(f"presets among {', '.join(LEVELS)}")
+    if any(level not in BOOST_LEVEL_NAMES for level in algorithm.presets):
+        problems.append(f"presets among {', '.join(BOOST_LEVEL_NAMES)}")
     return problems

@@ -9,16 +9,14 @@ calibration point, its bench setting, its combination rule, what a trial does wi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Protocol
+from typing import Any, Callable, Literal, Mapping, Protocol
 
 from pydantic import BaseModel, ConfigDict
-
-if TYPE_CHECKING:  # type-only: later packages
-    from boosttune.probe.report import ProbeReport
 
 __all__ = [
     "Algorithm",
     "CardMatch",
+    "DeviceSupport",
     "Fragment",
     "MethodNote",
     "ProbeCheck",
@@ -89,11 +87,12 @@ class Fragment(Protocol):
     """One algorithm's (or knob family's) part of the search space.
 
     ``suggest`` is define-by-run: it asks the trial only for the knobs that apply given what earlier
-    fragments chose (``document`` is the recipe being built, a plain dict it mutates).
+    fragments chose (``document`` is the recipe being built, a plain dict it mutates); the fragments suggest
+    in ``suggest_order``, lowest first.
     """
 
     name: str
-    order: int
+    suggest_order: int
     requires: tuple[str, ...]
 
     def suggest(self, trial: Any, ctx: SpaceContext, document: dict[str, Any]) -> None: ...
@@ -119,6 +118,20 @@ def switch_on(document: dict[str, Any], name: str) -> bool:
 
 
 # ---- the probe -------------------------------------------------------------------------------------------------
+
+class DeviceSupport(Protocol):
+    """What an algorithm reads from the capability probe's findings on a device (its bench setting, its device
+    preset). The probe's report (a later stage) is one; the algorithms know this much of it and nothing more.
+    """
+
+    def supports(self, knob: str) -> bool:
+        """Whether ``knob`` (such as "boost.less_bn.gc_flag") works on the device; True when it was not probed."""
+        ...
+
+    def why_unsupported(self, knob: str) -> str:
+        """Why the probe found ``knob`` unsupported on the device (asked only of a knob it does not support)."""
+        ...
+
 
 @dataclass(frozen=True)
 class ProbeCheck:
@@ -222,7 +235,7 @@ class MethodNote:
 
 # ---- the algorithm ---------------------------------------------------------------------------------------------
 
-BenchSetting = Callable[["ProbeReport", int], "tuple[dict[str, dict[str, Any]], list[str]]"]
+BenchSetting = Callable[[DeviceSupport, int], "tuple[dict[str, dict[str, Any]], list[str]]"]
 
 
 @dataclass(frozen=True)
@@ -230,8 +243,9 @@ class Algorithm:
     """Everything boosttune knows about one boost algorithm or knob family, from its folder.
 
     kind: "boost" (a switch of boost_config_dict's ``boost`` section) or "knob" (amp, loss scale, optimizer).
-    order: MindSpore's order of the boost switches (``mindspore/boost/boost.py``); knobs come after.
-    listing_order: the order of the probe's checks, the speed calibration and the bench matrix.
+    registry_order: where it stands in the registry: the boost algorithms in MindSpore's order of the boost
+        switches (``mindspore/boost/boost.py``), then the knobs.
+    probe_order: where it stands in the probe's checks, and so in the speed calibration and the bench matrix.
     section: the boost_config_dict section model (None: the algorithm reads no section, like AdaSum).
     presets: MindSpore's boost levels that switch it on.
     fragment: its part of the search space.
@@ -239,8 +253,8 @@ class Algorithm:
     probe_checks: how the probe tries its knobs.
     calibration: knob -> the space params (on top of O0's) that switch it on, for the speed calibration.
     bench: its entries in the bench's default matrix and the notes for what it leaves out.
-    rule / rule_order: its combination rule (switches itself or others off, raises, adds notes); rules run
-        in ``rule_order``, those that switch algorithms off first.
+    rule / resolution_order: its combination rule (switches itself or others off, raises, adds notes); when a
+        boost config is resolved, the rules run in ``resolution_order``, those that switch algorithms off first.
     common_keys: keys of the ``common`` section only it reads.
     ranks_rule: why it does nothing with this many ranks, or None when it takes effect.
     device_preset: the section values and notes the O1/O2 presets need on a device the probe describes.
@@ -254,8 +268,8 @@ class Algorithm:
 
     name: str
     kind: Literal["boost", "knob"]
-    order: int
-    listing_order: int
+    registry_order: int
+    probe_order: int
     fragment: Fragment | None = None
     section: type[_Section] | None = None
     presets: tuple[str, ...] = ()
@@ -265,10 +279,10 @@ class Algorithm:
     calibration: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     bench: BenchSetting | None = None
     rule: Callable[[Resolution], None] | None = None
-    rule_order: int = 0
+    resolution_order: int = 0
     common_keys: tuple[str, ...] = ()
     ranks_rule: Callable[[int], str | None] | None = None
-    device_preset: Callable[["ProbeReport"], tuple[dict[str, Any], list[str]]] | None = None
+    device_preset: Callable[[DeviceSupport], tuple[dict[str, Any], list[str]]] | None = None
     observe: Callable[[Any], dict[str, Any]] | None = None
     prepare: Callable[[TrialPrep], float] | None = None
     graph_state: Callable[[Any], str | None] | None = None
@@ -276,9 +290,10 @@ class Algorithm:
     without: Mapping[str, str] = field(default_factory=dict)
 
 
-def alone_in_bench(name: str, report: ProbeReport, config: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def alone_in_bench(name: str, report: DeviceSupport,
+                   config: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """A boost algorithm alone at level O1 in the bench matrix, or why the device leaves it out."""
     knob = f"boost.{name}"
     if not report.supports(knob):
-        return {}, [f"{name}: {report.capabilities[knob].reason}"]
+        return {}, [f"{name}: {report.why_unsupported(knob)}"]
     return {name: {"boost_level": "O1", "boost_config_dict": config}}, []

@@ -21,7 +21,7 @@ from boosttune.cli.args import (
     quiet_mindspore,
 )
 from boosttune.config import load_document, parse_boost_config, split_boost_document
-from boosttune.config.boost import LEVELS
+from boosttune.config.boost import BOOST_LEVEL_NAMES
 from boosttune.config.experiment import ExperimentConfig, parse_experiment, recorded_max_drop
 from boosttune.config.io import load_yaml_text
 from boosttune.config.recipe import DataConfig, OptimizerConfig, TrialRecipe, parse_recipe
@@ -70,7 +70,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     bare = level == "O0" and args.level is None and isinstance(boost_dict, dict) and bool(boost_dict)
     others = {}
     if bare:  # MindSpore ignores the dict at O0: check what it does at the levels that apply it
-        for other in LEVELS[1:]:
+        for other in BOOST_LEVEL_NAMES[1:]:
             try:
                 others[other] = parse_boost_config(boost_dict, other).effective()
             except ConfigError as e:

@@ -2,7 +2,7 @@
 
 from boosttune.config.boost import (
     ALGORITHMS,
-    LEVELS,
+    BOOST_LEVEL_NAMES,
     MODES,
     PRESETS,
     BoostConfig,
@@ -13,7 +13,7 @@ from boosttune.config.io import load_document, split_boost_document
 
 __all__ = [
     "ALGORITHMS",
-    "LEVELS",
+    "BOOST_LEVEL_NAMES",
     "MODES",
     "PRESETS",
     "BoostConfig",

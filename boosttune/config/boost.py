@@ -15,13 +15,13 @@ from typing import Any, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model, field_validator
 
 from boosttune import algorithms
-from boosttune.algorithms import LEVELS
+from boosttune.algorithms import BOOST_LEVEL_NAMES
 from boosttune.algorithms.base import Algorithm, Resolution, _Section
 from boosttune.errors import ConfigError
 
 __all__ = [
     "ALGORITHMS",
-    "LEVELS",
+    "BOOST_LEVEL_NAMES",
     "MODES",
     "PRESETS",
     "BoostConfig",
@@ -150,8 +150,8 @@ def parse_boost_config(boost_config_dict: Any, level: str = "O0") -> BoostConfig
     Raises:
         ConfigError: one line naming the field, the value and what is allowed.
     """
-    if level not in LEVELS:
-        raise ConfigError(f"boost_level: {level!r} is not a boost level; allowed: {', '.join(LEVELS)}")
+    if level not in BOOST_LEVEL_NAMES:
+        raise ConfigError(f"boost_level: {level!r} is not a boost level; allowed: {', '.join(BOOST_LEVEL_NAMES)}")
     if boost_config_dict in (None, ""):
         boost_config_dict = {}
     if not isinstance(boost_config_dict, Mapping):
@@ -255,7 +255,7 @@ def _resolve(config: BoostConfig) -> EffectiveBoost:
     else:
         applied = dict(switches)
     state = Resolution(level=level, applied=applied, notes=notes, sections=_sections(cfg))
-    for algorithm in sorted(_REGISTERED, key=lambda a: a.rule_order):
+    for algorithm in sorted(_REGISTERED, key=lambda a: a.resolution_order):
         if algorithm.rule is not None:
             algorithm.rule(state)
     _note_ignored(cfg, state)

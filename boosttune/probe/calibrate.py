@@ -29,7 +29,7 @@ import math
 import statistics
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -209,6 +209,37 @@ def _measure(params: dict[str, Any], base: dict[str, Any], device_target: str,
     return (float(sps), "") if sps else (None, f"too few steady steps ({result.metrics.get('steady_steps')})")
 
 
+@dataclass(frozen=True)
+class _RunSetup:
+    """What every run of one calibration shares: O0's space params, the recipe timed, the device and the log."""
+
+    o0: dict[str, Any]
+    recipe: dict[str, Any]
+    device_target: str
+    log: Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class _KnobTiming:
+    """One knob's verdict, and the O0 runs after its runs."""
+
+    ratio: float | None  # throughput / its O0 neighbours' (the mean of its measurements); None: a run failed
+    error: str  # why a run failed; "" when none did
+    unclear: bool  # measured twice without a clear verdict: never left out
+    o0_sps: tuple[float, ...]  # the O0 runs after it that trained, for the baseline
+    last_o0_sps: float | None  # the last of them (None: it failed): the next knob's O0 neighbour before
+
+
+@dataclass
+class _Timings:
+    """Every knob's verdict in one calibration, and every O0 run that trained."""
+
+    ratios: dict[str, float | None] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    unclear: list[str] = field(default_factory=list)
+    baseline: list[float] = field(default_factory=list)
+
+
 def run_calibration(probe: ProbeReport, *, base: dict[str, Any] | None = None, refresh: bool = False,
                     log: Callable[[str], None] = print) -> SpeedReport:
     """Measure (or load the cached) speed of each supported device-dependent knob relative to O0, on ``base``'s
@@ -219,87 +250,129 @@ def run_calibration(probe: ProbeReport, *, base: dict[str, Any] | None = None, r
 
     recipe, measured_on, fingerprint = calibration_base(base)
     path = _cache_path(probe.device_target, version("mindspore"), __version__, fingerprint)
-    cached = None
-    if path.is_file() and not refresh:
-        try:
-            cached = SpeedReport(**json.loads(path.read_text()))
-        except (TypeError, ValueError):
-            cached = None  # an older layout: measure again
+    cached = None if refresh else _read_cache(path)
     if cached is not None and not cached.unclear:
         log(f"calibration: cached result from {cached.created} for {cached.measured_on} ({path})")
         return cached
     apply_runtime_env(probe.runtime_env)  # before MindSpore loads in this process (a no-op, warned, after)
-    knobs = [k for k in CALIBRATED if probe.supports(k)]
-    if cached is not None:  # the clear verdicts are kept; only the unclear ones are measured again
-        knobs = [k for k in knobs if k in cached.unclear]
-        log(f"calibration: cached result from {cached.created}; measuring again what was unclear then: "
-            f"{', '.join(knobs)}")
+    knobs = _knobs_to_time(probe, cached, log)
     # At the base recipe's learning rate: the space's O0 takes its rate from the context.
     o0 = preset_params("O0", SpaceContext(total_steps=1, param_count=1000, base_learning_rate=_base_rate(recipe)),
                        recipe)
     log(f"calibration: timing {len(knobs)} knobs on {probe.device_target} for {measured_on}, each between two O0 "
         f"runs ({STEPS} steps an epoch)")
     start = time.perf_counter()
-    baseline: list[float] = []
-    ratios: dict[str, float | None] = {}
-    errors: dict[str, str] = {}
-    unclear: list[str] = []
+    timings = _time_knobs(knobs, _RunSetup(o0, recipe, probe.device_target, log))
+    report = _speed_report(timings, cached, probe.device_target, measured_on, fingerprint,
+                           seconds=round(time.perf_counter() - start, 1))
+    write_json(path, report.to_dict())  # clear verdicts are kept; unclear knobs are measured again next time
+    if report.trustworthy:
+        log(f"calibration: done in {report.seconds:.0f} s; cached in {path}")
+    else:
+        log(f"calibration: done in {report.seconds:.0f} s; cached in {path}, except {', '.join(report.unclear)}: "
+            "unclear (a busy machine?), so they stay in the search and the next experiment measures them again")
+    return report
 
-    def o0_run(strict: bool = False) -> float | None:
-        sps, why = _measure(o0, recipe, probe.device_target, strict)
-        log(f"  {'O0':<26}" + (f"{sps:.0f} samples/s" if sps is not None else f"failed: {why}"))
-        if sps is not None:
-            baseline.append(sps)
-        return sps
 
-    # The first O0 run must train: a builder that fails here is refused now, in one line, with nothing cached.
-    before = o0_run(strict=True)
-    steady_s = (STEPS - 3) * recipe["batch_size"] / before if before else MIN_STEADY_S
-    if steady_s < MIN_STEADY_S:  # a fast network: time it over more epochs, or the noise is the measurement
-        recipe = {**recipe, "epochs": min(20, math.ceil(MIN_STEADY_S / steady_s))}
-        log(f"  a run of {STEPS} steps trains for {steady_s:.2f} s here: timing {recipe['epochs']} epochs of "
-            f"{STEPS} steps a run")
-        baseline.clear()
-        before = o0_run(strict=True)
+def _read_cache(path: Path) -> SpeedReport | None:
+    """The report cached at ``path``; None when there is none, or it has an older layout (measure again)."""
+    if not path.is_file():
+        return None
+    try:
+        return SpeedReport(**json.loads(path.read_text()))
+    except (TypeError, ValueError):
+        return None
+
+
+def _knobs_to_time(probe: ProbeReport, cached: SpeedReport | None, log: Callable[[str], None]) -> list[str]:
+    """The knobs the probe found supported; with a cached report, only those it left unclear (its clear verdicts
+    are kept)."""
+    knobs = [k for k in CALIBRATED if probe.supports(k)]
+    if cached is not None:
+        knobs = [k for k in knobs if k in cached.unclear]
+        log(f"calibration: cached result from {cached.created}; measuring again what was unclear then: "
+            f"{', '.join(knobs)}")
+    return knobs
+
+
+def _time_knobs(knobs: list[str], setup: _RunSetup) -> _Timings:
+    """The first O0 run, then each knob followed by an O0 run: every knob has an O0 neighbour on each side."""
+    setup, before = _first_o0_run(setup)
+    timings = _Timings(baseline=[before] if before is not None else [])
     for knob in knobs:
-        measured: list[tuple[float, bool]] = []  # (ratio, neighbours agreed)
-        for attempt in (1, 2):
-            sps, why = _measure({**o0, **CALIBRATED[knob]}, recipe, probe.device_target)
-            after = o0_run()
-            if sps is None or before is None or after is None:
-                ratios[knob] = None
-                errors[knob] = why or "the O0 run beside it failed"
-                log(f"  {knob:<26}failed: {errors[knob]}")
-                before = after
-                break
-            ratio, clear = judge(sps, before, after)
-            steady = abs(before - after) / ((before + after) / 2.0) <= 1.0 - SLOW_BELOW
-            before = after
-            measured.append((ratio, steady))
-            ratios[knob] = statistics.fmean(r for r, _ in measured)
-            if attempt == 2:  # twice on the same side of the threshold, with steady neighbours: that is the verdict
-                clear = all(ok for _, ok in measured) and len({r < SLOW_BELOW for r, _ in measured}) == 1
-            log(f"  {knob:<26}{sps:.0f} samples/s: {ratio:.2f}x its O0 neighbours"
-                + ("" if clear else " (unclear" + (": measuring again)" if attempt == 1 else ")")))
-            if clear:
-                break
-            if attempt == 2:
-                unclear.append(knob)
+        timing = _time_knob(knob, before, setup)
+        timings.ratios[knob] = timing.ratio
+        if timing.ratio is None:
+            timings.errors[knob] = timing.error
+        if timing.unclear:
+            timings.unclear.append(knob)
+        timings.baseline += timing.o0_sps
+        before = timing.last_o0_sps
+    return timings
+
+
+def _first_o0_run(setup: _RunSetup) -> tuple[_RunSetup, float | None]:
+    """The first O0 run's throughput, and the setup the knobs are timed with.
+
+    The first O0 run must train: a builder that fails here is refused now, in one line, with nothing cached. A fast
+    network is timed over more epochs (or the noise is the measurement), and its first O0 run is timed again so.
+    """
+    before = _time_o0_run(setup, strict=True)
+    steady_s = (STEPS - 3) * setup.recipe["batch_size"] / before if before else MIN_STEADY_S
+    if steady_s < MIN_STEADY_S:
+        setup = replace(setup, recipe={**setup.recipe, "epochs": min(20, math.ceil(MIN_STEADY_S / steady_s))})
+        setup.log(f"  a run of {STEPS} steps trains for {steady_s:.2f} s here: timing {setup.recipe['epochs']} "
+                  f"epochs of {STEPS} steps a run")
+        before = _time_o0_run(setup, strict=True)
+    return setup, before
+
+
+def _time_o0_run(setup: _RunSetup, strict: bool = False) -> float | None:
+    """One O0 run's throughput (None: it failed), logged; ``strict``: a failure raises."""
+    sps, why = _measure(setup.o0, setup.recipe, setup.device_target, strict)
+    setup.log(f"  {'O0':<26}" + (f"{sps:.0f} samples/s" if sps is not None else f"failed: {why}"))
+    return sps
+
+
+def _time_knob(knob: str, before: float | None, setup: _RunSetup) -> _KnobTiming:
+    """``knob``'s run between ``before`` (the O0 run's throughput before it) and a new O0 run; when that verdict is
+    unclear, once more before another O0 run: two measurements on the same side of the threshold, each between
+    steady neighbours, make it clear."""
+    measured: list[tuple[float, bool]] = []  # (ratio, neighbours agreed)
+    o0_sps: list[float] = []
+    for attempt in (1, 2):
+        sps, why = _measure({**setup.o0, **CALIBRATED[knob]}, setup.recipe, setup.device_target)
+        after = _time_o0_run(setup)
+        if after is not None:
+            o0_sps.append(after)
+        if sps is None or before is None or after is None:
+            error = why or "the O0 run beside it failed"
+            setup.log(f"  {knob:<26}failed: {error}")
+            return _KnobTiming(None, error, False, tuple(o0_sps), after)
+        ratio, clear = judge(sps, before, after)
+        steady = abs(before - after) / ((before + after) / 2.0) <= 1.0 - SLOW_BELOW
+        before = after
+        measured.append((ratio, steady))
+        if attempt == 2:  # twice on the same side of the threshold, with steady neighbours: that is the verdict
+            clear = all(ok for _, ok in measured) and len({r < SLOW_BELOW for r, _ in measured}) == 1
+        setup.log(f"  {knob:<26}{sps:.0f} samples/s: {ratio:.2f}x its O0 neighbours"
+                  + ("" if clear else " (unclear" + (": measuring again)" if attempt == 1 else ")")))
+        if clear:
+            break
+    return _KnobTiming(statistics.fmean(r for r, _ in measured), "", not clear, tuple(o0_sps), before)
+
+
+def _speed_report(timings: _Timings, cached: SpeedReport | None, device_target: str, measured_on: str,
+                  fingerprint: str, seconds: float) -> SpeedReport:
+    """What was timed, on top of the cached report's clear verdicts when only its unclear knobs were timed again."""
+    ratios, errors, baseline = timings.ratios, timings.errors, timings.baseline
     if cached is not None:
         ratios = {**cached.ratios, **ratios}
         errors = {**{k: v for k, v in cached.errors.items() if k not in ratios or ratios[k] is None}, **errors}
         baseline = baseline or ([cached.baseline_sps] if cached.baseline_sps else [])
     reference = statistics.fmean(baseline) if baseline else None
     spread = (max(baseline) - min(baseline)) / reference if len(baseline) > 1 and reference else 0.0
-    report = SpeedReport(device_target=probe.device_target, cpu=cpu_name(),
-                         created=datetime.now(timezone.utc).isoformat(timespec="seconds"), measured_on=measured_on,
-                         baseline_sps=reference, ratios=ratios, errors=errors,
-                         seconds=round(time.perf_counter() - start, 1), baseline_spread=round(spread, 3),
-                         unclear=unclear, fingerprint=fingerprint)
-    write_json(path, report.to_dict())  # clear verdicts are kept; unclear knobs are measured again next time
-    if report.trustworthy:
-        log(f"calibration: done in {report.seconds:.0f} s; cached in {path}")
-    else:
-        log(f"calibration: done in {report.seconds:.0f} s; cached in {path}, except {', '.join(unclear)}: unclear "
-            "(a busy machine?), so they stay in the search and the next experiment measures them again")
-    return report
+    return SpeedReport(device_target=device_target, cpu=cpu_name(),
+                       created=datetime.now(timezone.utc).isoformat(timespec="seconds"), measured_on=measured_on,
+                       baseline_sps=reference, ratios=ratios, errors=errors, seconds=seconds,
+                       baseline_spread=round(spread, 3), unclear=timings.unclear, fingerprint=fingerprint)

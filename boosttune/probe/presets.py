@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from boosttune import algorithms
-from boosttune.algorithms import LEVELS
+from boosttune.algorithms import BOOST_LEVEL_NAMES
 from boosttune.config.boost import parse_boost_config
 from boosttune.probe.report import ProbeReport
 
@@ -30,7 +30,7 @@ def device_presets(report: ProbeReport | None, world_size: int = 1) -> list[Devi
     """O0, then O1 and O2 as far as the device supports them (duplicates left out, with a note)."""
     presets = [DevicePreset("O0", "O0", {}, ("baseline",))]
     seen: dict[tuple, str] = {}
-    for level in LEVELS[1:]:
+    for level in BOOST_LEVEL_NAMES[1:]:
         config, notes = _on_this_device(level, report)
         effective = parse_boost_config(config, level).effective()
         idle = _idle_with(world_size)

@@ -29,6 +29,9 @@ class Capability:
 
 @dataclass
 class ProbeReport:
+    """What the capability probe found on one device; the algorithms read it as a
+    :class:`boosttune.algorithms.base.DeviceSupport`."""
+
     device_target: str
     cpu: str
     mindspore_version: str
@@ -41,6 +44,10 @@ class ProbeReport:
     def supports(self, knob: str) -> bool:
         capability = self.capabilities.get(knob)
         return capability is None or capability.supported
+
+    def why_unsupported(self, knob: str) -> str:
+        """The probe's reason for an unsupported ``knob`` (a knob it did not probe has none: KeyError)."""
+        return self.capabilities[knob].reason
 
     def unsupported(self) -> list[Capability]:
         return [c for c in self.capabilities.values() if not c.supported]
@@ -161,5 +168,5 @@ def check_recipe(recipe: TrialRecipe, report: ProbeReport | None) -> None:
             continue  # AdaSum degrades to plain data parallel below 16 ranks; it never fails
         if not report.supports(knob):
             raise UnsupportedError(
-                f"{knob} is not supported on {report.device_target}: {report.capabilities[knob].reason}"
+                f"{knob} is not supported on {report.device_target}: {report.why_unsupported(knob)}"
             )

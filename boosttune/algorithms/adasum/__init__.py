@@ -10,7 +10,7 @@ from typing import Any
 
 from boosttune.algorithms.adasum.fragment import FRAGMENT, adasum_applies
 from boosttune.algorithms.adasum.notes import NOTE
-from boosttune.algorithms.base import Algorithm, ProbeCheck, Resolution
+from boosttune.algorithms.base import Algorithm, DeviceSupport, ProbeCheck, Resolution
 
 __all__ = ["ADASUM_REASON", "ALGORITHM", "adasum_applies", "inactive_with"]
 
@@ -35,7 +35,7 @@ def rule(state: Resolution) -> None:
         )
 
 
-def bench(report, world_size: int) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def bench(report: DeviceSupport, world_size: int) -> tuple[dict[str, dict[str, Any]], list[str]]:
     why = inactive_with(world_size)
     return {}, [] if why is None else [f"adasum: {why}"]
 
@@ -52,8 +52,8 @@ ALGORITHM = Algorithm(
     name="adasum",
     graph_state=lambda recipe: "AdaSum's per-rank state is not proven reset",
     kind="boost",
-    order=30,
-    listing_order=90,
+    registry_order=30,
+    probe_order=90,
     fragment=FRAGMENT,
     presets=("O2",),
     off_params=lambda ctx, base: {"boost.adasum": False},
@@ -61,7 +61,7 @@ ALGORITHM = Algorithm(
     probe_checks=(ProbeCheck("boost.adasum", run=_probe),),
     bench=bench,
     rule=rule,
-    rule_order=40,
+    resolution_order=40,
     ranks_rule=inactive_with,
     observe=observe,
     notes=(NOTE,),

@@ -6,31 +6,32 @@ from typing import Any
 
 from boosttune.algorithms.amp.fragment import FRAGMENT
 from boosttune.algorithms.amp.notes import NOTE
-from boosttune.algorithms.base import Algorithm, ProbeCheck
+from boosttune.algorithms.base import Algorithm, DeviceSupport, ProbeCheck
 
-LEVELS = ("O1", "O2", "O3")
+# The amp levels that mix precision (O0 trains in float32): each is probed, calibrated and benched.
+MIXED_PRECISION_LEVELS = ("O1", "O2", "O3")
 
 
-def bench(report, world_size: int) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def bench(report: DeviceSupport, world_size: int) -> tuple[dict[str, dict[str, Any]], list[str]]:
     matrix: dict[str, dict[str, Any]] = {}
     skipped: list[str] = []
-    for level in LEVELS:
+    for level in MIXED_PRECISION_LEVELS:
         if report.supports(f"amp.{level}"):
             matrix[f"amp {level}"] = {"amp_level": level}
         else:
-            skipped.append(f"amp {level}: {report.capabilities[f'amp.{level}'].reason}")
+            skipped.append(f"amp {level}: {report.why_unsupported(f'amp.{level}')}")
     return matrix, skipped
 
 
 ALGORITHM = Algorithm(
     name="amp",
     kind="knob",
-    order=110,
-    listing_order=20,
+    registry_order=110,
+    probe_order=20,
     fragment=FRAGMENT,
     off_params=lambda ctx, base: {"amp_level": "O0"},
-    probe_checks=tuple(ProbeCheck(f"amp.{level}", amp_level=level) for level in LEVELS),
-    calibration={f"amp.{level}": {"amp_level": level} for level in LEVELS},
+    probe_checks=tuple(ProbeCheck(f"amp.{level}", amp_level=level) for level in MIXED_PRECISION_LEVELS),
+    calibration={f"amp.{level}": {"amp_level": level} for level in MIXED_PRECISION_LEVELS},
     bench=bench,
     notes=(NOTE,),
 )

@@ -5,7 +5,7 @@ from boosttune.algorithms.base import SpaceContext
 
 class AmpFragment:
     name = "amp"
-    order = 70
+    suggest_order = 70
     requires = ()
 
     def suggest(self, trial, ctx: SpaceContext, document: dict) -> None:

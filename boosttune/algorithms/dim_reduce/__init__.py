@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from boosttune.algorithms import manual
-from boosttune.algorithms.base import Algorithm, ProbeCheck, TrialPrep, alone_in_bench
+from boosttune.algorithms.base import Algorithm, DeviceSupport, ProbeCheck, TrialPrep, alone_in_bench
 from boosttune.algorithms.dim_reduce.fragment import FRAGMENT
 from boosttune.algorithms.dim_reduce.notes import NOTE
 from boosttune.algorithms.dim_reduce.section import DimReduceSection, rule
@@ -19,7 +19,7 @@ from boosttune.algorithms.dim_reduce.stage1 import prepare_dim_reduce
 from boosttune.algorithms.mindspore_state import reset_boost_state
 
 
-def bench(report, world_size: int) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def bench(report: DeviceSupport, world_size: int) -> tuple[dict[str, dict[str, Any]], list[str]]:
     if report.supports("boost.dim_reduce") and world_size > 1:
         return {}, ["dim_reduce: runs single-rank only here"]
     return alone_in_bench("dim_reduce", report, manual(dim_reduce=True))
@@ -71,8 +71,8 @@ ALGORITHM = Algorithm(
     graph_state=lambda recipe: ("DimReduce's stage 1 writes this seed's PCA projection, which its Model reads when built: "
                                 "not proven reset"),
     kind="boost",
-    order=50,
-    listing_order=80,
+    registry_order=50,
+    probe_order=80,
     fragment=FRAGMENT,
     section=DimReduceSection,
     off_params=lambda ctx, base: {"boost.dim_reduce": False},
@@ -82,7 +82,7 @@ ALGORITHM = Algorithm(
                                       "dim_reduce.n_components": 4}},
     bench=bench,
     rule=rule,
-    rule_order=10,
+    resolution_order=10,
     observe=observe,
     prepare=prepare,
     notes=(NOTE,),

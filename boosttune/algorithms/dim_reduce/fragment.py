@@ -5,7 +5,7 @@ from boosttune.algorithms.base import SpaceContext, asks, boost_switches
 
 class DimReduceFragment:
     name = "dim_reduce"
-    order = 10
+    suggest_order = 10
     requires = ("boost.dim_reduce",)
 
     def suggest(self, trial, ctx: SpaceContext, document: dict) -> None:

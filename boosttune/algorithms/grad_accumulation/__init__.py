@@ -24,8 +24,8 @@ ALGORITHM = Algorithm(
     graph_state=lambda recipe: ("a kept accumulation Model, every parameter reset, trained a second seed to other figures "
                                 "than a fresh Model (tests/test_graphs.py)"),
     kind="boost",
-    order=40,
-    listing_order=70,
+    registry_order=40,
+    probe_order=70,
     fragment=FRAGMENT,
     section=GradAccumulationSection,
     off_params=lambda ctx, base: {"boost.grad_accumulation": False},
@@ -37,7 +37,7 @@ ALGORITHM = Algorithm(
     bench=lambda report, world_size: alone_in_bench("grad_accumulation", report, {
         **manual(grad_accumulation=True), "grad_accumulation": {"grad_accumulation_step": 4}}),
     rule=rule,
-    rule_order=20,
+    resolution_order=20,
     observe=observe,
     notes=(NOTE,),
 )

@@ -23,8 +23,8 @@ ALGORITHM = Algorithm(
     graph_state=lambda recipe: ("GradientFreeze keeps a train cell and an optimizer per group in plain tuples, whose "
                                 "moments no parameter list reaches"),
     kind="boost",
-    order=20,
-    listing_order=60,
+    registry_order=20,
+    probe_order=60,
     fragment=FRAGMENT,
     section=GradFreezeSection,
     presets=("O1", "O2"),
@@ -37,7 +37,7 @@ ALGORITHM = Algorithm(
                                        "grad_freeze.param_groups": 10, "grad_freeze.freeze_p": 0.5}},
     bench=lambda report, world_size: alone_in_bench("grad_freeze", report, manual(grad_freeze=True)),
     rule=rule,
-    rule_order=30,
+    resolution_order=30,
     observe=observe,
     notes=(NOTE,),
 )

@@ -5,7 +5,7 @@ from boosttune.algorithms.base import SpaceContext, asks, boost_switches, switch
 
 class GradFreezeFragment:
     name = "grad_freeze"
-    order = 30
+    suggest_order = 30
     requires = ("boost.grad_freeze",)
 
     def suggest(self, trial, ctx: SpaceContext, document: dict) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from boosttune.algorithms import manual
-from boosttune.algorithms.base import Algorithm, ProbeCheck, SpaceContext, alone_in_bench
+from boosttune.algorithms.base import Algorithm, DeviceSupport, ProbeCheck, SpaceContext, alone_in_bench
 from boosttune.algorithms.less_bn.fragment import FRAGMENT
 from boosttune.algorithms.less_bn.notes import NOTE
 from boosttune.algorithms.less_bn.section import LessBNSection, rule
@@ -16,16 +16,16 @@ def preset_params(ctx: SpaceContext) -> dict[str, Any]:
             "less_bn.split_at_pct": 0}
 
 
-def bench(report, world_size: int):
+def bench(report: DeviceSupport, world_size: int):
     gc = {} if report.supports("boost.less_bn.gc_flag") else {"gc_flag": False}
     return alone_in_bench("less_bn", report, {**manual(less_bn=True), **({"less_bn": gc} if gc else {})})
 
 
-def device_preset(report) -> tuple[dict[str, Any], list[str]]:
+def device_preset(report: DeviceSupport) -> tuple[dict[str, Any], list[str]]:
     """O1/O2 switch on gradient centralization, which has no CPU kernel: the closest recipe turns gc_flag off."""
     if report.supports("boost.less_bn.gc_flag"):
         return {}, []
-    return {"less_bn": {"gc_flag": False}}, [f"less_bn.gc_flag off: {report.capabilities['boost.less_bn.gc_flag'].reason}"]
+    return {"less_bn": {"gc_flag": False}}, [f"less_bn.gc_flag off: {report.why_unsupported('boost.less_bn.gc_flag')}"]
 
 
 def observe(model) -> dict[str, Any]:
@@ -45,8 +45,8 @@ def observe(model) -> dict[str, Any]:
 ALGORITHM = Algorithm(
     name="less_bn",
     kind="boost",
-    order=10,
-    listing_order=50,
+    registry_order=10,
+    probe_order=50,
     fragment=FRAGMENT,
     section=LessBNSection,
     presets=("O1", "O2"),
@@ -60,7 +60,7 @@ ALGORITHM = Algorithm(
                                    "less_bn.split_at_pct": 0}},
     bench=bench,
     rule=rule,
-    rule_order=60,
+    resolution_order=60,
     common_keys=("gradient_split_groups",),
     device_preset=device_preset,
     observe=observe,

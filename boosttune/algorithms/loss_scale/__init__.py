@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from boosttune.algorithms.base import Algorithm, ProbeCheck
+from boosttune.algorithms.base import Algorithm, DeviceSupport, ProbeCheck
 from boosttune.algorithms.loss_scale.fragment import FRAGMENT
 from boosttune.algorithms.loss_scale.notes import NOTE
 
@@ -12,22 +12,22 @@ from boosttune.algorithms.loss_scale.notes import NOTE
 BENCH_MANAGERS = {"fixed": {"kind": "fixed", "loss_scale": 1024.0}, "dynamic": {"kind": "dynamic"}}
 
 
-def bench(report, world_size: int) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def bench(report: DeviceSupport, world_size: int) -> tuple[dict[str, dict[str, Any]], list[str]]:
     matrix: dict[str, dict[str, Any]] = {}
     skipped: list[str] = []
     for kind, loss_scale in BENCH_MANAGERS.items():
         if report.supports(f"loss_scale.{kind}"):
             matrix[f"loss_scale {kind}"] = {"loss_scale": loss_scale}
         else:
-            skipped.append(f"loss_scale {kind}: {report.capabilities[f'loss_scale.{kind}'].reason}")
+            skipped.append(f"loss_scale {kind}: {report.why_unsupported(f'loss_scale.{kind}')}")
     return matrix, skipped
 
 
 ALGORITHM = Algorithm(
     name="loss_scale",
     kind="knob",
-    order=120,
-    listing_order=30,
+    registry_order=120,
+    probe_order=30,
     fragment=FRAGMENT,
     off_params=lambda ctx, base: {"loss_scale.kind": "none"},
     probe_checks=(
