@@ -91,7 +91,7 @@ def check_experiment(config: ExperimentConfig, *, log: Callable[[str], None] = p
     knob = f"optimizer.{recipe.optimizer.name}"
     if here and not report.supports(knob):
         raise UnsupportedError(f"base.device_target: MindSpore cannot train {recipe.optimizer.name!r} on {device}: "
-                               f"{report.capabilities[knob].reason}")
+                               f"{report.why_unsupported(knob)}")
     checked = recipe if here else recipe.model_copy(update={"device_target": "CPU"})
     with tempfile.TemporaryDirectory(prefix="boosttune_check_") as work_dir:
         facts = preflight(checked, config.workers_per_trial, work_dir)

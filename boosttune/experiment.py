@@ -138,7 +138,7 @@ def check_device(report, config: ExperimentConfig, where: str) -> None:
     knob = f"optimizer.{config.recipe.optimizer.name}"
     if not report.supports(knob):
         raise UnsupportedError(f"base.device_target: MindSpore cannot train {config.recipe.optimizer.name!r} on "
-                               f"{report.device_target} on node {where}: {report.capabilities[knob].reason}")
+                               f"{report.device_target} on node {where}: {report.why_unsupported(knob)}")
 
 
 def _model_facts(config: ExperimentConfig, started: Started, base: dict[str, Any],

@@ -285,3 +285,45 @@ def test_the_import_and_length_rules_catch_what_they_should(tmp_path):
     names = [target for target, _ in named_imports(planted, "boosttune.algorithms.amp")]
     assert "boosttune.probe.report" in names and "boosttune.probe" in names
     assert long_functions(planted) == [f"over (line {5 + MAX_FUNCTION_LINES}): {MAX_FUNCTION_LINES + 1} lines"]
+
+
+# ---- one name, one meaning -------------------------------------------------------------------------------------
+
+# The contract every algorithm folder fills in (boosttune/algorithms/<name>/: docs/layout.md) repeats these names by
+# design; ``main`` is a module's command-line entry.
+CONTRACT_NAMES = {"ALGORITHM", "FRAGMENT", "NOTE", "bench", "observe", "rule", "main"}
+
+
+def public_names(path: Path) -> list[str]:
+    """The public functions, classes and UPPER_CASE constants a module defines at its top level."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names = [node.name for node in tree.body
+             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not node.name.startswith("_")]
+    names += [target.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+              for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+              if isinstance(target, ast.Name) and target.id.isupper()]
+    return names
+
+
+def colliding_names(modules: dict[str, Path]) -> dict[str, list[str]]:
+    where: dict[str, list[str]] = {}
+    for module, path in modules.items():
+        for name in public_names(path):
+            if name not in CONTRACT_NAMES:
+                where.setdefault(name, []).append(module)
+    return {name: found for name, found in where.items() if len(found) > 1}
+
+
+def test_a_public_name_means_one_thing_across_the_package():
+    """Three functions named objective_of once returned three different things; LEVELS meant O0-O2 and O1-O3."""
+    collisions = colliding_names(MODULES)
+    assert not collisions, "one name, several definitions (name what each returns):\n" + "\n".join(
+        f"{name}: {', '.join(found)}" for name, found in sorted(collisions.items()))
+
+
+def test_the_name_rule_catches_a_collision(tmp_path):
+    (tmp_path / "a.py").write_text("LEVELS = ('O0', 'O1')\ndef objective_of(t):\n    return t\n")
+    (tmp_path / "b.py").write_text("LEVELS = ('O1', 'O3')\ndef _objective_of(t):\n    return t\nbench = 1\n")
+    (tmp_path / "c.py").write_text("bench = 2\n")
+    found = colliding_names({name: tmp_path / f"{name}.py" for name in "abc"})
+    assert found == {"LEVELS": ["a", "b"]}

@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from boosttune import algorithms
+from boosttune.algorithms import fragments  # the folders' fragments, in suggestion order (discovered, not hand-kept)
 from boosttune.algorithms.base import Fragment, SpaceContext
 from boosttune.config.recipe import TrialRecipe, parse_recipe
 
@@ -32,11 +33,6 @@ __all__ = [
     "searchable",
     "suggest_recipe",
 ]
-
-
-def fragments() -> list[Fragment]:
-    """Every algorithm folder's fragment, in suggestion order (discovered, not hand-kept)."""
-    return algorithms.fragments()
 
 
 def _active(fragment: Fragment, ctx: SpaceContext) -> bool:

@@ -11,7 +11,7 @@ from boosttune.algorithms.less_bn.notes import NOTE
 from boosttune.algorithms.less_bn.section import LessBNSection, rule
 
 
-def preset_params(ctx: SpaceContext) -> dict[str, Any]:
+def _preset_params(ctx: SpaceContext) -> dict[str, Any]:
     return {"boost.less_bn": True, "less_bn.fn_flag": True, "less_bn.gc_flag": ctx.supported("boost.less_bn.gc_flag"),
             "less_bn.split_at_pct": 0}
 
@@ -51,7 +51,7 @@ ALGORITHM = Algorithm(
     section=LessBNSection,
     presets=("O1", "O2"),
     off_params=lambda ctx, base: {"boost.less_bn": False},
-    preset_params=preset_params,
+    preset_params=_preset_params,
     probe_checks=(
         ProbeCheck("boost.less_bn", switches=("less_bn",), sections={"less_bn": {"gc_flag": False}}),
         ProbeCheck("boost.less_bn.gc_flag", switches=("less_bn",), sections={"less_bn": {"gc_flag": True}}),
