@@ -1,17 +1,20 @@
 """The experiment's own rules (boosttune/experiment.py): a baseline nothing can be compared against stops the
-experiment before anything is searched, in one line that says what happened, where, and what to change."""
+experiment before anything is searched, in one line that says what happened, where, and what to change; so do a
+device MindSpore cannot train on and a relative output folder inside a Ray job."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
 import pytest
-from team_project import boosttune, make_project
 
+from boosttune.errors import ConfigError
 from boosttune.execution.runs import RunRecord
 from boosttune.experiment import baseline_problem
 from boosttune.objective import ACCURACY, Objective
+from tests.helpers.team_project import boosttune, make_project
 
 MAE = Objective("mae", higher_is_better=False, fraction=False)
 
@@ -75,6 +78,7 @@ def project(tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.ray
 def test_a_diverging_baseline_stops_tune_before_the_search_with_a_lower_learning_rate(project, tmp_path):
     """The issue's project: its baseline's loss went non-finite at step 3; the experiment went on to fail every
     trial. Now: one line naming the step, the learning rate and a lower one, exit 2, no search trial."""
@@ -92,6 +96,7 @@ def test_a_diverging_baseline_stops_tune_before_the_search_with_a_lower_learning
 
 
 @pytest.mark.slow
+@pytest.mark.ray
 def test_the_issues_project_once_fixed_is_searched_confirmed_and_exported_with_no_failed_trial(project, tmp_path):
     """BatchNorm, the team's nn.Adam with two parameter groups, GradientFreeze and LessBN in the search (they
     rebuild the optimizer): every trial trains, the confirm stage runs, the recipe is exported."""
@@ -113,3 +118,29 @@ def test_the_issues_project_once_fixed_is_searched_confirmed_and_exported_with_n
     assert len(confirm) >= 2 and (confirm["status"] != "failed").all()
     recipe = json.loads((output / "best_recipe.json").read_text())
     assert recipe["boost_level"] in ("O0", "O1", "O2")
+
+
+def test_a_device_mindspore_cannot_train_on_is_refused_before_the_baseline():
+    from boosttune.config.experiment import parse_experiment
+    from boosttune.errors import UnsupportedError
+    from boosttune.experiment import _check_device
+    from boosttune.probe import Capability, ProbeReport
+
+    reason = "Unsupported device target GPU. This process only supports one of the ['CPU']."
+    report = ProbeReport(device_target="GPU", cpu="x", mindspore_version="2.10.0", boosttune_version="0", created="",
+                         capabilities={"optimizer.momentum": Capability("optimizer.momentum", False, reason)})
+    config = parse_experiment({"base": {"device_target": "GPU"}})
+    with pytest.raises(UnsupportedError, match=r"^base.device_target: MindSpore cannot train 'momentum' on GPU on "
+                                               r"node gpu-1: Unsupported device target GPU"):
+        _check_device(report, config, "gpu-1")
+
+
+def test_a_relative_output_is_refused_inside_a_ray_job(monkeypatch, tmp_path):
+    from boosttune.experiment import _output_folder
+
+    monkeypatch.setenv("RAY_JOB_CONFIG_JSON_ENV_VAR", json.dumps({"runtime_env": {"working_dir": "gcs://_ray_pkg.zip"}}))
+    with pytest.raises(ConfigError, match=r"^--output: 'runs/x' is relative, so under `ray job submit --working-dir`"):
+        _output_folder("runs/x")
+    assert _output_folder(tmp_path / "x") == tmp_path / "x"
+    monkeypatch.delenv("RAY_JOB_CONFIG_JSON_ENV_VAR")
+    assert _output_folder("runs/x") == Path("runs/x").resolve()

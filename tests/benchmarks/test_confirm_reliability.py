@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-
 import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from benchmark_scripts import load_benchmark
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import REPO
+from tests.helpers.benchmark_scripts import load_benchmark
 
 
 def _module():
@@ -49,7 +48,7 @@ def test_a_clear_winner_is_found_and_the_bad_recipes_are_never_claimed_on_a_cons
 
 
 def test_the_committed_table_replays_every_method_with_its_targets_printed(capsys):
-    table = ROOT / "benchmarks" / "data" / "confirm_table" / "runs.csv"
+    table = REPO / "benchmarks" / "data" / "confirm_table" / "runs.csv"
     runs = pd.read_csv(table)
     assert runs["recipe"].nunique() >= 10 and runs["round"].nunique() >= 10  # the minimum size
     assert _module().main(["--replays", "30", "--budget-runs", "15"]) == 0

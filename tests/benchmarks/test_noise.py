@@ -6,7 +6,8 @@ import math
 import random
 
 import pytest
-from benchmark_scripts import load_benchmark
+
+from tests.helpers.benchmark_scripts import load_benchmark
 
 noise = load_benchmark("noise")
 

@@ -229,11 +229,6 @@ def test_pixel_stats_are_those_of_the_fitted_images(native, size):
 
 
 @pytest.fixture(scope="module")
-def digits() -> DataSplits:
-    return load("digits", 32)
-
-
-@pytest.fixture(scope="module")
 def digits_arrays(digits) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return {"train": digits.train.arrays(), "val": digits.val.arrays()}
 

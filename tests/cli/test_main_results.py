@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_results import RAY_VERSION, sample_records
 
 from boosttune.cli.main import main
 from boosttune.evaluation.results import build_results_table, save_results
+from tests.helpers.records import RAY_VERSION, sample_records
 
 
 @pytest.fixture

@@ -22,8 +22,8 @@ import ray
 from boosttune.cli import main as cli
 from boosttune.cli import search as search_cli
 from boosttune.config.recipe import DEFAULT_FASHION_MNIST
+from tests.helpers import REPO
 
-ROOT = Path(__file__).resolve().parent.parent
 FASHION = Path(DEFAULT_FASHION_MNIST).is_dir()
 
 
@@ -283,12 +283,20 @@ def no_ray(monkeypatch):
     monkeypatch.setattr(boosttune.experiment, "connect_ray", started)
 
 
+# Refused by the preflight, which checks the parts in a fresh process that loads MindSpore (seconds each): slow.
+PREFLIGHT = {"data-folder-absent", "data-folder-empty", "data-garbage", "data-truncated", "data-gzip-cut",
+             "data-image-damaged", "data-batch-too-big", "storage-bad-scheme", "tune-entry-module-missing",
+             "tune-entry-working-dir-missing"}
+
+
 def test_the_corpus_is_large_and_its_ids_unique():
     assert len(CASES) >= 40
     assert len({case[0] for case in CASES}) == len(CASES)
+    assert PREFLIGHT <= {case[0] for case in CASES}
 
 
-@pytest.mark.parametrize("argv, fragment", [case[1:] for case in CASES], ids=[case[0] for case in CASES])
+@pytest.mark.parametrize("argv, fragment", [
+    pytest.param(*case[1:], id=case[0], marks=pytest.mark.slow if case[0] in PREFLIGHT else ()) for case in CASES])
 def test_bad_input_is_one_line_exit_2_nothing_started_nothing_written(argv, fragment, corpus, no_ray, capsys,
                                                                       monkeypatch):
     if "--data-path" not in argv and argv.startswith("exp") and not FASHION:
@@ -313,6 +321,7 @@ def test_bad_input_is_one_line_exit_2_nothing_started_nothing_written(argv, frag
     assert "mindspore" not in set(sys.modules) - modules, "MindSpore was imported for input that was refused"
 
 
+@pytest.mark.slow
 def test_a_start_that_failed_before_any_training_leaves_the_folder_free(tmp_path, corpus, capsys, monkeypatch):
     """A start refused after the folder was claimed (here: Ray cannot start) trained nothing, so the corrected
     command takes the folder again without --resume, and a folder where a run did train is still refused."""
@@ -368,7 +377,7 @@ def test_report_and_export_write_only_into_new_empty_or_boosttune_folders(tmp_pa
 def test_a_real_process_prints_one_line_without_mindspore_noise(argv, fragment, corpus):
     """As a user sees it: the process's whole stderr is the one line (no usage block, no MindSpore warnings)."""
     argv = [part.format(images=corpus["images"]) for part in argv]
-    done = subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert fragment in done.stderr

@@ -6,45 +6,15 @@ before anything trains."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+from tests.helpers.example_project import BOOSTTUNE, copy_example, user_env
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "experiments" / "custom"
-BOOSTTUNE = str(Path(sys.executable).with_name("boosttune"))
-
-
-def user_env() -> dict[str, str]:
-    """A user's shell: no Ray cluster to join, nothing of the repository on the path."""
-    env = {**os.environ, "PYTHONPATH": ""}
-    env.pop("RAY_ADDRESS", None)
-    return env
-
-
-def prepare_example(into: Path) -> Path:
-    """experiments/custom as a team's own folder, with its data prepared (python prepare.py). The session's
-    ``custom_example`` fixture (conftest.py) runs it once; tests take copies of that folder (:func:`copy_example`)."""
-    folder = into / "digits-lstm"
-    shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns("data", "runs", "__pycache__"))
-    subprocess.run([sys.executable, "prepare.py"], cwd=folder, env=user_env(), check=True, capture_output=True,
-                   timeout=300)
-    return folder
-
-
-def copy_example(into: Path, prepared: Path) -> Path:
-    """A team's folder of its own in ``into``: a copy of the prepared example (its MindRecord files name their
-    shards relative to their folder, so the copy reads its own)."""
-    folder = into / "digits-lstm"
-    shutil.copytree(prepared, folder, ignore=shutil.ignore_patterns("runs", "__pycache__"))
-    return folder
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +24,7 @@ def user_project(tmp_path_factory, custom_example):
 
 def test_a_project_outside_the_repository_is_tuned_confirmed_and_exported(user_project):
     """The team judges recipes by its held-out loss (lower is better, its own units), end to end. (The speed
-    calibration on the team's network is test_calibrate's: here it would double the test's time.)"""
+    calibration on the team's network is tests/probe/test_calibrate.py's: here it would double the test's time.)"""
     import optuna
     import pandas as pd
 

@@ -6,7 +6,7 @@ started as a user starts it, in its own process group. What must hold: the fault
 reason and the run goes on or stops cleanly; ``--resume`` (and the command printed after Ctrl-C) continues
 it; nothing that finished is lost or trained again; the Optuna study holds exactly what the results do; and
 nothing the run started (Ray, MindSpore's scheduler, a port) is left behind. One run carries every fault, as
-each restart costs a Ray start. A bench whose driver is killed is provoked in test_bench.py. And a run that
+each restart costs a Ray start. A bench whose driver is killed is provoked in tests/test_bench.py. And a run that
 outgrows the node's memory, stopped by Ray's memory monitor as on any cluster.
 """
 
@@ -25,10 +25,11 @@ from pathlib import Path
 
 import psutil
 import pytest
-from leftovers import assert_nothing_left, footprint
 
-pytestmark = pytest.mark.slow
-REPO = Path(__file__).resolve().parents[1]
+from tests.helpers import REPO
+from tests.helpers.leftovers import assert_nothing_left, footprint
+
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
 SMALL = ["--data", "digits", "--epochs", "2", "--train-limit", "512", "--val-limit", "128", "--no-early-stop"]
 
 

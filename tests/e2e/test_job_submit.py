@@ -19,11 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import REPO
+
 psutil = pytest.importorskip("psutil")
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
-REPO = Path(__file__).resolve().parents[1]
 RAY = str(Path(sys.executable).with_name("ray"))
 
 
@@ -138,7 +139,7 @@ def test_a_team_project_outside_the_repository_is_tuned_on_both_nodes(two_node_c
     """``ray job submit --working-dir .`` from a team's own folder (not installed, not in the repository): Ray ships
     it to both nodes, every rank there imports the team's builder from it, the probe runs in a Ray task on a
     worker node, and Ray Train and Tune persist to --storage, not to the output folder."""
-    from test_custom_project import copy_example
+    from tests.helpers.example_project import copy_example
 
     project = copy_example(tmp_path, custom_example)
     output = tmp_path / "team-run"  # absolute: a relative folder would land in Ray's copy of the project

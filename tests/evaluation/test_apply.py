@@ -11,13 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_results import RAY_VERSION, make_record
 
 from boosttune import BestRecipe, ConfigError, UnsupportedError, load_best_recipe
 from boosttune.config.boost import parse_boost_config
 from boosttune.config.recipe import parse_recipe
 from boosttune.evaluation.export import export_best
 from boosttune.evaluation.results import build_results_table
+from tests.helpers.records import RAY_VERSION, make_record
 
 STEPS_PER_EPOCH, EPOCHS, BATCH = 8, 2, 32
 LOSS_SCALE = 128.0

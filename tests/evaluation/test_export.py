@@ -5,19 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_results import RAY_VERSION, make_record, sample_records
 
 from boosttune.config.boost import parse_boost_config
 from boosttune.errors import ConfigError, DataError
 from boosttune.evaluation.export import applicable_boost_config, export_best
 from boosttune.evaluation.results import build_results_table
+from tests.helpers.records import RAY_VERSION, make_record, sample_records
 
 _BOOST_KEYS = ("less_bn", "grad_freeze", "grad_accumulation", "grad_accumulation_step", "dim_reduce")
-
-
-@pytest.fixture
-def table():
-    return build_results_table(sample_records(), ray_version=RAY_VERSION)
 
 
 def test_export_writes_the_selected_boost_config_less_what_the_run_does_not_read(table, tmp_path):

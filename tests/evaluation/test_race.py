@@ -7,19 +7,18 @@ the control switched off (every look at the full level) must exceed it, so the c
 
 from __future__ import annotations
 
-
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
-from benchmark_scripts import load_benchmark
 
 from boosttune.errors import ConfigError
 from boosttune.evaluation import race as race_module
 from boosttune.evaluation.confirm import BASELINE_NAME, Candidate, confirm_table, replay_race, run_race
 from boosttune.evaluation.race import Exit, Race, RaceRules, claim_level
 from boosttune.execution.runs import RecordStore, RunRecord
+from tests.helpers.benchmark_scripts import load_benchmark
 
 MARGIN = 1.0
 

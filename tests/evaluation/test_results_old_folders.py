@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_report import _experiment_folder, confirmed, search  # noqa: F401  (fixtures)
 
 from boosttune.cli.main import main
 from boosttune.evaluation.results import SCHEMA_VERSION, load_results
 from boosttune.evaluation.summary import load_confirmed
+from tests.helpers.paired_runs import experiment_folder
 
 
 def _as_version_3(folder: Path, names: tuple[str, ...]) -> None:
@@ -34,8 +34,8 @@ def _report_and_export(folder: Path, capsys) -> dict:
     return json.loads((folder / "best_recipe.json").read_text())
 
 
-def test_an_experiment_folder_of_version_3_reports_and_exports(tmp_path, search, confirmed, capsys):  # noqa: F811
-    folder = _experiment_folder(tmp_path, search, confirmed)
+def test_an_experiment_folder_of_version_3_reports_and_exports(tmp_path, search, confirmed, capsys):
+    folder = experiment_folder(tmp_path, search, confirmed)
     _as_version_3(folder, ("results", "confirm"))
     for path in (folder / "results.parquet", folder / "results.csv"):
         table = load_results(path)
@@ -47,7 +47,7 @@ def test_an_experiment_folder_of_version_3_reports_and_exports(tmp_path, search,
 
 
 @pytest.mark.parametrize("csv_only", [False, True], ids=["parquet", "csv"])
-def test_a_results_table_of_version_3_exports_from_either_file(tmp_path, search, capsys, csv_only):  # noqa: F811
+def test_a_results_table_of_version_3_exports_from_either_file(tmp_path, search, capsys, csv_only):
     from boosttune.evaluation.results import save_results
 
     save_results(search, tmp_path / "exp")
@@ -57,7 +57,7 @@ def test_a_results_table_of_version_3_exports_from_either_file(tmp_path, search,
     assert json.loads((tmp_path / "out" / "best_recipe.json").read_text())["provenance"]["trial_id"]
 
 
-def test_a_bench_folder_of_version_3_reports_and_exports(tmp_path, confirmed, capsys):  # noqa: F811
+def test_a_bench_folder_of_version_3_reports_and_exports(tmp_path, confirmed, capsys):
     from boosttune.evaluation.summary import save_confirmed
     from boosttune.execution.runs import RunRecord
 

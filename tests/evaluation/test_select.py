@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_results import RAY_VERSION, make_record, sample_records
 
 from boosttune.errors import ConfigError, DataError
 from boosttune.evaluation.results import build_results_table
 from boosttune.evaluation.select import non_dominated, pareto_front, select_best
-
-
-@pytest.fixture
-def table():
-    return build_results_table(sample_records(), ray_version=RAY_VERSION)
+from tests.helpers.records import RAY_VERSION, make_record, sample_records
 
 
 def test_pareto_front_members_sorted_by_speedup(table):

@@ -106,7 +106,7 @@ def test_errors_from_libraries_name_what_failed(tmp_path):
     assert "posixpath" in text
 
 
-# --- a real multi-node cluster with GPU and NPU nodes -------------------------------------------------------
+# --- a real multi-node cluster with GPU and NPU nodes (slow: three raylets start) ---------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +119,7 @@ def accelerator_cluster(tmp_path_factory):
         ray.shutdown()
     before = os.environ.get("BOOSTTUNE_CACHE_DIR")
     os.environ["BOOSTTUNE_CACHE_DIR"] = str(root / "head-cache")  # the driver's (head's) cache
-    session_cache = before or str(Path.home() / ".cache" / "boosttune")  # what conftest's probe filled
+    session_cache = before or str(Path.home() / ".cache" / "boosttune")  # what the session's probe filled
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})  # a head that runs no work
     cluster.add_node(num_cpus=2, num_gpus=2, env_vars={"BOOSTTUNE_CACHE_DIR": str(root / "gpu-cache")})
     cluster.add_node(num_cpus=2, resources={"NPU": 2}, env_vars={"BOOSTTUNE_CACHE_DIR": str(root / "npu-cache")})
@@ -153,6 +153,8 @@ def _report_placement(config):
     ray.train.report({"rank": rank})
 
 
+@pytest.mark.slow
+@pytest.mark.ray
 @pytest.mark.parametrize("device, resource, variable, node", [
     ("GPU", "GPU", "CUDA_VISIBLE_DEVICES", "gpu"),
     ("Ascend", "NPU", "ASCEND_RT_VISIBLE_DEVICES", "npu"),
@@ -180,6 +182,8 @@ def test_each_rank_gets_its_own_accelerator_on_the_node_that_has_it(accelerator_
     assert ranks[0]["env"]["MS_SCHED_PORT"] == ranks[1]["env"]["MS_SCHED_PORT"]
 
 
+@pytest.mark.slow
+@pytest.mark.ray
 def test_the_probe_runs_on_a_node_with_the_trials_accelerator_and_is_cached_per_node_type(accelerator_cluster):
     root = accelerator_cluster["root"]
     lines: list[str] = []
@@ -196,6 +200,8 @@ def test_the_probe_runs_on_a_node_with_the_trials_accelerator_and_is_cached_per_
     assert npu.node_id == accelerator_cluster["npu"] and npu.report.device_target == "Ascend"
 
 
+@pytest.mark.slow
+@pytest.mark.ray
 def test_a_known_node_type_is_not_probed_again_on_a_new_node(accelerator_cluster):
     """The head keeps each node type's probe and hands it to the task: a node that never probed reuses it."""
     from importlib.metadata import version
@@ -214,29 +220,3 @@ def test_a_known_node_type_is_not_probed_again_on_a_new_node(accelerator_cluster
     placed = probe_on_worker("CPU", calibrate=False, log=lines.append)  # the head has no CPUs for work
     assert (nodes[placed.node_id] / "probe" / name).is_file()  # handed to the node that ran the task
     assert any(line.startswith("probe: cached result") for line in placed.lines)  # so it did not probe again
-
-
-def test_a_device_mindspore_cannot_train_on_is_refused_before_the_baseline():
-    from boosttune.config.experiment import parse_experiment
-    from boosttune.errors import UnsupportedError
-    from boosttune.experiment import _check_device
-    from boosttune.probe import Capability, ProbeReport
-
-    reason = "Unsupported device target GPU. This process only supports one of the ['CPU']."
-    report = ProbeReport(device_target="GPU", cpu="x", mindspore_version="2.10.0", boosttune_version="0", created="",
-                         capabilities={"optimizer.momentum": Capability("optimizer.momentum", False, reason)})
-    config = parse_experiment({"base": {"device_target": "GPU"}})
-    with pytest.raises(UnsupportedError, match=r"^base.device_target: MindSpore cannot train 'momentum' on GPU on "
-                                               r"node gpu-1: Unsupported device target GPU"):
-        _check_device(report, config, "gpu-1")
-
-
-def test_a_relative_output_is_refused_inside_a_ray_job(monkeypatch, tmp_path):
-    from boosttune.experiment import _output_folder
-
-    monkeypatch.setenv("RAY_JOB_CONFIG_JSON_ENV_VAR", json.dumps({"runtime_env": {"working_dir": "gcs://_ray_pkg.zip"}}))
-    with pytest.raises(ConfigError, match=r"^--output: 'runs/x' is relative, so under `ray job submit --working-dir`"):
-        _output_folder("runs/x")
-    assert _output_folder(tmp_path / "x") == tmp_path / "x"
-    monkeypatch.delenv("RAY_JOB_CONFIG_JSON_ENV_VAR")
-    assert _output_folder("runs/x") == Path("runs/x").resolve()

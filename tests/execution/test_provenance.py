@@ -2,8 +2,9 @@
 
 A run record, an exported recipe and a report are shared (pull requests, chat, a team's drive); a
 study-storage URL with a password or a bucket URI with keys, and the user's home folder, must not
-travel with them. YAML is loaded safely (the corpus in test_bad_input.py feeds it a Python tag), and
-every server boosttune starts listens on 127.0.0.1 unless told otherwise (test_dashboard.py).
+travel with them. YAML is loaded safely (the corpus in tests/e2e/test_bad_input.py feeds it a Python
+tag), and every server boosttune starts listens on 127.0.0.1 unless told otherwise
+(tests/search/test_dashboard.py).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from boosttune.builtin.data import load_dataset, prepared_split  # noqa: E402
 from boosttune.config.recipe import parse_recipe  # noqa: E402
 from boosttune.execution.ray_train import SCHEDULER_MARKER, run_on_ray  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
 RECIPE = {"model": "lenet5", "epochs": 1, "batch_size": 16, "steps_per_epoch": 8, "shuffle": False,
           "optimizer": {"name": "sgd", "learning_rate": 0.1}, "seed": 3}
@@ -37,13 +37,6 @@ def _assert_no_scheduler_left(timeout_s: float = 15.0) -> None:
     while _schedulers() and time.time() < deadline:
         time.sleep(0.5)
     assert not _schedulers(), "a MindSpore scheduler outlived its trial"
-
-
-@pytest.fixture(scope="module")
-def local_ray(probe_report):
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield probe_report.runtime_env
-    ray.shutdown()
 
 
 def _watch_scheduler_sockets(stop: threading.Event, listening: set[str]) -> None:

@@ -10,13 +10,13 @@ import numpy as np
 import psutil
 import pytest
 
-ray = pytest.importorskip("ray")
+pytest.importorskip("ray")
 
 from boosttune.execution.ray_train import train_run  # noqa: E402
 from boosttune.execution.runs import RunSpec  # noqa: E402
 from boosttune.execution.warm import WarmPool  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
 BASE = {"model": "lenet5", "epochs": 1, "batch_size": 32, "steps_per_epoch": 12, "warmup_steps": 2, "seed": 3,
         "data": {"name": "digits"}}
@@ -26,7 +26,7 @@ def _manual(**switches):
     return {"boost": {"mode": "manual", "less_bn": False, "grad_freeze": False, **switches}}
 
 
-# The recipes of tests/test_trial.py's 20 alternating trials, and what MindSpore must have built for each.
+# The recipes of tests/trial/test_runner.py's 20 alternating trials, and what MindSpore must have built for each.
 CYCLE = [
     ("O0", {}, {"grad_freeze": False, "less_bn": False, "grad_accumulation_step": 1, "train_cell": "TrainOneStepCell"}),
     ("O1", {"boost_level": "O1", "boost_config_dict": {"less_bn": {"gc_flag": False}}},
@@ -39,13 +39,6 @@ CYCLE = [
     ("less_bn", {"boost_level": "O2", "boost_config_dict": {**_manual(less_bn=True), "less_bn": {"gc_flag": False}}},
      {"grad_freeze": False, "less_bn": True, "grad_accumulation_step": 1}),
 ]
-
-
-@pytest.fixture(scope="module")
-def local_ray(probe_report):
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield probe_report.runtime_env
-    ray.shutdown()
 
 
 def _train(pool: WarmPool, run_id: str, recipe: dict, tmp_path, **kwargs):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 from types import ModuleType
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+from tests.helpers import REPO
+
+BENCHMARKS = REPO / "benchmarks"
 
 
 def load_benchmark(name: str) -> ModuleType:

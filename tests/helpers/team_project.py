@@ -10,7 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.helpers import REPO
+
 BOOSTTUNE = str(Path(sys.executable).with_name("boosttune"))
 EXPERIMENT = """\
 name: team

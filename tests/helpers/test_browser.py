@@ -1,4 +1,4 @@
-"""The headless-Chromium page checker (tests/browser.py) passes good pages and catches bad ones."""
+"""The headless-Chromium page checker (tests/helpers/browser.py) passes good pages and catches bad ones."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 import pytest
-from browser import check_page, find_chromium
+
+from tests.helpers.browser import check_page, find_chromium
 
 pytestmark = [
     pytest.mark.slow,
@@ -90,7 +91,7 @@ def test_hung_page_times_out_with_a_clear_error(tmp_path):
 def test_the_layout_probe_finds_overlapping_figure_text_a_wide_table_and_a_first_screen_pushed_down(tmp_path):
     """LAYOUT_JS on planted faults: two labels on one spot, a table wider than the page without a scroll box, and
     the answer below a tall block; and on the same page without them, nothing."""
-    from browser import LAYOUT_JS
+    from tests.helpers.browser import LAYOUT_JS
 
     def page(name: str, *, faults: bool) -> Path:
         figure = _figure("labels")

@@ -6,8 +6,6 @@ import json
 
 import pandas as pd
 import pytest
-from test_report import GF, O1, RECIPE, _train
-from test_results import RAY_VERSION, sample_records
 
 from boosttune.cli.main import main
 from boosttune.errors import DataError
@@ -16,6 +14,8 @@ from boosttune.evaluation.results import build_results_table, save_results
 from boosttune.execution.runs import RecordStore
 from boosttune.report.method_notes import NOTES
 from boosttune.report.methods import card_figures, searched_ranges, verdict_line, worked_ranges
+from tests.helpers.paired_runs import GF, O1, RECIPE, fake_train
+from tests.helpers.records import RAY_VERSION, sample_records
 
 
 def test_every_note_is_complete_and_names_its_source():
@@ -40,7 +40,7 @@ def bench_dir(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bench")
     candidates = [Candidate("O0", RECIPE, "bench", "O0"), Candidate("O1-equivalent", O1, "bench"),
                   Candidate("grad_freeze p=0.5", GF, "bench")]
-    records = run_paired(candidates, [0, 1, 2], store=RecordStore(folder / "runs"), role="bench", train=_train,
+    records = run_paired(candidates, [0, 1, 2], store=RecordStore(folder / "runs"), role="bench", train=fake_train,
                          log=lambda m: None, max_drop=1.0)
     save_confirmed(records, folder, max_drop=1.0)
     (folder / "bench.json").write_text(json.dumps({"name": "methods", "base": RECIPE, "max_accuracy_drop_pt": 1.0}))

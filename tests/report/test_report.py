@@ -2,83 +2,27 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
-import zlib
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
-from test_results import RAY_VERSION, sample_records
 
-from boosttune.config.boost import parse_boost_config
 from boosttune.errors import ConfigError, DataError
-from boosttune.evaluation.confirm import Candidate, run_paired
-from boosttune.evaluation.results import build_results_table, save_results
+from boosttune.evaluation.results import build_results_table
 from boosttune.evaluation.select import hypervolume
-from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
-from boosttune.report import ReportInputs, figures, load_report_inputs, recipes, write_report
-
-RECIPE = {"model": "lenet5", "epochs": 3, "seed": 0, "data": {"name": "digits"}, "optimizer": {"learning_rate": 0.05}}
-GF = {**RECIPE, "boost_level": "O1",
-      "boost_config_dict": {"boost": {"mode": "manual", "less_bn": False, "grad_freeze": True}}}
-O1 = {**RECIPE, "boost_level": "O1", "boost_config_dict": {"less_bn": {"gc_flag": False}}}
-# True effects of the fake training: throughput multiplier and accuracy delta (fraction).
-EFFECTS = {"O0": (1.0, 0.0), "O1-equivalent": (0.9, -0.001), "grad_freeze p=0.5": (1.25, -0.002)}
-
-
-def _train(spec: RunSpec) -> RunRecord:
-    rng = np.random.default_rng(spec.seed)  # the round's machine drift, shared by its recipes
-    machine, acc = rng.uniform(0.9, 1.1), rng.normal(0.9, 0.005)
-    own = np.random.default_rng(zlib.crc32(f"{spec.seed}-{spec.label}".encode()))
-    speed, delta = EFFECTS[spec.label]
-    sps = 500.0 * machine * speed * (1 + own.normal(0, 0.01))
-    final = acc + delta + own.normal(0, 0.001)
-    curve = [{"epoch": e, "train_s": 1.0 + e * 640 / sps, "objective_value": final - 0.05 * (3 - e)} for e in (1, 2, 3)]
-    boost = parse_boost_config(spec.recipe.get("boost_config_dict"), spec.recipe.get("boost_level", "O0"))
-    return RunRecord.from_summary(spec, {"status": "completed", "throughput_sps": sps, "objective_value": final,
-                                         "wall_s": 3 * 640 / sps + 5, "curve": curve, "world_size": 1,
-                                         "boost_config_dict": boost.to_boost_config_dict()},  # as a trial records it
-                                  started=1_800_000_000.0 + 100 * spec.seed + 10 * len(spec.label))
-
-
-@pytest.fixture
-def search():
-    records = sample_records()
-    for index, record in enumerate(records):  # start times and learning curves, as the search writes them
-        record["started"] = 1_700_000_000.0 + 30 * index
-        record["label"] = record["preset"] or record["trial_id"]
-        acc = record["metrics"].get("objective_value")
-        if acc is not None:
-            record["curve"] = [{"epoch": 1, "train_s": 5.0, "objective_value": acc - 0.1},
-                               {"epoch": 2, "train_s": 9.0, "objective_value": acc}]
-    return build_results_table(records, ray_version=RAY_VERSION)
-
-
-@pytest.fixture(scope="module")
-def confirmed(tmp_path_factory):
-    from boosttune.evaluation.summary import save_confirmed
-
-    folder = tmp_path_factory.mktemp("confirmed")
-    candidates = [Candidate("O0", RECIPE, "baseline", "O0"), Candidate("O1-equivalent", O1, "preset", "O1-equivalent"),
-                  Candidate("grad_freeze p=0.5", GF, "start point")]
-    records = run_paired(candidates, [1, 2, 3, 4, 5], store=RecordStore(folder / "runs"), role="confirm",
-                         train=_train, log=lambda m: None, max_drop=1.0)
-    return save_confirmed(records, folder, max_drop=1.0)
-
-
-def _inputs(search=None, confirmed=None, max_drop=1.0, kind="experiment", **extra) -> ReportInputs:
-    return ReportInputs(kind=kind, title="LeNet <digits>", max_drop=max_drop, search=search, confirmed=confirmed,
-                        **extra)
+from boosttune.report import figures, load_report_inputs, recipes, write_report
+from tests.helpers import REPO
+from tests.helpers.paired_runs import GF, O1, RECIPE, experiment_folder, report_inputs
+from tests.helpers.records import RAY_VERSION, sample_records
 
 
 # --- figure data ---------------------------------------------------------------------------------------
 
 def test_scatter_is_speedup_vs_accuracy_points_with_front_band_and_confirmed_intervals(search, confirmed):
-    scatter = figures.scatter_info(_inputs(search, confirmed, max_drop=0.5))
+    scatter = figures.scatter_info(report_inputs(search, confirmed, max_drop=0.5))
     by_id = {p.trial_id: p for p in scatter.points}
     assert set(by_id) == {"t_00000", "t_00001", "t_00002", "t_00003", "t_00005"}  # not the failed one
     assert (by_id["t_00003"].x, by_id["t_00003"].y) == (pytest.approx(1.4), pytest.approx(-2.0))
@@ -102,7 +46,7 @@ def test_one_decision_per_recipe_in_the_answer_the_tables_and_the_figure(tmp_pat
     figure's hover and the text in full say the same words, and no second verdict (a paired test's) appears."""
     from boosttune.evaluation.summary import decision_words
 
-    inputs = _inputs(search, confirmed)
+    inputs = report_inputs(search, confirmed)
     _, md_path = write_report(inputs, tmp_path)
     md = md_path.read_text()
     hover = {c.recipe: c for c in figures.scatter_info(inputs).confirmed}
@@ -120,7 +64,7 @@ def test_one_decision_per_recipe_in_the_answer_the_tables_and_the_figure(tmp_pat
 def test_scatter_without_a_baseline_falls_back_to_throughput_and_accuracy():
     records = sample_records()
     records[0] = {**records[0], "status": "failed", "reason": "baseline crashed", "metrics": {}}
-    scatter = figures.scatter_info(_inputs(build_results_table(records, ray_version=RAY_VERSION)))
+    scatter = figures.scatter_info(report_inputs(build_results_table(records, ray_version=RAY_VERSION)))
     assert scatter.x_label.startswith("throughput") and scatter.max_drop_y is None and scatter.confirmed == ()
     assert max(p.x for p in scatter.points) == 700.0
 
@@ -128,7 +72,7 @@ def test_scatter_without_a_baseline_falls_back_to_throughput_and_accuracy():
 def test_header_answers_in_one_sentence_with_intervals_and_says_how_to_reproduce(search, confirmed):
     run_info = {"command": "python experiments/lenet.py --epochs 3", "versions": {"optuna": "5.0.0"},
                 "device": "CPU: Xeon", "host": "box", "cpu_count": 2}
-    header = figures.header_info(_inputs(search, confirmed, run_info=run_info))
+    header = figures.header_info(report_inputs(search, confirmed, run_info=run_info))
     assert header.recipe == "grad_freeze p=0.5" and header.verdict == "won"
     assert re.match(r"Use grad_freeze p=0\.5: 1\.\d\dx .*\(95% CI 1\.\d\d-1\.\d\d\) at -0\.\d\d accuracy points "
                     r"\(95% CI .* over 5 paired seeds", header.answer)
@@ -138,10 +82,10 @@ def test_header_answers_in_one_sentence_with_intervals_and_says_how_to_reproduce
     assert facts["reproduce"] == run_info["command"] and "optuna 5.0.0" in facts["versions"]
     assert facts["device"].startswith("CPU (CPU: Xeon)") and "paired seeds [1, 2, 3, 4, 5]" in facts["confirm stage"]
     # Judged at a margin the recipe's loss does not fit in: keep the baseline.
-    strict = figures.header_info(_inputs(search, _rejudged(confirmed, 0.0), max_drop=0.0))
+    strict = figures.header_info(report_inputs(search, _rejudged(confirmed, 0.0), max_drop=0.0))
     assert strict.recipe == "O0" and strict.answer.startswith("Keep O0")
     # Without paired seeds the answer says it is one seed, unconfirmed.
-    single = figures.header_info(_inputs(search))
+    single = figures.header_info(report_inputs(search))
     assert single.verdict == "search_only" and "one seed" in single.answer and "t_00002" in single.answer
 
 
@@ -152,11 +96,11 @@ def _rejudged(confirmed, max_drop):
 
 
 def test_mindspore_claims_are_judged_on_paired_figures_and_not_on_one_seed(search, confirmed):
-    claims = {c.preset: c for c in figures.claims_info(_inputs(search, confirmed))}
+    claims = {c.preset: c for c in figures.claims_info(report_inputs(search, confirmed))}
     assert claims["O1"].verdict.startswith("does not hold here: the whole interval is below 1.20x")
     assert "5 paired seeds" in claims["O1"].measured
     assert claims["O2"].verdict.startswith("not measured")
-    single = {c.preset: c for c in figures.claims_info(_inputs(search))}
+    single = {c.preset: c for c in figures.claims_info(report_inputs(search))}
     assert single["O1"].verdict.startswith("not judged: one seed") and "1.28x" in single["O1"].measured
 
 
@@ -185,18 +129,18 @@ def test_methods_of_a_recipe_are_what_mindspore_applies():
 
 
 def test_ablation_takes_paired_figures_and_marks_the_recommended_recipes_methods(search, confirmed):
-    ablation = figures.ablation_info(_inputs(search, confirmed))
+    ablation = figures.ablation_info(report_inputs(search, confirmed))
     rows = {r.name: r for r in ablation.alone}
     assert rows["grad_freeze p=0.5"].source == "paired seeds" and rows["grad_freeze p=0.5"].in_best
     assert ablation.best.name == "grad_freeze p=0.5" and ablation.best_methods == ("grad_freeze",)
     assert not math.isnan(ablation.best.speedup_low)
     # The search alone: one seed each. t_00005 changes the learning rate only: no method, no row.
-    single = figures.ablation_info(_inputs(search))
+    single = figures.ablation_info(report_inputs(search))
     assert all(r.source.startswith("search, one seed") and math.isnan(r.speedup_low) for r in single.alone)
 
 
 def test_hypervolume_grows_in_start_order_and_ends_at_the_fronts(search):
-    hv = figures.hypervolume_info(_inputs(search))
+    hv = figures.hypervolume_info(report_inputs(search))
     assert hv.trial_ids == tuple(f"t_0000{i}" for i in range(6))  # the baseline first: where the search starts
     assert all(b >= a for a, b in zip(hv.hypervolume, hv.hypervolume[1:]))
     finished = search[search["status"] == "completed"]
@@ -210,17 +154,17 @@ def test_parameter_importance_per_objective_from_optuna(search):
                   metrics={**r["metrics"], "throughput_sps": 500 + 40 * i, "objective_value": 0.8 - 0.001 * i})
              for i, r in enumerate([sample_records()[2]] * 10)]
     table = build_results_table(sample_records()[:1] + extra, ray_version=RAY_VERSION)
-    importance = figures.importance_info(_inputs(table))
+    importance = figures.importance_info(report_inputs(table))
     assert [name for name, _ in importance.objectives] == ["speed-up", "accuracy"]
     speed = dict(importance.objectives[0][1])
     assert set(speed) == {"optimizer.learning_rate", "boost.grad_freeze"} and sum(speed.values()) == pytest.approx(1)
     assert importance.evaluator == "FanovaImportanceEvaluator" and "indicative" in importance.note
-    too_few = figures.importance_info(_inputs(build_results_table(sample_records()[:2], ray_version=RAY_VERSION)))
+    too_few = figures.importance_info(report_inputs(build_results_table(sample_records()[:2], ray_version=RAY_VERSION)))
     assert isinstance(too_few, str) and too_few.startswith("Parameter importance: not computed: 1 search trial(s)")
 
 
 def test_parallel_coordinates_code_categories_and_end_with_the_objectives(search):
-    parallel = figures.parallel_info(_inputs(search))
+    parallel = figures.parallel_info(report_inputs(search))
     labels = [d[0] for d in parallel.dimensions]
     assert labels[-2:] == ["speed-up (x)", "accuracy (pt)"] and len(parallel.trial_ids) == 5
     switches = dict((d[0], d) for d in parallel.dimensions)["boost.grad_freeze"]
@@ -228,36 +172,23 @@ def test_parallel_coordinates_code_categories_and_end_with_the_objectives(search
 
 
 def test_curves_timeline_and_failures(search, confirmed):
-    curves = figures.curves_info(_inputs(search, confirmed))
+    curves = figures.curves_info(report_inputs(search, confirmed))
     assert len(curves.series) == 15 and {s.role for s in curves.series} == {"baseline", "preset", "candidate"}
     assert all(len(s.train_s) == 3 and s.train_s[0] < s.train_s[-1] for s in curves.series)
-    search_only = figures.curves_info(_inputs(search))
+    search_only = figures.curves_info(report_inputs(search))
     assert {s.name for s in search_only.series} == {"O0", "O1-equivalent", "t_00002"}  # baseline, preset, selected
-    timeline = figures.timeline_info(_inputs(search, confirmed))
+    timeline = figures.timeline_info(report_inputs(search, confirmed))
     assert timeline.bars[0].run_id == "t_00000" and timeline.bars[0].start_s == 0.0 and len(timeline.bars) == 21
     assert [b.start_s for b in timeline.bars] == sorted(b.start_s for b in timeline.bars)
     assert {b.stage for b in timeline.bars} == {"search", "confirm"}
-    assert figures.failures_info(_inputs(search)) == (("t_00004", "failed", "trial failed in MindSpore: boom",
+    assert figures.failures_info(report_inputs(search)) == (("t_00004", "failed", "trial failed in MindSpore: boom",
                                                        "less_bn + grad_freeze p=0.7"),)
 
 
 # --- the page, report.md, the folder and the CLI ------------------------------------------------------------
 
-def _experiment_folder(tmp_path, search, confirmed) -> Path:
-    from boosttune.evaluation.summary import save_confirmed
-    from boosttune.execution.provenance import record_run_info
-
-    folder = tmp_path / "exp"
-    save_results(search, folder)
-    save_confirmed([RunRecord.from_dict(json.loads(p.read_text()))
-                    for p in sorted((confirmed.summary_path.parent / "runs").glob("*.json"))], folder, max_drop=1.0)
-    (folder / "experiment.json").write_text(json.dumps({"name": "lenet-digits", "max_drop": 1.0}))
-    record_run_info(folder, left_out={"amp.O2": "amp O2: 0.52x O0's throughput on this CPU, not searched"})
-    return folder
-
-
 def test_report_folder_writes_a_self_contained_page_and_markdown(tmp_path, search, confirmed):
-    folder = _experiment_folder(tmp_path, search, confirmed)
+    folder = experiment_folder(tmp_path, search, confirmed)
     inputs = load_report_inputs(folder)
     assert inputs.kind == "experiment" and inputs.max_drop == 1.0 and inputs.title.endswith("lenet-digits")
     html_path, md_path = write_report(inputs)
@@ -279,7 +210,7 @@ def test_empty_or_missing_folders_are_one_line_errors(tmp_path):
     with pytest.raises(DataError, match="no such results folder"):
         load_report_inputs(tmp_path / "nope")
     with pytest.raises(ConfigError, match="max_drop: -1"):
-        _inputs(build_results_table(sample_records(), ray_version=RAY_VERSION), max_drop=-1.0)
+        report_inputs(build_results_table(sample_records(), ray_version=RAY_VERSION), max_drop=-1.0)
 
 
 def test_a_table_written_before_the_new_columns_still_reports(tmp_path, search):
@@ -293,7 +224,7 @@ def test_a_table_written_before_the_new_columns_still_reports(tmp_path, search):
 
 
 def test_bench_folder_report_is_the_paired_runs(tmp_path, confirmed):
-    inputs = _inputs(confirmed=confirmed, kind="bench")
+    inputs = report_inputs(confirmed=confirmed, kind="bench")
     scatter = figures.scatter_info(inputs)
     assert len(scatter.points) == 15 and scatter.pareto == ()
     assert sum(p.is_baseline for p in scatter.points) == 5 and all(p.x == 1.0 for p in scatter.points if p.is_baseline)
@@ -301,19 +232,20 @@ def test_bench_folder_report_is_the_paired_runs(tmp_path, confirmed):
     assert "The search" not in md_path.read_text() and "grad_freeze p=0.5" in html_path.read_text()
 
 
+@pytest.mark.slow
 def test_report_in_a_real_browser_renders_every_figure_offline_without_console_errors(tmp_path, search, confirmed):
     """Read as a person would, on a laptop's screen (1366 x 768): every figure renders offline; the first screen
     holds the answer, the confirmed table and the snippet that applies it; no text of a figure overlaps another;
     no table runs off the page without a scroll bar."""
-    from browser import LAYOUT_JS, check_page, find_chromium
+    from tests.helpers.browser import LAYOUT_JS, check_page, find_chromium
 
     if find_chromium() is None:
         if os.environ.get("BOOSTTUNE_REQUIRE_BROWSER"):
             pytest.fail("no chromium, and BOOSTTUNE_REQUIRE_BROWSER is set (.ci/run installs Debian's chromium)")
         pytest.skip("no chromium (Debian package chromium; .ci/run installs it)")
-    folder = _experiment_folder(tmp_path, search, confirmed)
+    folder = experiment_folder(tmp_path, search, confirmed)
     html_path, _ = write_report(load_report_inputs(folder))
-    shots = Path(os.environ.get("BOOSTTUNE_SCREENSHOTS", Path(__file__).resolve().parents[1] / "reports" / "ci"))
+    shots = Path(os.environ.get("BOOSTTUNE_SCREENSHOTS", REPO / "reports" / "ci"))
     shot = shots / "report-first-screen.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
     check = check_page(html_path, screenshot=shot, width=1366, height=768, evaluate=LAYOUT_JS)

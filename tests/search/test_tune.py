@@ -11,16 +11,16 @@ import pytest
 ray = pytest.importorskip("ray")
 optuna = pytest.importorskip("optuna")
 
-from leftovers import DriverGrowth  # noqa: E402
-
 from boosttune.config.experiment import parse_experiment  # noqa: E402
 from boosttune.errors import ConfigError  # noqa: E402
+from tests.helpers import REPO  # noqa: E402
+from tests.helpers.dashboard import check_dashboard  # noqa: E402
+from tests.helpers.leftovers import DriverGrowth  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
 BASE = {"model": "lenet5", "epochs": 1, "batch_size": 32, "steps_per_epoch": 6, "data": {"name": "digits"},
         "optimizer": {"learning_rate": 0.05}}
-REPO = Path(__file__).resolve().parents[1]
 # Bounds on the driver's growth over the runs after its second (imports and caches have settled by then). Over 50
 # trials benchmarks/soak.py measured +20 MB and +0 open files, the files moving by up to 14 from run to run.
 DRIVER_GROWTH_MB, DRIVER_GROWTH_FDS = 100, 30
@@ -54,7 +54,7 @@ def test_search_end_to_end(tmp_path, fresh_ray, capsys, monkeypatch):
         return results[-1]
 
     monkeypatch.setattr(boosttune.experiment, "run_experiment", run_experiment)
-    # lenet_smoke.yaml: LeNet-5 on digits, 4 trials; its confirm stage is checked on test_faults.py's search.
+    # lenet_smoke.yaml: LeNet-5 on digits, 4 trials; its confirm stage is checked on tests/e2e/test_faults.py's search.
     command = ["tune", str(REPO / "experiments" / "configs" / "lenet_smoke.yaml"), "--set", "name=e2e",
                "--set", "seed=1", "--set", "base.steps_per_epoch=6", "--set", "confirm_seeds=0",
                "--output", str(tmp_path / "run")]
@@ -106,8 +106,6 @@ def test_search_end_to_end(tmp_path, fresh_ray, capsys, monkeypatch):
 def _check_dashboards(output: Path, study_name: str, n_trials: int, lines: list[str]) -> None:
     """TensorBoard event files hold every trained trial's per-epoch metrics; the Optuna dashboard serves the study;
     the probe ran in a Ray task on a worker, not in the driver."""
-    from test_dashboard import check_dashboard
-
     assert any(line.startswith("probe: measured on node ") for line in lines)
     events = sorted((output / "tune" / study_name).glob("*/events.out.tfevents.*"))
     trained = [r for r in _records(output).values() if r["role"] == "search" and r["status"] == "completed"]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from boosttune.builtin.data import load_dataset
 from boosttune.config.recipe import parse_recipe
 
 pytestmark = pytest.mark.slow
@@ -39,11 +38,6 @@ NEVER_KEPT = {
     "freeze-continuous": {"boost_level": "O1", "boost_config_dict": {
         **_manual(grad_freeze=True), "grad_freeze": {"param_groups": 2, "freeze_type": 0}}},
 }
-
-
-@pytest.fixture(scope="module")
-def digits():
-    return load_dataset(parse_recipe({}).data, 32)
 
 
 def _run(name: str, seed: int, digits, cache: GraphCache | None):

@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from boosttune.builtin.data import load_dataset
 from boosttune.config.recipe import parse_recipe
 from boosttune.errors import TrialError, UnsupportedError
 from boosttune.probe import check_recipe
@@ -28,11 +27,6 @@ def _manual(**switches):
 def _recipe(**fields):
     base = {"model": "lenet5", "epochs": 1, "batch_size": 32, "steps_per_epoch": 12, "warmup_steps": 2}
     return parse_recipe({**base, **fields})
-
-
-@pytest.fixture(scope="module")
-def digits():
-    return load_dataset(parse_recipe({}).data, 32)
 
 
 class WeightSnapshots(Callback):
@@ -167,7 +161,8 @@ def test_alternating_trials_do_not_leak_configuration(digits):
     Observed from the Model MindSpore built (its optimizer, train cell, network wrapper), not from the input:
     MindSpore's AutoBoost is a process-wide singleton whose preset table manual mode mutates in place. Two rounds
     of the cycle: every recipe runs after the one before it in the cycle (O0 after LessBN included) and again after
-    a whole round; more rounds repeat the same pairs (tests/test_warm.py runs these recipes 20 times in one worker).
+    a whole round; more rounds repeat the same pairs (tests/execution/test_warm.py runs these recipes 20 times in
+    one worker).
     """
     import mindspore.boost.boost as ms_boost
 

@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import json
 
-from test_report import _experiment_folder, _inputs, confirmed, search  # noqa: F401  (fixtures)
-
 from boosttune.cli.main import main
 from boosttune.config.boost import parse_boost_config
 from boosttune.report import figures, load_report_inputs, write_report
+from tests.helpers.paired_runs import experiment_folder, report_inputs
 
 
-def _exported_folder(tmp_path, search, confirmed, capsys):  # noqa: F811
-    folder = _experiment_folder(tmp_path, search, confirmed)
+def _exported_folder(tmp_path, search, confirmed, capsys):
+    folder = experiment_folder(tmp_path, search, confirmed)
     assert main(["export", str(folder)]) == 0, capsys.readouterr().err
     return folder
 
 
-def test_the_block_names_the_files_and_every_knob_of_the_exported_recipe(tmp_path, search, confirmed,  # noqa: F811
+def test_the_block_names_the_files_and_every_knob_of_the_exported_recipe(tmp_path, search, confirmed,
                                                                           capsys):
     folder = _exported_folder(tmp_path, search, confirmed, capsys)
     info = figures.apply_info(load_report_inputs(folder))
@@ -46,7 +45,7 @@ def test_the_block_names_the_files_and_every_knob_of_the_exported_recipe(tmp_pat
                                      "and dim_reduce")
 
 
-def test_the_block_comes_right_after_the_answer_on_the_page_and_in_report_md(tmp_path, search, confirmed,  # noqa: F811
+def test_the_block_comes_right_after_the_answer_on_the_page_and_in_report_md(tmp_path, search, confirmed,
                                                                              capsys):
     folder = _exported_folder(tmp_path, search, confirmed, capsys)
     html_path, md_path = write_report(load_report_inputs(folder))
@@ -58,8 +57,8 @@ def test_the_block_comes_right_after_the_answer_on_the_page_and_in_report_md(tmp
         text.index("| `boost_level` | O1 |") < text.index("## The run") < text.index("## Speed vs")
 
 
-def test_keeping_o0_says_plain_training_and_how_to_write_the_files(search):  # noqa: F811
-    info = figures.apply_info(_inputs(search, max_drop=0.1))  # nothing within 0.1 pt: the baseline
+def test_keeping_o0_says_plain_training_and_how_to_write_the_files(search):
+    info = figures.apply_info(report_inputs(search, max_drop=0.1))  # nothing within 0.1 pt: the baseline
     knobs = dict(info.knobs)
     assert (knobs["boost_level"], knobs["boost_config_dict"], knobs["loss_scale_manager"], knobs["dataset.batch"]) == \
         ("O0", "ignored at boost_level O0", "none", "32 per rank")
@@ -68,7 +67,7 @@ def test_keeping_o0_says_plain_training_and_how_to_write_the_files(search):  # n
     assert not info.exported and info.export_command == "boosttune export ."  # inputs not read from a folder
 
 
-def test_the_snippet_builds_the_recipes_boost_in_mindspore(tmp_path, search, confirmed, capsys):  # noqa: F811
+def test_the_snippet_builds_the_recipes_boost_in_mindspore(tmp_path, search, confirmed, capsys):
     """The block's snippet, run as written with a team's own network and data, builds the recipe's boost."""
     import mindspore as ms
     import numpy as np
@@ -102,7 +101,7 @@ def test_the_snippet_builds_the_recipes_boost_in_mindspore(tmp_path, search, con
 
 
 def test_amp_loss_scale_optimizer_and_schedule_by_their_mindspore_names():
-    from test_results import RAY_VERSION, make_record
+    from tests.helpers.records import RAY_VERSION, make_record
 
     from boosttune.config.recipe import parse_recipe
     from boosttune.evaluation.results import build_results_table
@@ -115,7 +114,7 @@ def test_amp_loss_scale_optimizer_and_schedule_by_their_mindspore_names():
     ).to_dict()
     table = build_results_table([make_record("t_00000", preset="O0", sps=100.0, acc=0.9), boosted],
                                 ray_version=RAY_VERSION)
-    knobs = dict(figures.apply_info(_inputs(table)).knobs)
+    knobs = dict(figures.apply_info(report_inputs(table)).knobs)
     assert knobs["amp_level"] == "O2" and knobs["dataset.batch"] == "16 per rank"
     assert knobs["loss_scale_manager"] == "FixedLossScaleManager(64.0, drop_overflow_update=False)"
     assert knobs["optimizer"] == "nn.Adam(learning_rate, weight_decay=0.0001, loss_scale=64.0)"  # divided back out
@@ -126,12 +125,12 @@ def test_amp_loss_scale_optimizer_and_schedule_by_their_mindspore_names():
 
 
 def test_a_recipe_that_is_mindspores_preset_is_named_so():
-    from test_results import RAY_VERSION, make_record
+    from tests.helpers.records import RAY_VERSION, make_record
 
     from boosttune.evaluation.results import build_results_table
 
     table = build_results_table([make_record("t_00000", preset="O0", sps=100.0, acc=0.9),
                                  make_record("t_00001", level="O1", sps=150.0, acc=0.9)], ray_version=RAY_VERSION)
-    note = figures.apply_info(_inputs(table)).notes[0]
+    note = figures.apply_info(report_inputs(table)).notes[0]
     assert note.startswith("boost_level O1 goes with this boost_config_dict: O1 alone gives MindSpore's O1 preset "
                            "(less_bn + grad_freeze at their defaults), which this recipe is.")

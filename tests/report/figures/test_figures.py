@@ -1,5 +1,5 @@
 """Each report figure's data, one test (or a few) per module of boosttune.report.figures, on small tables whose
-numbers are worked out by hand; nothing is drawn (the page itself: tests/test_report.py)."""
+numbers are worked out by hand; nothing is drawn (the page itself: tests/report/test_report.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import math
 
 import pandas as pd
 import pytest
-from test_report import GF, RECIPE
-from test_results import RAY_VERSION, make_record
 
 from boosttune.evaluation.results import build_results_table
 from boosttune.objective import Objective
 from boosttune.report import ReportInputs, figures, recipes
+from tests.helpers.paired_runs import GF, RECIPE
+from tests.helpers.records import RAY_VERSION, make_record
 
 MAE = Objective("mae", higher_is_better=False, fraction=False)
 
