@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from contextlib import contextmanager
 
 import pytest
 
@@ -135,17 +136,26 @@ ALGORITHM = Algorithm(
 '''
 
 
-@pytest.fixture
-def toy_folder(tmp_path, monkeypatch):
-    """``toy_boost/`` written into a folder the registry searches, as a new algorithm folder would be."""
+@contextmanager
+def registered_toy(tmp_path):
+    """``toy_boost/`` written into a folder the registry searches, as a new algorithm folder would be; gone after."""
     folder = tmp_path / "toy_boost"
     folder.mkdir()
     (folder / "__init__.py").write_text(textwrap.dedent(TOY))
-    monkeypatch.setattr(algorithms, "__path__", [*algorithms.__path__, str(tmp_path)])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(algorithms, "__path__", [*algorithms.__path__, str(tmp_path)])
+        algorithms.clear_cache()
+        try:
+            yield
+        finally:
+            sys.modules.pop("boosttune.algorithms.toy_boost", None)
     algorithms.clear_cache()
-    yield
-    sys.modules.pop("boosttune.algorithms.toy_boost", None)
-    algorithms.clear_cache()
+
+
+@pytest.fixture
+def toy_folder(tmp_path):
+    with registered_toy(tmp_path):
+        yield
 
 
 def test_a_new_algorithm_is_one_folder(toy_folder):
@@ -178,5 +188,7 @@ def test_a_new_algorithm_is_one_folder(toy_folder):
     assert parse_experiment({"search": ["toy_boost", "less_bn"]}).search == ["toy_boost", "less_bn"]
 
 
-def test_the_registry_forgets_the_toy():
+def test_the_registry_forgets_the_toy(tmp_path):
+    with registered_toy(tmp_path):
+        assert "toy_boost" in algorithms.boost_names()
     assert "toy_boost" not in algorithms.boost_names()
