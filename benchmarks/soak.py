@@ -5,9 +5,9 @@
 
 Runs one experiment in this process (LeNet-5 on scikit-learn's digits, 1 epoch of 2 steps per trial,
 local Ray, Tune + Optuna, no early stopping, no confirm stage) while a thread samples this driver's
-resident memory and open file descriptors as each trial record lands (tests/leftovers.py's DriverGrowth,
-which tests/test_tune.py's end-to-end search also checks). Prints them, and the growth from the record
-after warm-up (the 5th) to the last. Prints figures; asserts nothing.
+resident memory and open file descriptors as each trial record lands (DriverGrowth of
+tests/helpers/leftovers.py, which tests/search/test_tune.py's end-to-end search also checks). Prints them,
+and the growth from the record after warm-up (the 5th) to the last. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from leftovers import DriverGrowth  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.helpers.leftovers import DriverGrowth  # noqa: E402
 
 WARM = 5  # records (baseline included) after which Ray, Tune, Optuna and MindSpore's imports have settled
 

@@ -124,7 +124,7 @@ def _stage(name: str, times: dict[str, float], log: Callable[[str], None], alrea
 def _check_apart(config: ExperimentConfig) -> CheckReport:
     """:func:`~boosttune.check.check_experiment` in a fresh process: MindSpore, once imported, installs its own
     signal handlers, and a driver holding it died of SIGABRT on Ctrl-C instead of saving what it had and exiting 130
-    (tests/test_faults.py). Its errors come back as themselves."""
+    (tests/e2e/test_faults.py). Its errors come back as themselves."""
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
         return pool.submit(check_experiment, config, log=_to_stderr).result()
 

@@ -1,35 +1,145 @@
-"""Test session set-up: trials run with the runtime settings the capability probe chose.
+"""The fixtures the test packages share, and the set-up that tests which train or start Ray need.
 
-The probe runs in child processes (cached per device/CPU/MindSpore version), and its choice of
-``ONEDNN_MAX_CPU_ISA`` is applied here, before any test imports MindSpore.
+Nothing heavy happens at import: a session of pure-logic tests (``pytest tests/evaluation/test_stats.py``) runs no
+probe and imports neither Ray nor MindSpore. The capability probe (run in child processes, cached per device, CPU and
+MindSpore version) runs once, at the first of:
+
+- MindSpore's first import in this process, so that the probe's ``ONEDNN_MAX_CPU_ISA`` is in force when oneDNN loads
+  (a test module that imports MindSpore at its top triggers it while being collected);
+- the set-up of a test marked ``slow`` (a test marked ``ray`` also gets Ray Train's local settings first, as
+  ``connect_ray`` would apply them, since the Ray it starts passes them on to its workers);
+- a test that asks for ``probe_report``.
 """
 
 from __future__ import annotations
 
+import importlib.abc
 import os
+import sys
 
 import pytest
 
+from tests.helpers.example_project import prepare_example
+from tests.helpers.records import RAY_VERSION, sample_records
+
 os.environ.setdefault("GLOG_v", "3")  # MindSpore's C++ warnings drown pytest's output
 
-from boosttune.execution.ray import local_train_defaults  # noqa: E402
-from boosttune.probe import run_probe  # noqa: E402  (must not import MindSpore)
-from boosttune.runtime import apply_runtime_env  # noqa: E402
+_probe_report = None
 
-_REPORT = run_probe("CPU", log=lambda message: None)
-apply_runtime_env(_REPORT.runtime_env)
-local_train_defaults()  # the fixtures start local Ray (and ray start clusters) themselves, as connect_ray would
+
+def probe_once():
+    """The probe's report for this machine's CPU, its runtime settings applied to this process (once a session)."""
+    global _probe_report
+    if _probe_report is None:
+        from boosttune.probe import run_probe  # (must not import MindSpore)
+        from boosttune.runtime import apply_runtime_env
+
+        _probe_report = run_probe("CPU", log=lambda message: None)
+        if not apply_runtime_env(_probe_report.runtime_env):
+            raise RuntimeError("MindSpore was imported before the probe's runtime settings could be applied")
+    return _probe_report
+
+
+class _ProbeBeforeMindSpore(importlib.abc.MetaPathFinder):
+    """Runs the probe when MindSpore is first imported, then leaves the import to the usual finders."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "mindspore":
+            sys.meta_path.remove(self)
+            probe_once()
+        return None
+
+
+if "mindspore" not in sys.modules:
+    sys.meta_path.insert(0, _ProbeBeforeMindSpore())
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("slow"):
+        probe_once()
+    if item.get_closest_marker("ray"):
+        from boosttune.execution.ray import local_train_defaults
+
+        local_train_defaults()  # the tests start local Ray (and `ray start` clusters) themselves
 
 
 @pytest.fixture(scope="session")
 def probe_report():
-    return _REPORT
+    return probe_once()
+
+
+@pytest.fixture(scope="module")
+def local_ray(probe_report):
+    """A local Ray instance for the module, two CPUs, no dashboard; yields the probe's runtime settings."""
+    import ray
+
+    from boosttune.execution.ray import local_train_defaults
+
+    local_train_defaults()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield probe_report.runtime_env
+    ray.shutdown()
 
 
 @pytest.fixture(scope="session")
 def custom_example(tmp_path_factory):
     """experiments/custom with its data prepared (``python prepare.py``, a MindSpore import), once a session: the
-    tests that tune, calibrate or submit the team's project each copy it (test_custom_project.copy_example)."""
-    from test_custom_project import prepare_example
-
+    tests that tune, calibrate or submit the team's project each copy it (tests.helpers.example_project)."""
     return prepare_example(tmp_path_factory.mktemp("custom-example"))
+
+
+@pytest.fixture(scope="module")
+def digits():
+    """The default recipe's data set (scikit-learn's digits) at 32x32, split as trials split it."""
+    from boosttune.builtin.data import load_dataset
+    from boosttune.config.recipe import parse_recipe
+
+    return load_dataset(parse_recipe({}).data, 32)
+
+
+@pytest.fixture
+def records():
+    """:func:`tests.helpers.records.sample_records`: baseline, preset, searched and failed trials."""
+    return sample_records()
+
+
+@pytest.fixture
+def table(records):
+    """The results table of :func:`records`."""
+    from boosttune.evaluation.results import build_results_table
+
+    return build_results_table(records, ray_version=RAY_VERSION)
+
+
+@pytest.fixture
+def search():
+    """The sample records' results table with start times and learning curves, as the search writes them."""
+    from boosttune.evaluation.results import build_results_table
+
+    records = sample_records()
+    for index, record in enumerate(records):
+        record["started"] = 1_700_000_000.0 + 30 * index
+        record["label"] = record["preset"] or record["trial_id"]
+        acc = record["metrics"].get("objective_value")
+        if acc is not None:
+            record["curve"] = [{"epoch": 1, "train_s": 5.0, "objective_value": acc - 0.1},
+                               {"epoch": 2, "train_s": 9.0, "objective_value": acc}]
+    return build_results_table(records, ray_version=RAY_VERSION)
+
+
+@pytest.fixture(scope="module")
+def confirmed(tmp_path_factory):
+    """A confirm stage of O0, the O1 preset and a GradientFreeze start point over five paired seeds, trained by
+    :func:`tests.helpers.paired_runs.fake_train`."""
+    from boosttune.evaluation.confirm import Candidate, run_paired
+    from boosttune.evaluation.summary import save_confirmed
+    from boosttune.execution.runs import RecordStore
+    from tests.helpers.paired_runs import GF, O1, RECIPE, fake_train
+
+    folder = tmp_path_factory.mktemp("confirmed")
+    candidates = [Candidate("O0", RECIPE, "baseline", "O0"), Candidate("O1-equivalent", O1, "preset", "O1-equivalent"),
+                  Candidate("grad_freeze p=0.5", GF, "start point")]
+    records = run_paired(candidates, [1, 2, 3, 4, 5], store=RecordStore(folder / "runs"), role="confirm",
+                         train=fake_train, log=lambda m: None, max_drop=1.0)
+    return save_confirmed(records, folder, max_drop=1.0)

@@ -11,10 +11,10 @@ import time
 
 import pandas as pd
 import pytest
-from leftovers import assert_nothing_left, footprint
 
 from boosttune.bench import bench_candidates, default_matrix, merge, parse_bench, recipe_override
 from boosttune.errors import ConfigError
+from tests.helpers.leftovers import assert_nothing_left, footprint
 
 BASE = {"model": "lenet5", "epochs": 2, "batch_size": 32, "steps_per_epoch": 8, "data": {"name": "digits"},
         "optimizer": {"learning_rate": 0.05}}
@@ -92,6 +92,7 @@ def test_an_exported_best_recipe_joins_the_matrix(probe_report):
 
 
 @pytest.mark.slow
+@pytest.mark.ray
 def test_bench_runs_paired_seeds_on_ray_writes_the_summary_and_resumes(tmp_path):
     bench_file = tmp_path / "bench.yaml"
     bench_file.write_text(json.dumps({"name": "freeze", "base": BASE, "seeds": [5, 6, 7],

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from team_project import boosttune, make_project
+from tests.helpers.team_project import boosttune, make_project
+
+pytestmark = pytest.mark.slow  # each runs boosttune in a fresh process that builds and steps the team's network
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +90,7 @@ def test_the_device_and_ranks_are_flags_and_a_device_this_machine_lacks_is_refus
 
 def test_a_teams_optimizer_is_used_under_boost_left_out_with_mindspores_reason_or_refused(project):
     """The issue's project passes nn.Adam with two parameter groups: GradientFreeze and LessBN rebuild it (same
-    updates: tests/test_team_optimizer.py). A subclass MindSpore cannot rebuild leaves both out with MindSpore's
+    updates: tests/trial/test_rebuild.py). A subclass MindSpore cannot rebuild leaves both out with MindSpore's
     reason; a factory that ignores the learning rate it is given is one line."""
     lines = {}
     for kind in ("adam_groups", "renamed_rate", "fixed_rate"):

@@ -5,12 +5,16 @@ never from a later one. An import inside a function is kept only for a heavy lib
 Optuna, pandas, ...) or a boosttune module that loads one at import time, so that ``boosttune --help``
 and the checks that refuse bad input stay fast; every other import sits at the top of its module.
 Read from the source with :mod:`ast`: nothing here imports boosttune.
+
+The tests mirror the package the same way (docs/layout.md, "How the tests are laid out"): tests/<package>/test_<module>.py,
+no test module importing another, conftest files that load nothing heavy, and every test that starts Ray marked.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from functools import cache
 from pathlib import Path
 
@@ -327,3 +331,277 @@ def test_the_name_rule_catches_a_collision(tmp_path):
     (tmp_path / "c.py").write_text("bench = 2\n")
     found = colliding_names({name: tmp_path / f"{name}.py" for name in "abc"})
     assert found == {"LEVELS": ["a", "b"]}
+
+
+# --- the tests mirror the package -------------------------------------------------------------------------------
+# tests/<package>/test_<module>.py tests boosttune/<package>/<module>.py (docs/layout.md, "How the tests are laid
+# out"). These checks read the tests' source too, and take their folders as arguments so that
+# test_the_test_rules_catch_what_they_should can run them on a planted tree.
+
+TESTS = ROOT / "tests"
+# tests/ folders that mirror something else than a boosttune package: what a test_<name>.py in them is named after
+# (None: named after what the user does).
+OTHER_TEST_FOLDERS: dict[str, Path | None] = {"e2e": None, "benchmarks": ROOT / "benchmarks",
+                                              "helpers": TESTS / "helpers", "projects": None}
+# tests/test_<name>.py that test the repository's other files, not a module.
+REPOSITORY_TESTS = ("test_layout.py", "test_docs.py", "test_cluster_yaml.py")
+# What starts Ray when a test or a fixture calls it (besides ``ray.init``). A test that starts Ray through a
+# subprocess (``ray start``, ``boosttune tune``, an experiment script) is not seen here: it is marked by hand.
+RAY_STARTS = {"Cluster", "connect_ray", "run_experiment", "run_bench", "run_on_ray", "train_run", "WarmPool",
+              "probe_on_worker", "facts_on_worker"}
+RAY_MARKS = {"slow", "ray"}
+
+
+def _parse(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+def _test_sources(tests: Path) -> list[Path]:
+    return sorted(p for p in tests.rglob("*.py") if "__pycache__" not in p.parts and p.parent != tests / "projects")
+
+
+def _named_in(folder: Path) -> set[str]:
+    """What a test file in the mirror of ``folder`` may be named after: its modules, subpackages and itself."""
+    names = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+    return names | {p.parent.name for p in folder.glob("*/__init__.py")} | {folder.name}
+
+
+def misplaced_tests(tests: Path, package: Path, other_folders: dict[str, Path | None],
+                    repository_tests: tuple[str, ...]) -> list[str]:
+    """Folders of ``tests`` that mirror no package of ``package``, and test files named after nothing there.
+
+    ``test_<name>.py`` is named after a module, a subpackage or the package itself (its ``__init__.py``), or after
+    one of those and an aspect (``test_tune_progress.py`` for search/tune.py's progress columns).
+    """
+    problems = []
+    for folder in sorted(p for p in tests.rglob("*") if p.is_dir() and "__pycache__" not in p.parts):
+        relative = folder.relative_to(tests)
+        if relative.parts[0] not in other_folders and not (package / relative / "__init__.py").is_file():
+            problems.append(f"tests/{relative}/ mirrors no package: {package.name}/{relative}/ has no __init__.py")
+    for path in sorted(tests.rglob("test_*.py")):
+        relative, name = path.parent.relative_to(tests), path.stem.removeprefix("test_")
+        if relative.parts and relative.parts[0] in other_folders:
+            mirrored = other_folders[relative.parts[0]]
+            if mirrored is None:
+                continue
+            names = _named_in(mirrored)
+        elif not relative.parts and path.name in repository_tests:
+            continue
+        else:
+            names = _named_in(package / relative)
+        if name not in names and not any(name.startswith(f"{n}_") for n in names):
+            problems.append(f"tests/{path.relative_to(tests)} is named after nothing in "
+                            f"{(package / relative).relative_to(package.parent)}/ (its modules: {sorted(names)})")
+    return problems
+
+
+def imports_between_tests(tests: Path) -> list[str]:
+    """Imports of a test module (``test_*``) or a conftest from any file of ``tests``."""
+    found = []
+    for path in _test_sources(tests):
+        for node in ast.walk(_parse(path)):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [f"{node.module or ''}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            for name in names:
+                last = name.rsplit(".", 1)[-1]
+                if last.startswith("test_") or last == "conftest":
+                    found.append(f"{path.relative_to(tests.parent)}:{node.lineno} imports {name.lstrip('.')}")
+    return found
+
+
+def _module_level_imports(path: Path) -> list[tuple[str, int]]:
+    """(module, line) of every import ``path`` runs when it is imported (not those inside functions)."""
+    found = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                continue
+            if isinstance(child, ast.If) and _is_type_checking(child):
+                continue
+            if isinstance(child, ast.Import):
+                found.extend((alias.name, child.lineno) for alias in child.names)
+            elif isinstance(child, ast.ImportFrom) and not child.level:
+                found.extend((f"{child.module}.{alias.name}", child.lineno) for alias in child.names)
+            visit(child)
+
+    visit(_parse(path))
+    return found
+
+
+def _helper_file(name: str, tests: Path) -> Path | None:
+    """The file of ``tests`` that ``name`` (a module, or a name in one) is imported from, if it is one of its own."""
+    if not name.startswith(f"{tests.name}."):
+        return None
+    for module in (name, name.rpartition(".")[0]):
+        base = tests.parent.joinpath(*module.split("."))
+        for path in (base.with_suffix(".py"), base / "__init__.py"):
+            if path.is_file():
+                return path
+    return None
+
+
+def heavy_imports(path: Path, tests: Path) -> list[str]:
+    """What importing ``path`` loads of Ray, MindSpore, the probe or another heavy library: directly, or through a
+    boosttune module or a helper module of ``tests``."""
+    heavy = []
+    for name, line in _module_level_imports(path):
+        module = name if name in MODULES else name.rpartition(".")[0]
+        helper = _helper_file(name, tests)
+        if name.split(".")[0] in HEAVY or module.startswith("boosttune.probe") or (
+                module in MODULES and is_heavy(module)):
+            heavy.append(f"{path.relative_to(tests.parent)}:{line} imports {name}")
+        elif helper is not None and helper != path and (inner := heavy_imports(helper, tests)):
+            heavy.append(f"{path.relative_to(tests.parent)}:{line} imports {name}, which loads: {inner[0]}")
+    return heavy
+
+
+def _decorator_marks(node: ast.FunctionDef | ast.ClassDef) -> set[str]:
+    return {mark for decorator in node.decorator_list for mark in _marks_in(decorator)}
+
+
+def _marks_in(node: ast.AST) -> set[str]:
+    """The names of ``pytest.mark.NAME`` in an expression (a decorator, a pytestmark list)."""
+    return {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Attribute)
+            and n.value.attr == "mark"}
+
+
+def _pytestmark(body: list[ast.stmt]) -> set[str]:
+    return {mark for statement in body if isinstance(statement, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in statement.targets)
+            for mark in _marks_in(statement.value)}
+
+
+def _starts_ray(function: ast.AST) -> bool:
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in RAY_STARTS:
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            called = node.func
+            if called.attr in RAY_STARTS or (called.attr == "init" and isinstance(called.value, ast.Name)
+                                             and called.value.id == "ray"):
+                return True
+    return False
+
+
+def _is_fixture(function: ast.FunctionDef) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == "fixture"
+               for decorator in function.decorator_list for n in ast.walk(decorator))
+
+
+def _arguments(function: ast.FunctionDef) -> set[str]:
+    return {a.arg for a in function.args.args + function.args.kwonlyargs}
+
+
+def unmarked_ray_tests(tests: Path) -> list[str]:
+    """Tests that start Ray (through a fixture, however deep, or a call of their own) without both marks."""
+    trees = {path: _parse(path) for path in _test_sources(tests)}
+    fixtures = [node for tree in trees.values() for node in ast.walk(tree)
+                if isinstance(node, ast.FunctionDef) and _is_fixture(node)]
+    ray_fixtures: set[str] = set()
+    while True:
+        more = {f.name for f in fixtures
+                if f.name not in ray_fixtures and (_starts_ray(f) or _arguments(f) & ray_fixtures)}
+        if not more:
+            break
+        ray_fixtures |= more
+    unmarked = []
+    for path, tree in trees.items():
+        if not path.name.startswith("test_"):
+            continue
+        module_marks = _pytestmark(tree.body)
+        scopes = [(module_marks, tree.body)] + [(module_marks | _decorator_marks(c) | _pytestmark(c.body), c.body)
+                                                 for c in tree.body if isinstance(c, ast.ClassDef)]
+        for marks, body in scopes:
+            for test in body:
+                if not (isinstance(test, ast.FunctionDef) and test.name.startswith("test_")):
+                    continue
+                starts = sorted(_arguments(test) & ray_fixtures) or (["a call of its own"] if _starts_ray(test) else [])
+                if starts and not RAY_MARKS <= marks | _decorator_marks(test):
+                    unmarked.append(f"{path.relative_to(tests.parent)}:{test.lineno} {test.name} starts Ray "
+                                    f"({', '.join(starts)}) without the marks {sorted(RAY_MARKS)}")
+    return unmarked
+
+
+def test_the_tests_mirror_the_package():
+    problems = misplaced_tests(TESTS, PACKAGE, OTHER_TEST_FOLDERS, REPOSITORY_TESTS)
+    assert not problems, "move or rename these (or add the exception to tests/test_layout.py and docs/layout.md):\n" \
+        + "\n".join(problems)
+
+
+def test_no_test_module_imports_another():
+    found = imports_between_tests(TESTS)
+    assert not found, "share these through a conftest.py fixture or a module of tests/helpers/:\n" + "\n".join(found)
+
+
+def test_the_conftest_files_import_nothing_heavy():
+    """``pytest tests/evaluation/test_stats.py`` runs no probe and loads neither Ray nor MindSpore."""
+    heavy = [line for path in sorted(TESTS.rglob("conftest.py")) for line in heavy_imports(path, TESTS)]
+    assert not heavy, "import these inside the fixture or hook that needs them:\n" + "\n".join(heavy)
+
+
+def test_every_test_that_starts_ray_is_marked():
+    unmarked = unmarked_ray_tests(TESTS)
+    assert not unmarked, "\n".join(unmarked)
+
+
+def test_the_layout_guide_names_every_exception():
+    guide = (ROOT / "docs" / "layout.md").read_text()
+    missing = [f"tests/{name}/" for name in OTHER_TEST_FOLDERS if f"tests/{name}/" not in guide]
+    missing += [f"tests/{name}" for name in REPOSITORY_TESTS if f"tests/{name}" not in guide]
+    assert not missing, f"docs/layout.md's tests section does not name: {missing}"
+
+
+def test_the_test_rules_catch_what_they_should(tmp_path):
+    package, tests = tmp_path / "pkg", tmp_path / "tests"
+    for name in ("pkg", "pkg/evaluation", "tests", "tests/evaluation", "tests/stray", "tests/e2e", "tests/helpers"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text("")
+    (package / "evaluation" / "race.py").write_text("")
+    (tests / "helpers" / "fakes.py").write_text("import ray\n")
+    (tests / "conftest.py").write_text("import os\nfrom tests.helpers import fakes\n\ndef f():\n    import mindspore\n")
+    (tests / "evaluation" / "test_race.py").write_text("from .test_confirm import X\n")
+    (tests / "evaluation" / "test_race_replay.py").write_text("")
+    (tests / "evaluation" / "test_races.py").write_text("")
+    (tests / "e2e" / "test_anything.py").write_text(textwrap.dedent("""\
+        import pytest
+        from tests.helpers.fakes import Cluster
+
+        @pytest.fixture
+        def cluster():
+            yield Cluster()
+
+        @pytest.fixture
+        def job(cluster):
+            return 1
+
+        def test_job(job):
+            pass
+
+        @pytest.mark.slow
+        @pytest.mark.ray
+        def test_marked(job):
+            pass
+
+        class TestCalls:
+            pytestmark = pytest.mark.slow
+
+            def test_init(self):
+                import ray
+                ray.init()
+        """))
+    others = {"e2e": None, "helpers": tests / "helpers"}
+    assert misplaced_tests(tests, package, others, ()) == [
+        "tests/stray/ mirrors no package: pkg/stray/ has no __init__.py",
+        "tests/evaluation/test_races.py is named after nothing in pkg/evaluation/ (its modules: "
+        "['evaluation', 'race'])"]
+    assert imports_between_tests(tests) == ["tests/evaluation/test_race.py:1 imports test_confirm"]
+    assert heavy_imports(tests / "conftest.py", tests) == [
+        "tests/conftest.py:2 imports tests.helpers.fakes, which loads: tests/helpers/fakes.py:1 imports ray"]
+    assert [line.split(" without")[0] for line in unmarked_ray_tests(tests)] == [
+        "tests/e2e/test_anything.py:12 test_job starts Ray (job)",
+        "tests/e2e/test_anything.py:23 test_init starts Ray (a call of its own)"]

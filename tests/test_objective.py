@@ -1,6 +1,6 @@
 """The objective is the user's: a lower-is-better metric in its own units through the results table, the
 selection, the Pareto front, the confirm stage's verdicts and the report (pure; the end-to-end run on real Ray,
-Optuna and MindSpore is tests/test_custom_project.py)."""
+Optuna and MindSpore is tests/e2e/test_custom_project.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import zlib
 import numpy as np
 import pandas as pd
 import pytest
-from test_results import RAY_VERSION, make_record
 
 from boosttune.evaluation.confirm import (
     BASELINE_NAME,
@@ -25,6 +24,7 @@ from boosttune.evaluation.results import build_results_table, load_results, tabl
 from boosttune.evaluation.select import pareto_front, resolve_tolerance, select_best
 from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
 from boosttune.objective import ACCURACY, Objective
+from tests.helpers.records import RAY_VERSION, make_record
 
 MAE = Objective("mae", higher_is_better=False, fraction=False)
 MAE_KEYS = MAE.flat()

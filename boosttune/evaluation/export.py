@@ -103,7 +103,7 @@ def applicable_boost_config(canonical: dict[str, Any], effective: EffectiveBoost
     known) with ``effective``'s algorithms, and why each was left out (``"common.device_number"`` -> why).
 
     MindSpore builds the same Model from either: a key left out falls back to AutoBoost's default, which no
-    applied algorithm reads (tests/test_export.py builds both).
+    applied algorithm reads (tests/evaluation/test_export.py builds both).
     """
     in_effect = {name for name, on in effective.applied.items() if on}
     if "adasum" in in_effect and world_size is not None and not adasum_applies(world_size):

@@ -39,7 +39,7 @@ Bretz, 2013) and ``s`` the spending function over the looks at ``min_seeds .. ma
 (``max_seeds`` no more than the run budget can pay for one candidate, so no alpha goes to looks that
 cannot happen; ``first_look_share`` puts more at the first look, which the benchmark found to cost power:
 a recipe whose rivals left after one round wins at its later looks). The looks are combined by the union bound, which needs no assumption
-on how they correlate; it is conservative. ``tests/test_race.py`` checks the rate on simulated nulls at the
+on how they correlate; it is conservative. ``tests/evaluation/test_race.py`` checks the rate on simulated nulls at the
 default budget and the power on planted effects; ``benchmarks/confirm_reliability.py`` prints both.
 
 Pure: numpy and scipy, no Ray, no MindSpore; the confirm stage, the summary (which replays the race from

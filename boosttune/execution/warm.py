@@ -15,7 +15,7 @@ again. Every rank of a slot takes the same runs in the same order, so a data-par
 MindSpore communication group for all of them. Trials stay Ray Train workers running MindSpore, placed
 by Ray Train's placement group as before; isolation between the runs of one process rests on
 ``run_trial``'s reset of MindSpore's boost state, context and seeds (the 20 alternating recipes of
-``tests/test_trial.py``, and again through a warm worker in ``tests/test_warm.py``).
+``tests/trial/test_runner.py``, and again through a warm worker in ``tests/execution/test_warm.py``).
 
 Failures: a run that raises ends its worker group (the training function re-raises), its
 ``fit()`` fails with Ray's report, the run is failed with the same one-line reason a one-off run
@@ -324,7 +324,7 @@ class WarmPool:
         ``interrupted`` (Ctrl-C): kill the groups' workers now (waiting for a run to end could take its whole length)
         and tell no run anything: the dispatcher and the trials waiting on it end with Ray, as when the driver is
         killed. A Tune trial told of its run's end while the search stops leaves a record or an error file that
-        --resume reads wrong (seen in tests/test_faults.py: a trial lost, an empty error file).
+        --resume reads wrong (seen in tests/e2e/test_faults.py: a trial lost, an empty error file).
         """
         if self._closing.is_set():
             return
@@ -349,7 +349,7 @@ class WarmPool:
     def __exit__(self, kind, value, traceback) -> None:
         # On Ctrl-C too, the groups end before this returns: a slot's thread still inside Ray Train's fit() when the
         # interpreter exits and Ray shuts down makes Ray's core worker end the process with status 1, not 130
-        # (seen in tests/test_faults.py).
+        # (seen in tests/e2e/test_faults.py).
         self.close(timeout=10.0 if kind is KeyboardInterrupt else 30.0, interrupted=kind is KeyboardInterrupt)
 
 

@@ -17,7 +17,7 @@ builder module's source); only its clear verdicts count as cached: the next expe
 knobs again (and only them).
 
 The runs share one process (the probe's Ray task, a fresh process of its own), as the trials of
-``tests/test_trial.py`` do without leaking: about three times cheaper than a process per run.
+``tests/trial/test_runner.py`` do without leaking: about three times cheaper than a process per run.
 """
 
 from __future__ import annotations

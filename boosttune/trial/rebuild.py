@@ -4,7 +4,7 @@ GradientFreeze (``FreezeOpt._generate_new_optimizer``) and LessBN (``OptimizerPr
 throw the optimizer away and build a new one as ``type(opt)(params=<groups>, learning_rate=...,
 **opt.init_args)``, the groups derived from ``opt.init_params["params"]``. MindSpore 2.10 records those
 attributes with ``opt_init_args_register`` on some built-in ``__init__`` methods only, and that breaks in four ways
-(each measured on CPU, tests/test_team_optimizer.py):
+(each measured on CPU, tests/trial/test_rebuild.py):
 
 - ``nn.Adam``: ``**kwargs`` is recorded as one argument named ``kwargs``: "For 'Adam', invalid keys are passed as
   kwargs ... dict_keys(['kwargs'])";

@@ -1,0 +1,109 @@
+"""``boosttune export`` and ``boosttune report`` on a saved results table, in-process."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from boosttune.cli.main import main
+from boosttune.evaluation.results import build_results_table, save_results
+from tests.helpers.records import RAY_VERSION, sample_records
+
+
+@pytest.fixture
+def results_dir(tmp_path):
+    save_results(build_results_table(sample_records(), ray_version=RAY_VERSION), tmp_path / "exp")
+    return tmp_path / "exp"
+
+
+def test_export_defaults_to_the_results_folder(results_dir, capsys):
+    assert main(["export", str(results_dir)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("selected: trial t_00002 is the fastest within 1 pt")  # no run config: the default
+    assert out[1] == f"boost_config_dict written to {results_dir / 'best_boost_config.json'}"
+    assert out[2] == f"recipe written to {results_dir / 'best_recipe.json'}"
+    recipe = json.loads((results_dir / "best_recipe.json").read_text())
+    assert recipe["provenance"]["experiment_path"] == str(results_dir.resolve())
+
+
+def test_export_and_report_judge_a_folder_at_the_max_drop_its_run_recorded(results_dir, capsys):
+    (results_dir / "experiment.json").write_text(json.dumps({"name": "x", "max_drop": 2.0}))
+    assert main(["export", str(results_dir)]) == 0
+    assert capsys.readouterr().out.startswith("selected: trial t_00003 is the fastest within 2 pt")
+    recipe = json.loads((results_dir / "best_recipe.json").read_text())
+    assert recipe["selection"]["tolerance"] == 2.0
+    from boosttune.report import load_report_inputs
+
+    assert load_report_inputs(results_dir).max_drop == 2.0
+
+
+def test_a_folder_that_left_max_drop_unset_is_judged_at_the_default_of_its_time(results_dir, capsys):
+    """One default today (1 point), recorded in run_info.json; a folder from before it, whose experiment file left
+    max_drop unset, was judged at 0.5 point by its run, and is re-judged so."""
+    from boosttune.config.experiment import MAX_DROP, recorded_max_drop
+    from boosttune.execution.provenance import record_run_info
+
+    (results_dir / "experiment.json").write_text(json.dumps({"name": "x", "max_drop": None}))
+    assert recorded_max_drop(results_dir) == (None, 0.5)
+    record_run_info(results_dir, max_drop_default=MAX_DROP)
+    assert recorded_max_drop(results_dir) == (None, 1.0) and MAX_DROP == 1.0
+    assert main(["export", str(results_dir)]) == 0
+    assert capsys.readouterr().out.startswith("selected: trial t_00002 is the fastest within 1 pt")
+
+
+def test_export_from_a_csv_file_with_max_drop_and_output(results_dir, tmp_path, capsys):
+    out_dir = tmp_path / "best"
+    assert main(["export", str(results_dir / "results.csv"), "--max-drop", "0.1", "--output", str(out_dir)]) == 0
+    assert "falling back to the baseline (trial t_00000)" in capsys.readouterr().out
+    baseline = sample_records()[0]["boost_config_dict"]  # less common.device_number, which nothing reads on 1 rank
+    assert json.loads((out_dir / "best_boost_config.json").read_text()) == {"boost": baseline["boost"]}
+
+
+@pytest.mark.parametrize("command", ["export", "report"])
+def test_tolerance_is_a_deprecated_alias_of_max_drop_that_says_so(results_dir, tmp_path, capsys, command):
+    out_dir = tmp_path / "out"
+    assert main([command, str(results_dir), "--tolerance", "0.1", "--output", str(out_dir)]) == 0
+    err = capsys.readouterr().err
+    assert err == f"boosttune {command}: --tolerance is a deprecated alias of --max-drop; use --max-drop\n"
+    if command == "export":
+        assert json.loads((out_dir / "best_recipe.json").read_text())["selection"]["tolerance"] == 0.1
+    else:
+        assert "within 0.1 pt of O0" in (out_dir / "report.html").read_text()
+
+
+def test_report_defaults_to_the_results_folder(results_dir, capsys):
+    assert main(["report", str(results_dir / "results.parquet"), "--max-drop", "1"]) == 0
+    path = results_dir / "report.html"
+    assert capsys.readouterr().out.strip() == f"report written to {path} (tables also in report.md)"
+    assert "within 1 pt of O0" in path.read_text() and (results_dir / "report.md").is_file()
+
+
+def test_report_output_flag(results_dir, tmp_path, capsys):
+    target = tmp_path / "html"
+    assert main(["report", str(results_dir), "--output", str(target)]) == 0
+    assert (target / "report.html").is_file() and (target / "report.md").is_file()
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["export", "{dir}", "--max-drop", "-1"], "max_drop: -1.0 is invalid"),
+    (["report", "{dir}", "--max-drop", "-1"], "max_drop: -1.0 is invalid"),
+    (["export", "{dir}/nothing.parquet"], "no such results file"),
+    (["report", "{dir}/results.txt"], "expected a results folder"),
+])
+def test_errors_are_one_line_exit_2(results_dir, capsys, argv, fragment):
+    argv = [arg.format(dir=results_dir) for arg in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("boosttune: error: ") and fragment in err and "\n" not in err
+
+
+def test_missing_column_is_one_line_exit_2(results_dir, capsys):
+    import pandas as pd
+
+    pd.read_csv(results_dir / "results.csv").drop(columns=["speedup_vs_baseline"]).to_csv(
+        results_dir / "broken.csv", index=False)
+    assert main(["export", str(results_dir / "broken.csv")]) == 2
+    assert capsys.readouterr().err.strip() == (f"boosttune: error: {results_dir / 'broken.csv'}: missing column "
+                                               "'speedup_vs_baseline'; not a boosttune results table (it says schema "
+                                               "version 4; this boosttune reads versions 1 to 4)")

@@ -1,0 +1,229 @@
+"""Faults provoked for real. On one real search: a training worker killed mid-epoch, the driver killed with
+SIGKILL in the search and again in the confirm stage, and Ctrl-C.
+
+The run is a real experiment (LeNet-5 on scikit-learn's digits, local Ray, MindSpore on the CPU)
+started as a user starts it, in its own process group. What must hold: the fault is recorded with its
+reason and the run goes on or stops cleanly; ``--resume`` (and the command printed after Ctrl-C) continues
+it; nothing that finished is lost or trained again; the Optuna study holds exactly what the results do; and
+nothing the run started (Ray, MindSpore's scheduler, a port) is left behind. One run carries every fault, as
+each restart costs a Ray start. A bench whose driver is killed is provoked in tests/test_bench.py. And a run that
+outgrows the node's memory, stopped by Ray's memory monitor as on any cluster.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.helpers import REPO
+from tests.helpers.leftovers import assert_nothing_left, footprint
+
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
+SMALL = ["--data", "digits", "--epochs", "2", "--train-limit", "512", "--val-limit", "128", "--no-early-stop"]
+
+
+def _records(folder: Path) -> dict[str, dict]:
+    return {p.stem: json.loads(p.read_text()) for p in folder.glob("*.json")}
+
+
+def _start(cmd: list[str], log: Path) -> subprocess.Popen:
+    """As from a terminal: its own process group, Ctrl-C's default action (a job shell may have it ignored)."""
+    return subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def _wait_for(condition, timeout_s: float, what: str) -> None:
+    deadline = time.time() + timeout_s
+    while not condition():
+        if time.time() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}")
+        time.sleep(0.2)
+
+
+def _train_workers() -> list[psutil.Process]:
+    """Ray Train's worker processes (where MindSpore trains a rank)."""
+    return [p for p in psutil.process_iter(["cmdline"]) if "RayTrainWorker" in " ".join(p.info["cmdline"] or [])]
+
+
+def _kill(driver: subprocess.Popen) -> None:
+    os.killpg(driver.pid, signal.SIGKILL)  # the driver and whatever runs in its process group
+    driver.wait(timeout=60)
+
+
+def _unchanged(earlier: dict[str, dict], later: dict[str, dict]) -> None:
+    """Everything that had finished is still there, not trained again (its start time is the same)."""
+    for run_id, record in earlier.items():
+        assert later[run_id]["started"] == record["started"], run_id
+
+
+def _check_confirm_stage(output: Path, runs: dict[str, dict], recipes: int, seeds: list[int]) -> None:
+    """The confirm stage raced paired, interleaved rounds within its budget, and its figures and exits reached
+    summary, export and report."""
+    import pandas as pd
+
+    names = {r["label"] for r in runs.values()}
+    assert "O0" in names and len(names) == recipes and 1 <= len(seeds) <= 2 and seeds == [1000, 1001][:len(seeds)]
+    assert len(runs) <= 2 * recipes  # the budget: what 2 fixed seeds would cost
+    assert {r["label"] for r in runs.values() if r["round"] == 0} == names  # every candidate races the first round
+    for seed in seeds:  # paired: the baseline and every candidate still racing ran with the round's seed
+        round_records = [r for r in runs.values() if r["recipe"]["seed"] == seed]
+        assert "O0" in {r["label"] for r in round_records} and len({r["round"] for r in round_records}) == 1
+    assert all(r["status"] == "completed" and r["curve"] for r in runs.values())
+    # the objective comes from every held-out image, the learning curve from the per-epoch slice
+    assert all(r["metrics"]["final_eval_samples"] > 128 for r in runs.values())
+    summary = pd.read_csv(output / "summary.csv").set_index("recipe")
+    for column in ("n_seeds", "speedup", "speedup_ci_low", "speedup_ci_high", "e2e_speedup", "objective_gain",
+                   "objective_gain_ci_low", "objective_gain_ci_high", "p_value", "verdict",
+                   *(("race_exit", "left_after_round", "race_seeds") if recipes > 1 else ())):
+        assert column in summary.columns
+    for name in names - {"O0"}:  # a candidate the search found, judged against the baseline
+        row = summary.loc[name]
+        ran = sorted(r["recipe"]["seed"] for r in runs.values() if r["label"] == name)
+        assert row["n_seeds"] == len(ran) and str(row["race_seeds"]).split() == [str(s) for s in ran]
+        assert row["race_exit"] in ("slower", "too_lossy", "budget")  # 2 seeds: below the 3 a win needs
+        if row["n_seeds"] >= 2:
+            assert row["speedup_ci_low"] <= row["speedup"] <= row["speedup_ci_high"]
+    table = pd.read_parquet(output / "confirm.parquet")
+    assert len(table) == len(runs) and (output / "confirm.csv").is_file()
+    recipe = json.loads((output / "best_recipe.json").read_text())
+    assert recipe["confirmed"]["seeds"] == seeds and recipe["confirmed"]["recipe"] == "O0"
+    assert recipes == 1 or recipe["confirmed"]["race"]["max_runs"] == 2 * recipes
+    page = (output / "report.html").read_text()
+    assert "Confirmed over paired seeds" in page and "Learning curves" in page and ("A race:" in page or recipes == 1)
+
+
+def test_faults_in_a_real_search_lose_nothing_and_train_nothing_twice(tmp_path):
+    output = tmp_path / "run"
+    cmd = [sys.executable, "experiments/lenet.py", *SMALL, "--trials", "5", "--confirm-seeds", "2",
+           "--confirm-candidates", "1", "--output", str(output)]
+    before = footprint()
+    trials, confirm = output / "trials", output / "confirm"
+    log = tmp_path / "driver.log"
+    driver = _start(cmd, log)
+
+    # 1. A training worker killed with SIGKILL while it trains the first search trial (the baseline is done).
+    _wait_for(lambda: (trials / "baseline.json").is_file(), 240, "the baseline")
+    _wait_for(lambda: log.read_text().count("training: ") >= 2 and _train_workers(), 120,
+              "the first search trial to train")
+    for worker in _train_workers():
+        worker.send_signal(signal.SIGKILL)
+
+    # 2. The driver killed with SIGKILL once a further trial has finished after it: the search went on.
+    _wait_for(lambda: any(r["status"] == "failed" for r in _records(trials).values()), 120, "the failed record")
+    _wait_for(lambda: sum(r["status"] != "failed" for r in _records(trials).values()) >= 3, 240, "another trial")
+    _kill(driver)
+    killed = _records(trials)
+    failed = [r for r in killed.values() if r["status"] == "failed"]
+    assert len(failed) == 1 and failed[0]["role"] == "search"
+    assert re.search(r"died|killed|SIGKILL|exited", failed[0]["reason"], re.IGNORECASE), failed[0]["reason"]
+    assert 3 <= len(killed) < 6
+    assert_nothing_left(before)  # Ray's processes, the workers and MindSpore's scheduler die with their driver
+
+    # 3. --resume goes on; Ctrl-C once a further search trial has finished.
+    log = tmp_path / "resumed.log"
+    driver = _start([*cmd, "--resume"], log)
+    _wait_for(lambda: len(_records(trials)) > len(killed), 240, "a trial after the resume")
+    os.killpg(driver.pid, signal.SIGINT)
+    driver.wait(timeout=90)
+    said = log.read_text()
+    assert driver.returncode == 130, said[-3000:]
+    assert_nothing_left(before)  # no raylet, worker, MindSpore scheduler or port outlives the interrupted driver
+    interrupted = _records(trials)
+    _unchanged(killed, interrupted)
+
+    # 4. The printed command resumes, the folder filled in; the driver killed again inside the confirm stage, once
+    #    its first run is in (a race of the candidates the search found against the baseline, a budget of 2 seeds).
+    line = next(line for line in said.splitlines() if "resume with: " in line)
+    resume = shlex.split(line.split("resume with: ", 1)[1])
+    assert resume[-3:] == ["--resume", "--output", str(output)]
+    log = tmp_path / "printed.log"
+    driver = _start([sys.executable, *resume[1:]], log)
+    _wait_for(lambda: _records(confirm), 400, "the confirm stage's first run")
+    _kill(driver)
+    searched, confirmed = _records(trials), _records(confirm)
+    race = re.search(r"^confirm: a race of (\d+) candidates", log.read_text(), re.MULTILINE)
+    recipes = 1 + int(race[1]) if race else 1  # no candidate passed the screen: the baseline alone
+    assert len(searched) == 6 and 1 <= len(confirmed) < 2 * recipes  # the baseline and 5 search trials
+    _unchanged(interrupted, searched)
+    assert_nothing_left(before)
+
+    # 5. --resume finishes the confirm stage: nothing finished is trained again, in the search or the confirm stage.
+    done = subprocess.run([*cmd, "--resume"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    after = _records(trials)
+    assert {k: r["started"] for k, r in after.items()} == {k: r["started"] for k, r in searched.items()}
+    runs = _records(confirm)
+    _unchanged(confirmed, runs)
+    assert "kept from an earlier attempt" in done.stdout and "confirmed over paired seeds" in done.stdout
+    seeds = sorted({r["recipe"]["seed"] for r in runs.values()})
+    _check_confirm_stage(output, runs, recipes, seeds)
+    assert_nothing_left(before)
+
+    # 6. The Optuna study holds what the results hold: none left running, a COMPLETE trial per modelled record.
+    import optuna
+
+    study = optuna.load_study(study_name="lenet5-search", storage=f"sqlite:///{output / 'optuna.db'}")
+    states = collections.Counter(t.state.name for t in study.trials)
+    assert not {"RUNNING", "WAITING"} & set(states), states
+    every = "".join(f.read_text() for f in sorted(tmp_path.glob("*.log"))) + done.stdout
+    outside = set(re.findall(r"\(([^()]*) outside the searched space", every)[0].split(", ")) \
+        if "outside the searched space" in every else set()
+    modelled = [r for r in after.values() if r["role"] == "search" and r["label"] not in outside]
+    told = sorted((round(t.values[0], 6), round(t.values[1], 6)) for t in study.trials if t.state.name == "COMPLETE")
+    finished = sorted((round(r["metrics"]["throughput_sps"], 6), round(r["metrics"]["objective_value"], 6))
+                      for r in modelled if r["status"] != "failed")
+    assert told == finished
+
+
+def test_a_run_out_of_memory_fails_with_that_reason_and_the_next_run_trains(tmp_path, probe_report, monkeypatch):
+    """Real memory pressure, caught as Ray catches it on any node: its memory monitor stops the run that outgrew
+    the node. The threshold (Ray's own RAY_memory_usage_threshold) is set just above what this machine uses now,
+    and the run's data, digits at 448 x 448 pixels, takes about 3 GB more."""
+    import ray
+
+    from boosttune.execution.ray_train import run_on_ray
+
+    if ray.is_initialized():
+        ray.shutdown()
+    memory = psutil.virtual_memory()
+    threshold = (memory.total - memory.available + 1.5 * 2**30) / memory.total
+    monkeypatch.setenv("RAY_memory_usage_threshold", f"{threshold:.4f}")
+    monkeypatch.setenv("RAY_memory_monitor_refresh_ms", "100")
+    recipe = {"model": "lenet5", "epochs": 1, "batch_size": 32, "steps_per_epoch": 4, "seed": 3,
+              "optimizer": {"name": "sgd", "learning_rate": 0.1}, "data": {"name": "digits"}}
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        big = run_on_ray({**recipe, "data": {"name": "digits", "image_size": 448}}, env=probe_report.runtime_env,
+                         storage_path=str(tmp_path / "ray"))
+        assert big["status"] == "failed", big
+        assert re.fullmatch(r"out of memory: Ray's memory monitor stopped the run with the node at \S+GB of \S+GB, "
+                            r"over its threshold of [\d.]+% \(RAY_memory_usage_threshold\)", big["reason"]), big
+        fits = run_on_ray(recipe, env=probe_report.runtime_env, storage_path=str(tmp_path / "ray"))
+        assert fits["status"] == "completed", fits
+    finally:
+        ray.shutdown()
+
+
+def test_an_allocation_that_fails_is_named_out_of_memory():
+    from boosttune.execution.ray_train import worker_error_reason
+
+    ray_oom = RuntimeError("Training failed due to worker errors:\n[Rank 0 Error Snippet]:\nA worker health check "
+                           "failed.\n1 worker(s) were killed due to the node running low on memory. Memory on the node "
+                           "(IP: 10.0.0.2, ID: 9abe) was 30.1GB used / 31.2GB limit (0.964)\nRefer to the documentation")
+    assert worker_error_reason(ray_oom) == ("out of memory: Ray's memory monitor stopped the run with the node at "
+                                            "30.1GB of 31.2GB, over its threshold (RAY_memory_usage_threshold)")
+    device = RuntimeError("Traceback ...\nRuntimeError: Malloc device memory failed, size[1073741824], free[2097152]")
+    assert worker_error_reason(device) == ("out of memory: RuntimeError: Malloc device memory failed, "
+                                           "size[1073741824], free[2097152]")
+    assert worker_error_reason(RuntimeError("x\nValueError: loss is nan")) == "ValueError: loss is nan"

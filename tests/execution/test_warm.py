@@ -1,0 +1,130 @@
+"""Warm workers on a real local Ray and real MindSpore: one process takes run after run without leaking, a run
+that fails or a worker that is killed costs that worker only, a cancelled run stops, two ranks keep their group."""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+import numpy as np
+import psutil
+import pytest
+
+pytest.importorskip("ray")
+
+from boosttune.execution.ray_train import train_run  # noqa: E402
+from boosttune.execution.runs import RunSpec  # noqa: E402
+from boosttune.execution.warm import WarmPool  # noqa: E402
+
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
+
+BASE = {"model": "lenet5", "epochs": 1, "batch_size": 32, "steps_per_epoch": 12, "warmup_steps": 2, "seed": 3,
+        "data": {"name": "digits"}}
+
+
+def _manual(**switches):
+    return {"boost": {"mode": "manual", "less_bn": False, "grad_freeze": False, **switches}}
+
+
+# The recipes of tests/trial/test_runner.py's 20 alternating trials, and what MindSpore must have built for each.
+CYCLE = [
+    ("O0", {}, {"grad_freeze": False, "less_bn": False, "grad_accumulation_step": 1, "train_cell": "TrainOneStepCell"}),
+    ("O1", {"boost_level": "O1", "boost_config_dict": {"less_bn": {"gc_flag": False}}},
+     {"grad_freeze": True, "less_bn": True, "grad_accumulation_step": 1}),
+    ("freeze", {"boost_level": "O1", "boost_config_dict": {**_manual(grad_freeze=True), "grad_freeze": {"param_groups": 2}}},
+     {"grad_freeze": True, "less_bn": False, "grad_accumulation_step": 1}),
+    ("accumulate", {"boost_level": "O1", "boost_config_dict": {
+        **_manual(grad_accumulation=True), "grad_accumulation": {"grad_accumulation_step": 3}}},
+     {"grad_freeze": False, "less_bn": False, "grad_accumulation": True, "grad_accumulation_step": 3}),
+    ("less_bn", {"boost_level": "O2", "boost_config_dict": {**_manual(less_bn=True), "less_bn": {"gc_flag": False}}},
+     {"grad_freeze": False, "less_bn": True, "grad_accumulation_step": 1}),
+]
+
+
+def _train(pool: WarmPool, run_id: str, recipe: dict, tmp_path, **kwargs):
+    return train_run(RunSpec(run_id=run_id, role="bench", recipe=recipe), output=tmp_path, pool=pool.client(),
+                     **kwargs)
+
+
+def _train_workers() -> list[psutil.Process]:
+    return [p for p in psutil.process_iter(["cmdline"]) if "RayTrainWorker" in " ".join(p.info["cmdline"] or [])]
+
+
+def test_one_warm_worker_takes_20_alternating_recipes_and_none_leaks(local_ray, tmp_path):
+    """O0 / O1 / manual recipes in turn through one warm process: each built what its own recipe says (observed from
+    the Model MindSpore built), and the same recipe trained again gives the same figures to the last digit."""
+    with WarmPool(slots=1, env=local_ray, storage_path=str(tmp_path / "ray")) as pool:
+        records, reports = [], []
+        for index in range(20):
+            name, fields, expected = CYCLE[index % len(CYCLE)]
+            record = _train(pool, f"run{index}", {**BASE, **fields}, tmp_path, on_report=reports.append)
+            assert record.status == "completed", record.reason
+            observed = record.observed_boost
+            assert {key: observed[key] for key in expected} == expected, f"run {index} ({name})"
+            records.append(record)
+        assert pool.replaced == 0
+    assert len({r.metrics["pid"] for r in records}) == 1  # one process took them all
+    assert [r.metrics["warm_run"] for r in records] == list(range(1, 21))
+    assert records[0].metrics["comm_init_s"] > 0 and all(r.metrics["comm_init_s"] == 0 for r in records[1:])
+    # O0 and LessBN train again on the graph their first run compiled; the others' algorithms keep state outside their
+    # parameters (boosttune.trial.graphs) and compile every run
+    assert [r.metrics["graph_cached"] for r in records] == [
+        index >= len(CYCLE) and CYCLE[index % len(CYCLE)][0] in ("O0", "less_bn") for index in range(20)]
+    for first, again in zip(records[:5], records[5:10]):  # the same recipe and seed, five runs apart
+        assert first.metrics["train_loss"] == again.metrics["train_loss"], first.label
+        assert first.metrics["objective_value"] == again.metrics["objective_value"], first.label
+    assert len(reports) == 40 and sum(bool(r.get("final")) for r in reports) == 20  # an epoch and the end, each
+
+
+def test_a_failed_run_or_a_killed_worker_costs_that_worker_only(local_ray, tmp_path):
+    with WarmPool(slots=1, env=local_ray, storage_path=str(tmp_path / "ray")) as pool:
+        first = _train(pool, "first", BASE, tmp_path)
+        # LessBN's gradient centralisation has no CPU kernel: MindSpore raises inside the run
+        bad = _train(pool, "bad", {**BASE, "boost_level": "O1",
+                                   "boost_config_dict": {"less_bn": {"gc_flag": True}}}, tmp_path)
+        assert bad.status == "failed" and "Centralization" in bad.reason, bad.reason
+        after = _train(pool, "after", BASE, tmp_path)
+        assert after.status == "completed" and after.metrics["warm_run"] == 1
+        assert after.metrics["pid"] != first.metrics["pid"]
+        assert after.metrics["objective_value"] == first.metrics["objective_value"]
+
+        killer = threading.Timer(4.0, lambda: [p.send_signal(signal.SIGKILL) for p in _train_workers()])
+        killer.start()
+        killed = _train(pool, "killed", {**BASE, "epochs": 200}, tmp_path)
+        killer.join()
+        assert killed.status == "failed" and "died" in killed.reason, killed.reason
+        last = _train(pool, "last", BASE, tmp_path)
+        assert last.status == "completed" and last.metrics["objective_value"] == first.metrics["objective_value"]
+        assert pool.replaced == 2
+
+
+def test_a_cancelled_run_stops_and_the_worker_takes_the_next(local_ray, tmp_path):
+    with WarmPool(slots=1, env=local_ray, storage_path=str(tmp_path / "ray")) as pool:
+        client = pool.client()
+        epochs = []
+
+        def cancel_after_the_first_epoch(report: dict) -> None:
+            epochs.append(report)
+            if len(epochs) == 1:  # from another thread, as Tune's callback does when a scheduler stops a trial
+                threading.Thread(target=client.cancel, args=("long",)).start()
+
+        long = _train(pool, "long", {**BASE, "epochs": 200}, tmp_path, on_report=cancel_after_the_first_epoch)
+        assert long.status == "failed" and long.reason == "cancelled"
+        assert 1 <= len(epochs) < 20  # it stopped within a second or so of the cancel, at a step boundary
+        nxt = _train(pool, "next", BASE, tmp_path)
+        assert nxt.status == "completed" and nxt.metrics["warm_run"] == 2 and pool.replaced == 0
+
+
+def test_two_ranks_keep_their_group_from_run_to_run(local_ray, tmp_path):
+    """Data parallel on two warm ranks: the second run joins no group again, and both ranks end with the same
+    weights (their gradients were averaged at every step, through the group the first run formed)."""
+    with WarmPool(slots=1, num_workers=2, env=local_ray, storage_path=str(tmp_path / "ray")) as pool:
+        runs = [_train(pool, f"dp{i}", {**BASE, "epochs": 2, "seed": i}, tmp_path) for i in range(2)]
+    assert all(r.status == "completed" and r.metrics["world_size"] == 2 for r in runs), [r.reason for r in runs]
+    assert runs[0].metrics["pid"] == runs[1].metrics["pid"] and runs[1].metrics["comm_init_s"] == 0
+    for run in runs:
+        ranks = [np.load(tmp_path / "artifacts" / run.run_id / f"rank{r}.npz") for r in (0, 1)]
+        assert set(ranks[0].files) == set(ranks[1].files)
+        for name in ranks[0].files:
+            np.testing.assert_allclose(ranks[0][name], ranks[1][name], rtol=1e-5, atol=1e-6)
+    assert runs[0].metrics["train_loss"] != runs[1].metrics["train_loss"]  # two seeds, two runs

@@ -1,0 +1,59 @@
+"""Paired runs without training: a deterministic stand-in for MindSpore (:func:`fake_train`) whose true effects are
+known, the recipes it runs, and an experiment folder built from them. The ``search`` and ``confirmed`` fixtures
+(tests/conftest.py) are made with these."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from boosttune.config.boost import parse_boost_config
+from boosttune.evaluation.results import save_results
+from boosttune.evaluation.summary import save_confirmed
+from boosttune.execution.provenance import record_run_info
+from boosttune.execution.runs import RunRecord, RunSpec
+from boosttune.report import ReportInputs
+
+RECIPE = {"model": "lenet5", "epochs": 3, "seed": 0, "data": {"name": "digits"}, "optimizer": {"learning_rate": 0.05}}
+GF = {**RECIPE, "boost_level": "O1",
+      "boost_config_dict": {"boost": {"mode": "manual", "less_bn": False, "grad_freeze": True}}}
+O1 = {**RECIPE, "boost_level": "O1", "boost_config_dict": {"less_bn": {"gc_flag": False}}}
+# True effects of the fake training: throughput multiplier and accuracy delta (fraction).
+EFFECTS = {"O0": (1.0, 0.0), "O1-equivalent": (0.9, -0.001), "grad_freeze p=0.5": (1.25, -0.002)}
+
+
+def fake_train(spec: RunSpec) -> RunRecord:
+    """The run of ``spec`` as training would record it: per-seed machine drift shared by the round's recipes, the
+    recipe's true effect (:data:`EFFECTS`, by label), a little noise of its own, a three-epoch learning curve."""
+    rng = np.random.default_rng(spec.seed)  # the round's machine drift, shared by its recipes
+    machine, acc = rng.uniform(0.9, 1.1), rng.normal(0.9, 0.005)
+    own = np.random.default_rng(zlib.crc32(f"{spec.seed}-{spec.label}".encode()))
+    speed, delta = EFFECTS[spec.label]
+    sps = 500.0 * machine * speed * (1 + own.normal(0, 0.01))
+    final = acc + delta + own.normal(0, 0.001)
+    curve = [{"epoch": e, "train_s": 1.0 + e * 640 / sps, "objective_value": final - 0.05 * (3 - e)} for e in (1, 2, 3)]
+    boost = parse_boost_config(spec.recipe.get("boost_config_dict"), spec.recipe.get("boost_level", "O0"))
+    return RunRecord.from_summary(spec, {"status": "completed", "throughput_sps": sps, "objective_value": final,
+                                         "wall_s": 3 * 640 / sps + 5, "curve": curve, "world_size": 1,
+                                         "boost_config_dict": boost.to_boost_config_dict()},  # as a trial records it
+                                  started=1_800_000_000.0 + 100 * spec.seed + 10 * len(spec.label))
+
+
+def report_inputs(search=None, confirmed=None, max_drop=1.0, kind="experiment", **extra) -> ReportInputs:
+    """What the report reads, given directly instead of from a folder."""
+    return ReportInputs(kind=kind, title="LeNet <digits>", max_drop=max_drop, search=search, confirmed=confirmed,
+                        **extra)
+
+
+def experiment_folder(tmp_path, search, confirmed) -> Path:
+    """An experiment's folder as a finished run leaves it: the search's table, the confirm stage's, run_info.json."""
+    folder = tmp_path / "exp"
+    save_results(search, folder)
+    save_confirmed([RunRecord.from_dict(json.loads(p.read_text()))
+                    for p in sorted((confirmed.summary_path.parent / "runs").glob("*.json"))], folder, max_drop=1.0)
+    (folder / "experiment.json").write_text(json.dumps({"name": "lenet-digits", "max_drop": 1.0}))
+    record_run_info(folder, left_out={"amp.O2": "amp O2: 0.52x O0's throughput on this CPU, not searched"})
+    return folder

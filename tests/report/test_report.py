@@ -1,0 +1,272 @@
+"""The report: every figure's data from the tables (no rendering), the page and report.md, and a real browser."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from boosttune.errors import ConfigError, DataError
+from boosttune.evaluation.results import build_results_table
+from boosttune.evaluation.select import hypervolume
+from boosttune.report import figures, load_report_inputs, recipes, write_report
+from tests.helpers import REPO
+from tests.helpers.paired_runs import GF, O1, RECIPE, experiment_folder, report_inputs
+from tests.helpers.records import RAY_VERSION, sample_records
+
+
+# --- figure data ---------------------------------------------------------------------------------------
+
+def test_scatter_is_speedup_vs_accuracy_points_with_front_band_and_confirmed_intervals(search, confirmed):
+    scatter = figures.scatter_info(report_inputs(search, confirmed, max_drop=0.5))
+    by_id = {p.trial_id: p for p in scatter.points}
+    assert set(by_id) == {"t_00000", "t_00001", "t_00002", "t_00003", "t_00005"}  # not the failed one
+    assert (by_id["t_00003"].x, by_id["t_00003"].y) == (pytest.approx(1.4), pytest.approx(-2.0))
+    assert by_id["t_00000"].is_baseline and by_id["t_00000"].label == "O0"
+    assert by_id["t_00001"].is_preset and not by_id["t_00002"].is_preset
+    assert [p.trial_id for p in scatter.points if p.is_pareto] == ["t_00000", "t_00002", "t_00003", "t_00005"]
+    assert [x for x, _ in scatter.pareto] == pytest.approx([0.9, 1.0, 1.2, 1.4])
+    assert scatter.baseline_y == 0.0 and scatter.max_drop_y == -0.5 and scatter.y_label.startswith("accuracy vs O0")
+    assert "grad_accumulation.grad_accumulation_step=4" in by_id["t_00002"].hover
+    gf = {c.recipe: c for c in scatter.confirmed}["grad_freeze p=0.5"]
+    assert gf.n_seeds == 5 and gf.speedup_low < gf.speedup < gf.speedup_high and gf.is_selected
+    assert "O0" not in {c.recipe for c in scatter.confirmed}
+    assert [f[:3] for f in scatter.not_plotted] == [("t_00004", "failed", "trial failed in MindSpore: boom")]
+    # a confirmed recipe is linked to its own search trial (one seed) by position; one the search never ran is not
+    o1 = {c.recipe: c for c in scatter.confirmed}["O1-equivalent"]
+    assert (o1.search_x, o1.search_y) == (pytest.approx(1.28), pytest.approx(-3.0)) and math.isnan(gf.search_x)
+
+
+def test_one_decision_per_recipe_in_the_answer_the_tables_and_the_figure(tmp_path, search, confirmed):
+    """The page reads the confirm stage's one decision everywhere: the answer table, the summary table, the
+    figure's hover and the text in full say the same words, and no second verdict (a paired test's) appears."""
+    from boosttune.evaluation.summary import decision_words
+
+    inputs = report_inputs(search, confirmed)
+    _, md_path = write_report(inputs, tmp_path)
+    md = md_path.read_text()
+    hover = {c.recipe: c for c in figures.scatter_info(inputs).confirmed}
+    for _, row in confirmed.summary.iterrows():
+        if row["recipe"] == "O0":
+            continue
+        words = decision_words(str(row["verdict"]), inputs.objective, 1.0)
+        rows = [line for line in md.splitlines() if line.startswith(f"| {row['recipe']}")]
+        assert len(rows) >= 2 and all(line.rstrip(" |").endswith(words) for line in rows[:2]), rows
+        assert f"decision: {words}" in md and hover[row["recipe"]].verdict == row["verdict"]
+    for other in ("loses more than the", "consistent but not shown", "non-inferiority shown", "| p |"):
+        assert other not in md, other
+
+
+def test_scatter_without_a_baseline_falls_back_to_throughput_and_accuracy():
+    records = sample_records()
+    records[0] = {**records[0], "status": "failed", "reason": "baseline crashed", "metrics": {}}
+    scatter = figures.scatter_info(report_inputs(build_results_table(records, ray_version=RAY_VERSION)))
+    assert scatter.x_label.startswith("throughput") and scatter.max_drop_y is None and scatter.confirmed == ()
+    assert max(p.x for p in scatter.points) == 700.0
+
+
+def test_header_answers_in_one_sentence_with_intervals_and_says_how_to_reproduce(search, confirmed):
+    run_info = {"command": "python experiments/lenet.py --epochs 3", "versions": {"optuna": "5.0.0"},
+                "device": "CPU: Xeon", "host": "box", "cpu_count": 2}
+    header = figures.header_info(report_inputs(search, confirmed, run_info=run_info))
+    assert header.recipe == "grad_freeze p=0.5" and header.verdict == "won"
+    assert re.match(r"Use grad_freeze p=0\.5: 1\.\d\dx .*\(95% CI 1\.\d\d-1\.\d\d\) at -0\.\d\d accuracy points "
+                    r"\(95% CI .* over 5 paired seeds", header.answer)
+    facts = dict(header.facts)
+    assert facts["recommended recipe"].startswith("boost_level O1: grad_freeze (freeze_p 0.7, freeze_type 1, "
+                                                  "param_groups 10) + momentum lr 0.05")
+    assert facts["reproduce"] == run_info["command"] and "optuna 5.0.0" in facts["versions"]
+    assert facts["device"].startswith("CPU (CPU: Xeon)") and "paired seeds [1, 2, 3, 4, 5]" in facts["confirm stage"]
+    # Judged at a margin the recipe's loss does not fit in: keep the baseline.
+    strict = figures.header_info(report_inputs(search, _rejudged(confirmed, 0.0), max_drop=0.0))
+    assert strict.recipe == "O0" and strict.answer.startswith("Keep O0")
+    # Without paired seeds the answer says it is one seed, unconfirmed.
+    single = figures.header_info(report_inputs(search))
+    assert single.verdict == "search_only" and "one seed" in single.answer and "t_00002" in single.answer
+
+
+def _rejudged(confirmed, max_drop):
+    from boosttune.evaluation.summary import load_confirmed
+
+    return load_confirmed(confirmed.summary_path.parent, max_drop=max_drop)
+
+
+def test_mindspore_claims_are_judged_on_paired_figures_and_not_on_one_seed(search, confirmed):
+    claims = {c.preset: c for c in figures.claims_info(report_inputs(search, confirmed))}
+    assert claims["O1"].verdict.startswith("does not hold here: the whole interval is below 1.20x")
+    assert "5 paired seeds" in claims["O1"].measured
+    assert claims["O2"].verdict.startswith("not measured")
+    single = {c.preset: c for c in figures.claims_info(report_inputs(search))}
+    assert single["O1"].verdict.startswith("not judged: one seed") and "1.28x" in single["O1"].measured
+
+
+@pytest.mark.parametrize("low, high, delta, expected", [
+    (1.25, 1.40, -0.1, "holds here"),
+    (1.05, 1.15, -0.1, "does not hold here: the whole interval is below"),
+    (1.10, 1.30, -0.1, "not separable"),
+    (1.25, 1.40, -2.0, "does not hold here: loses more than 1 pt"),
+    (float("nan"), float("nan"), 0.0, "not judged"),
+])
+def test_claim_verdicts(low, high, delta, expected):
+    row = pd.Series({"speedup_ci_low": low, "speedup_ci_high": high, "objective_gain": delta})
+    assert figures.judge_claim(row, 1.2, 1.0).startswith(expected)
+
+
+def test_methods_of_a_recipe_are_what_mindspore_applies():
+    assert recipes.methods_of(RECIPE) == ()
+    assert recipes.methods_of(GF) == ("grad_freeze",)
+    assert recipes.methods_of(O1) == ("less_bn", "grad_freeze")
+    assert recipes.methods_of({**RECIPE, "amp_level": "O2", "loss_scale": {"kind": "fixed"}}) == ("amp O2",
+                                                                                               "loss_scale fixed")
+    accumulate_once = {**RECIPE, "boost_level": "O1", "boost_config_dict": {
+        "boost": {"mode": "manual", "less_bn": False, "grad_freeze": False, "grad_accumulation": True},
+        "grad_accumulation": {"grad_accumulation_step": 1}}}
+    assert recipes.methods_of(accumulate_once) == ()  # accumulation over 1 step is off in MindSpore
+
+
+def test_ablation_takes_paired_figures_and_marks_the_recommended_recipes_methods(search, confirmed):
+    ablation = figures.ablation_info(report_inputs(search, confirmed))
+    rows = {r.name: r for r in ablation.alone}
+    assert rows["grad_freeze p=0.5"].source == "paired seeds" and rows["grad_freeze p=0.5"].in_best
+    assert ablation.best.name == "grad_freeze p=0.5" and ablation.best_methods == ("grad_freeze",)
+    assert not math.isnan(ablation.best.speedup_low)
+    # The search alone: one seed each. t_00005 changes the learning rate only: no method, no row.
+    single = figures.ablation_info(report_inputs(search))
+    assert all(r.source.startswith("search, one seed") and math.isnan(r.speedup_low) for r in single.alone)
+
+
+def test_hypervolume_grows_in_start_order_and_ends_at_the_fronts(search):
+    hv = figures.hypervolume_info(report_inputs(search))
+    assert hv.trial_ids == tuple(f"t_0000{i}" for i in range(6))  # the baseline first: where the search starts
+    assert all(b >= a for a, b in zip(hv.hypervolume, hv.hypervolume[1:]))
+    finished = search[search["status"] == "completed"]
+    points = list(zip(finished["speedup_vs_baseline"], finished["objective_gain"]))
+    assert hv.hypervolume[-1] == pytest.approx(hypervolume(points, hv.reference)) and hv.hypervolume[-1] > 0
+
+
+def test_parameter_importance_per_objective_from_optuna(search):
+    extra = [dict(r, trial_id=f"x{i}", label=f"x{i}", params={"boost.grad_freeze": i % 2 == 0,
+                                                                 "optimizer.learning_rate": 0.01 * (i + 1)},
+                  metrics={**r["metrics"], "throughput_sps": 500 + 40 * i, "objective_value": 0.8 - 0.001 * i})
+             for i, r in enumerate([sample_records()[2]] * 10)]
+    table = build_results_table(sample_records()[:1] + extra, ray_version=RAY_VERSION)
+    importance = figures.importance_info(report_inputs(table))
+    assert [name for name, _ in importance.objectives] == ["speed-up", "accuracy"]
+    speed = dict(importance.objectives[0][1])
+    assert set(speed) == {"optimizer.learning_rate", "boost.grad_freeze"} and sum(speed.values()) == pytest.approx(1)
+    assert importance.evaluator == "FanovaImportanceEvaluator" and "indicative" in importance.note
+    too_few = figures.importance_info(report_inputs(build_results_table(sample_records()[:2], ray_version=RAY_VERSION)))
+    assert isinstance(too_few, str) and too_few.startswith("Parameter importance: not computed: 1 search trial(s)")
+
+
+def test_parallel_coordinates_code_categories_and_end_with_the_objectives(search):
+    parallel = figures.parallel_info(report_inputs(search))
+    labels = [d[0] for d in parallel.dimensions]
+    assert labels[-2:] == ["speed-up (x)", "accuracy (pt)"] and len(parallel.trial_ids) == 5
+    switches = dict((d[0], d) for d in parallel.dimensions)["boost.grad_freeze"]
+    assert switches[2] == ("(unset)", "True") and set(switches[1]) == {0.0, 1.0}
+
+
+def test_curves_timeline_and_failures(search, confirmed):
+    curves = figures.curves_info(report_inputs(search, confirmed))
+    assert len(curves.series) == 15 and {s.role for s in curves.series} == {"baseline", "preset", "candidate"}
+    assert all(len(s.train_s) == 3 and s.train_s[0] < s.train_s[-1] for s in curves.series)
+    search_only = figures.curves_info(report_inputs(search))
+    assert {s.name for s in search_only.series} == {"O0", "O1-equivalent", "t_00002"}  # baseline, preset, selected
+    timeline = figures.timeline_info(report_inputs(search, confirmed))
+    assert timeline.bars[0].run_id == "t_00000" and timeline.bars[0].start_s == 0.0 and len(timeline.bars) == 21
+    assert [b.start_s for b in timeline.bars] == sorted(b.start_s for b in timeline.bars)
+    assert {b.stage for b in timeline.bars} == {"search", "confirm"}
+    assert figures.failures_info(report_inputs(search)) == (("t_00004", "failed", "trial failed in MindSpore: boom",
+                                                       "less_bn + grad_freeze p=0.7"),)
+
+
+# --- the page, report.md, the folder and the CLI ------------------------------------------------------------
+
+def test_report_folder_writes_a_self_contained_page_and_markdown(tmp_path, search, confirmed):
+    folder = experiment_folder(tmp_path, search, confirmed)
+    inputs = load_report_inputs(folder)
+    assert inputs.kind == "experiment" and inputs.max_drop == 1.0 and inputs.title.endswith("lenet-digits")
+    html_path, md_path = write_report(inputs)
+    page, text = html_path.read_text(encoding="utf-8"), md_path.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and not re.search(r"<script[^>]*\bsrc=", page)
+    assert not re.search(r"<link[^>]*href=[\"']https?://", page) and "* plotly.js v" in page
+    for anchor in ("speed-vs-accuracy", "confirmed", "ablation", "search", "curves", "timeline", "failures"):
+        assert f'<section id="{anchor}">' in page and "](#" not in text
+    # scatter, ablation, hypervolume, parallel coordinates, curves, timeline; no importance from 5 trials
+    assert page.count('class="plotly-graph-div"') == 6 and "10 are needed before a share means anything" in text
+    assert "Use grad_freeze p=0.5" in text and "| O1 | ~20% faster at equal accuracy |" in text
+    assert "amp O2: 0.52x" in text and "trial failed in MindSpore: boom" in text
+    assert f"- reproduce: `{inputs.run_info['command']}`" in text
+
+
+def test_empty_or_missing_folders_are_one_line_errors(tmp_path):
+    with pytest.raises(DataError, match="no results.parquet or confirm.parquet here; run an experiment"):
+        load_report_inputs(tmp_path)
+    with pytest.raises(DataError, match="no such results folder"):
+        load_report_inputs(tmp_path / "nope")
+    with pytest.raises(ConfigError, match="max_drop: -1"):
+        report_inputs(build_results_table(sample_records(), ray_version=RAY_VERSION), max_drop=-1.0)
+
+
+def test_a_table_written_before_the_new_columns_still_reports(tmp_path, search):
+    """A table of schema version 1: no label, start times, curves, rung, version or graph_cached."""
+    old = search.drop(columns=["label", "started_at", "curve_json", "rung", "schema_version", "graph_cached"])
+    old.to_parquet(tmp_path / "results.parquet", index=False)
+    inputs = load_report_inputs(tmp_path)
+    assert list(inputs.search["label"][:2]) == ["O0", "O1-equivalent"] and inputs.search["started_at"].isna().all()
+    html_path, _ = write_report(inputs)
+    assert "Timeline" not in html_path.read_text()  # no start times, no timeline: nothing invented
+
+
+def test_bench_folder_report_is_the_paired_runs(tmp_path, confirmed):
+    inputs = report_inputs(confirmed=confirmed, kind="bench")
+    scatter = figures.scatter_info(inputs)
+    assert len(scatter.points) == 15 and scatter.pareto == ()
+    assert sum(p.is_baseline for p in scatter.points) == 5 and all(p.x == 1.0 for p in scatter.points if p.is_baseline)
+    html_path, md_path = write_report(inputs, tmp_path)
+    assert "The search" not in md_path.read_text() and "grad_freeze p=0.5" in html_path.read_text()
+
+
+@pytest.mark.slow
+def test_report_in_a_real_browser_renders_every_figure_offline_without_console_errors(tmp_path, search, confirmed):
+    """Read as a person would, on a laptop's screen (1366 x 768): every figure renders offline; the first screen
+    holds the answer, the confirmed table and the snippet that applies it; no text of a figure overlaps another;
+    no table runs off the page without a scroll bar."""
+    from tests.helpers.browser import LAYOUT_JS, check_page, find_chromium
+
+    if find_chromium() is None:
+        if os.environ.get("BOOSTTUNE_REQUIRE_BROWSER"):
+            pytest.fail("no chromium, and BOOSTTUNE_REQUIRE_BROWSER is set (.ci/run installs Debian's chromium)")
+        pytest.skip("no chromium (Debian package chromium; .ci/run installs it)")
+    folder = experiment_folder(tmp_path, search, confirmed)
+    html_path, _ = write_report(load_report_inputs(folder))
+    shots = Path(os.environ.get("BOOSTTUNE_SCREENSHOTS", REPO / "reports" / "ci"))
+    shot = shots / "report-first-screen.png"
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    check = check_page(html_path, screenshot=shot, width=1366, height=768, evaluate=LAYOUT_JS)
+    assert check.figures == html_path.read_text().count('class="plotly-graph-div"') >= 6
+    assert check.rendered == check.figures, check.console_errors
+    assert check.console_errors == () and check.network_requests == ()
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+    layout = check.evaluated
+    for part in ("answer", "table", "snippet"):  # on the first screen, not below it
+        assert layout[part] is not None and layout[part] <= layout["height"], (part, layout)
+    assert layout["overlaps"] == [], layout["overlaps"]
+    assert layout["unscrollable_wide_tables"] == 0 and layout["page_width"] <= layout["width"], layout
+    print(f"\nscreenshot of the report's first screen at 1366x768: {shot}")
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["/venv/bin/boosttune", "bench", "b.yaml", "--seeds", "0,1"], "boosttune bench b.yaml --seeds 0,1"),
+    (["/x/boosttune/cli/main.py", "report", "runs/a b"], "boosttune report 'runs/a b'"),
+    (["experiments/resnet.py", "--epochs", "3"], "python experiments/resnet.py --epochs 3"),
+])
+def test_the_command_that_reproduces_a_run_is_recorded_as_typed(argv, expected):
+    from boosttune.execution.provenance import command_line
+
+    assert command_line(argv) == expected

@@ -1,0 +1,28 @@
+"""The search's start points (boosttune/search/start.py): O0 and the presets as this device runs them, then the
+informed variations, up to half the trial budget."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from boosttune.search.start import start_points
+from tests.helpers.space import BASE
+from tests.helpers.space import cpu_context as _ctx
+
+
+def test_start_points_are_the_presets_then_informed_variations_up_to_half_the_budget():
+    def config(num_trials, informed=True):
+        return SimpleNamespace(num_trials=num_trials, informed_start=informed, workers_per_trial=1)
+
+    ctx = _ctx()
+    start = start_points(None, ctx, BASE, config(8))
+    assert start.labels_in_order == ["O0", "O1", "grad_freeze p=0.3", "grad_freeze p=0.5"]
+    assert len(start.points) == 4 and not start.outside and set(start.presets.values()) == {"O0", "O1"}
+    # O2 with one rank is O1 (AdaSum needs 16): not trained apart, and the report says why.
+    assert list(start.same_as) == ["O2"] and start.same_as["O2"].startswith("trains the same as O1 on this device")
+    assert start_points(None, ctx, BASE, config(8, informed=False)).labels_in_order == ["O0", "O1"]
+    assert len(start_points(None, ctx, BASE, config(20)).labels_in_order) == 2 + 6  # every informed point
+    slow = start_points(None, _ctx(slow=frozenset({"boost.less_bn"})), BASE, config(8))
+    # The preset still trains (outside the searched space); informed points with LessBN are not offered.
+    assert slow.outside_labels == ["O1"] and len(slow.outside) == 1
+    assert "less_bn" not in slow.labels_in_order and len(slow.labels_in_order) == 4
