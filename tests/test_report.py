@@ -241,6 +241,19 @@ def test_curves_timeline_and_failures(search, confirmed):
                                                        "less_bn + grad_freeze p=0.7"),)
 
 
+def test_the_selection_is_made_once_with_the_inputs_and_every_figure_reads_it(tmp_path, search, monkeypatch):
+    from boosttune.report import inputs as inputs_module
+
+    calls = []
+    select = inputs_module.select_best
+    monkeypatch.setattr(inputs_module, "select_best", lambda *a, **k: calls.append(a) or select(*a, **k))
+    inputs = _inputs(search, max_drop=0.5)
+    write_report(inputs, tmp_path)
+    assert len(calls) == 1 and inputs.selection.search_trial == inputs.selection.recipe == "t_00002"
+    assert figures.header_info(inputs).recipe == "t_00002"
+    assert [p.trial_id for p in figures.scatter_info(inputs).points if p.is_selected] == ["t_00002"]
+
+
 # --- the page, report.md, the folder and the CLI ------------------------------------------------------------
 
 def _experiment_folder(tmp_path, search, confirmed) -> Path:

@@ -10,10 +10,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from boosttune.errors import DataError
 from boosttune.evaluation.results import FINISHED, PARAM_PREFIX, baseline_row, finite, fmt
 from boosttune.evaluation.summary import decision_words
-from boosttune.evaluation.select import select_best
 from boosttune.objective import ACCURACY, Objective
 from boosttune.pareto import non_dominated
 from boosttune.report.figures._common import (
@@ -26,7 +24,6 @@ from boosttune.report.figures._common import (
     RED,
     error_bars,
     present,
-    selected_id,
 )
 from boosttune.report.figures.failures import FailedRun, failures_info
 from boosttune.report.inputs import ReportInputs
@@ -96,7 +93,7 @@ def scatter_info(inputs: ReportInputs) -> ScatterInfo:
     if searched and complete.any():
         on_front[complete] = non_dominated(plotted[x_column].to_numpy(float)[complete],
                                            sign * plotted[y_column].to_numpy(float)[complete])
-    selected = selected_id(inputs)
+    selected = inputs.selection.search_trial
     points = tuple(_point(row, x_column, y_column, bool(front), row["trial_id"] == selected, obj)
                    for (_, row), front in zip(plotted.iterrows(), on_front))
     pareto = tuple(sorted(((p.x, p.y) for p in points if p.is_pareto), key=lambda xy: (xy[0], -sign * xy[1])))
@@ -123,7 +120,7 @@ def confirmed_points(inputs: ReportInputs) -> tuple[ConfirmedPoint, ...]:
                        speedup_low=float(row["speedup_ci_low"]), speedup_high=float(row["speedup_ci_high"]),
                        delta_pt=float(row["objective_gain"]), delta_low_pt=float(row["objective_gain_ci_low"]),
                        delta_high_pt=float(row["objective_gain_ci_high"]), n_seeds=int(row["n_seeds"]),
-                       verdict=str(row["verdict"]), is_selected=row["recipe"] == confirmed.selection.recipe)
+                       verdict=str(row["verdict"]), is_selected=row["recipe"] == inputs.selection.recipe)
         for _, row in confirmed.summary.iterrows()
         if finite(row["speedup"]) and row["verdict"] != "baseline")
 
@@ -138,10 +135,8 @@ def _linked(confirmed: tuple[ConfirmedPoint, ...], points: tuple[ScatterPoint, .
 def _selection_reason(inputs: ReportInputs) -> str | None:
     if inputs.confirmed is not None:
         return f"confirmed: {inputs.confirmed.selection.reason}"
-    try:
-        return select_best(inputs.runs, inputs.max_drop).reason
-    except DataError:
-        return None
+    picked = inputs.selection.search
+    return picked.reason if picked is not None else None
 
 
 def _point(row: pd.Series, x_column: str, y_column: str, is_pareto: bool, is_selected: bool,
