@@ -1,25 +1,39 @@
-"""What a report is built from: the results tables of one folder (search, confirm or bench) and its run info."""
+"""What a report is built from: the results tables of one folder (search, confirm or bench), its run info, and the
+recommendation they lead to (decided once, here, so that every figure reads the same one)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import pandas as pd
 
 from boosttune.config.experiment import recorded_max_drop
 from boosttune.errors import ConfigError, DataError
 from boosttune.evaluation.results import CSV_NAME, PARQUET_NAME, baseline_row, load_results, table_objective
-from boosttune.evaluation.select import resolve_tolerance
+from boosttune.evaluation.export import best_recipe_document
+from boosttune.evaluation.select import Selection, resolve_tolerance, select_best
 from boosttune.evaluation.summary import CONFIRM_NAME, Confirmed, load_confirmed
 from boosttune.execution.provenance import load_run_info
 from boosttune.objective import Objective
 
-__all__ = ["ReportInputs", "load_report_inputs"]
+__all__ = ["ReportInputs", "ReportSelection", "load_report_inputs"]
 
 Kind = Literal["experiment", "bench"]
+
+
+class ReportSelection(NamedTuple):
+    """What the report recommends, decided once from its inputs: every figure reads it, none selects again."""
+
+    recipe: str  # the recommended recipe's name; O0 when none qualifies or nothing can be compared
+    verdict: str  # the confirm stage's decision code for it ("baseline": it kept O0); "search_only" without a
+    # confirm stage; "no_baseline" without a finished O0 baseline to compare with
+    search: Selection | None  # the search's one-seed pick (None without a search or a finished baseline)
+    search_trial: str | None  # that pick's trial id (the baseline's when nothing beat it)
+    document: dict[str, Any] | None  # best_recipe.json as `boosttune export` writes it; None: nothing to recommend
 
 
 @dataclass(frozen=True)
@@ -65,6 +79,37 @@ class ReportInputs:
     def runs(self) -> pd.DataFrame:
         """Every run with figures: the search's trials, else the bench's runs."""
         return self.search if self.search is not None else self.confirmed.runs  # type: ignore[union-attr]
+
+    @cached_property
+    def selection(self) -> ReportSelection:
+        """The recommendation: the confirm stage's decision when there is one, else the search's one-seed pick
+        within ``max_drop``. Made the first time it is read, then kept."""
+        return _select(self)
+
+
+def _select(inputs: ReportInputs) -> ReportSelection:
+    search = None
+    if inputs.search is not None:
+        try:
+            search = select_best(inputs.search, inputs.max_drop)
+        except DataError:
+            pass
+    search_trial = str(search.row["trial_id"]) if search is not None else None
+    try:  # the same document `boosttune export` writes, so the page and the files cannot disagree
+        document = best_recipe_document(inputs.runs, max_drop=inputs.max_drop, confirmed=inputs.confirmed)
+    except DataError:
+        document = None
+    confirmed = inputs.confirmed
+    if confirmed is not None:
+        chosen = confirmed.selection
+        verdict = "baseline" if chosen.fell_back_to_baseline else str(chosen.row["verdict"])
+        return ReportSelection(chosen.recipe, verdict, search, search_trial, document)
+    if search is None:
+        return ReportSelection("O0", "no_baseline", None, None, document)
+    row = search.row
+    recipe = "O0" if search.fell_back_to_baseline else str(
+        row.get("label") if pd.notna(row.get("label")) else row["trial_id"])
+    return ReportSelection(recipe, "search_only", search, search_trial, document)
 
 
 def load_report_inputs(folder: str | Path, *, max_drop: float | None = None) -> ReportInputs:

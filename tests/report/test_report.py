@@ -31,7 +31,9 @@ def test_scatter_is_speedup_vs_accuracy_points_with_front_band_and_confirmed_int
     assert [p.trial_id for p in scatter.points if p.is_pareto] == ["t_00000", "t_00002", "t_00003", "t_00005"]
     assert [x for x, _ in scatter.pareto] == pytest.approx([0.9, 1.0, 1.2, 1.4])
     assert scatter.baseline_y == 0.0 and scatter.max_drop_y == -0.5 and scatter.y_label.startswith("accuracy vs O0")
-    assert "grad_accumulation.grad_accumulation_step=4" in by_id["t_00002"].hover
+    assert ("grad_accumulation.grad_accumulation_step", 4) in by_id["t_00002"].params  # data; the drawer words it
+    hover = [h for t in figures.draw_scatter(scatter).data if t.hovertext for h in t.hovertext]
+    assert any("grad_accumulation.grad_accumulation_step=4" in h and "(t_00002, completed)" in h for h in hover)
     gf = {c.recipe: c for c in scatter.confirmed}["grad_freeze p=0.5"]
     assert gf.n_seeds == 5 and gf.speedup_low < gf.speedup < gf.speedup_high and gf.is_selected
     assert "O0" not in {c.recipe for c in scatter.confirmed}
@@ -183,6 +185,40 @@ def test_curves_timeline_and_failures(search, confirmed):
     assert {b.stage for b in timeline.bars} == {"search", "confirm"}
     assert figures.failures_info(report_inputs(search)) == (("t_00004", "failed", "trial failed in MindSpore: boom",
                                                        "less_bn + grad_freeze p=0.7"),)
+
+
+def _leaves(value):
+    if isinstance(value, dict):
+        value = (*value.keys(), *value.values())
+    if isinstance(value, (tuple, list)):
+        for item in value:
+            yield from _leaves(item)
+    else:
+        yield value
+
+
+def test_every_info_is_data_only_no_html_no_hover_text_no_plotly(search, confirmed):
+    """Hover text and markup belong to the drawers (Optuna's ``_get_*_info`` rule): no info carries them."""
+    names = ("ablation", "answer", "apply", "claims", "curves", "failures", "header", "hypervolume", "importance",
+             "parallel", "scatter", "timeline")
+    for inputs in (report_inputs(search, confirmed), report_inputs(search), report_inputs(confirmed=confirmed, kind="bench")):
+        for name in names:
+            leaves = list(_leaves(getattr(figures, f"{name}_info")(inputs)))
+            assert not [v for v in leaves if isinstance(v, str) and re.search(r"</?[A-Za-z][^<>]*>", v)], name
+            assert not [v for v in leaves if type(v).__module__.startswith("plotly")], name
+
+
+def test_the_selection_is_made_once_with_the_inputs_and_every_figure_reads_it(tmp_path, search, monkeypatch):
+    from boosttune.report import inputs as inputs_module
+
+    calls = []
+    select = inputs_module.select_best
+    monkeypatch.setattr(inputs_module, "select_best", lambda *a, **k: calls.append(a) or select(*a, **k))
+    inputs = report_inputs(search, max_drop=0.5)
+    write_report(inputs, tmp_path)
+    assert len(calls) == 1 and inputs.selection.search_trial == inputs.selection.recipe == "t_00002"
+    assert figures.header_info(inputs).recipe == "t_00002"
+    assert [p.trial_id for p in figures.scatter_info(inputs).points if p.is_selected] == ["t_00002"]
 
 
 # --- the page, report.md, the folder and the CLI ------------------------------------------------------------

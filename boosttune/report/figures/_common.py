@@ -1,12 +1,10 @@
-"""What several figures share: the rows they compare, the search's pick, and the drawing style."""
+"""What several figures share: the rows they compare, the knobs that count, and the drawing style."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from boosttune.errors import DataError
 from boosttune.evaluation.results import FINISHED, finite
-from boosttune.evaluation.select import select_best
 from boosttune.report.inputs import ReportInputs
 
 BLUE, ORANGE, RED, GREEN, GREY, BLACK = "#4c78a8", "#f58518", "#e45756", "#54a24b", "#999999", "#222222"
@@ -24,16 +22,6 @@ def compared(table: pd.DataFrame) -> pd.DataFrame:
 def present(value: object) -> bool:
     """A value a trial drew (not None, NA or NaN: a knob the trial did not draw)."""
     return value is not None and value is not pd.NA and not (isinstance(value, float) and value != value)
-
-
-def selected_id(inputs: ReportInputs) -> str | None:
-    """The search trial the selection picks (None without a search or without a finished baseline)."""
-    if inputs.search is None:
-        return None
-    try:
-        return str(select_best(inputs.search, inputs.max_drop).row["trial_id"])
-    except DataError:
-        return None
 
 
 def inert(inputs: ReportInputs) -> dict[str, str]:

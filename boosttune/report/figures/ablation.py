@@ -13,7 +13,6 @@ from plotly.subplots import make_subplots
 from boosttune.evaluation.results import finite
 from boosttune.objective import ACCURACY, Objective
 from boosttune.report.figures._common import BLUE, GREY, LAYOUT, ORANGE, RED, compared, error_bars
-from boosttune.report.figures.header import header_info
 from boosttune.report.inputs import ReportInputs
 from boosttune.report.recipes import methods_of, recipe_of
 
@@ -47,17 +46,17 @@ def ablation_info(inputs: ReportInputs) -> AblationInfo:
     Paired figures win over the search's one seed per trial; a method the search tried alone in several
     trials shows their median.
     """
-    header = header_info(inputs)
+    recommended = inputs.selection
     rows: dict[str, AblationRow] = {}
-    best, best_methods = _paired_rows(inputs, header.recipe, rows)
+    best, best_methods = _paired_rows(inputs, recommended.recipe, rows)
     if inputs.search is not None:
         table = inputs.search
         base = _base_recipe(table)
         by_method: dict[str, list[pd.Series]] = {}
         for _, row in compared(table).iterrows():
             methods = methods_of(recipe_of(row))
-            if best is None and header.verdict == "search_only" and str(row.get("label")) == header.recipe:
-                best = _single(str(header.recipe), [row])
+            if best is None and recommended.verdict == "search_only" and str(row.get("label")) == recommended.recipe:
+                best = _single(recommended.recipe, [row])
                 best_methods = methods
             if len(methods) == 1 and _same_training(row, base):
                 by_method.setdefault(methods[0], []).append(row)

@@ -52,7 +52,7 @@ def answer_info(inputs: ReportInputs) -> AnswerInfo | None:
                               triple("e2e_speedup", "e2e_ci_low", "e2e_ci_high"),
                               triple("objective_gain", "objective_gain_ci_low", "objective_gain_ci_high"),
                               decision_words(code, obj, confirmed.max_drop), code,
-                              r["recipe"] == confirmed.selection.recipe))
+                              r["recipe"] == inputs.selection.recipe))
     return AnswerInfo(tuple(rows), _stopped(inputs), _noise(inputs))
 
 

@@ -3,7 +3,8 @@ recipe by its MindSpore name.
 
 Not a figure: :mod:`boosttune.report.render` lays it out right after the answer, in report.html and report.md.
 The recipe is the one ``boosttune export`` writes (:func:`boosttune.evaluation.export.best_recipe_document`, from
-the same tables and margin as the page), so the block and the files cannot disagree.
+the same tables and margin as the page), so the block and the files cannot disagree; it arrives with the inputs'
+selection (:attr:`~boosttune.report.inputs.ReportInputs.selection`).
 """
 
 from __future__ import annotations
@@ -15,13 +16,8 @@ from pydantic import BaseModel, ValidationError
 
 from boosttune.config.boost import PRESETS, parse_boost_config
 from boosttune.config.recipe import LossScaleConfig, OptimizerConfig
-from boosttune.errors import BoosttuneError, DataError
-from boosttune.evaluation.export import (
-    BEST_BOOST_CONFIG_NAME,
-    BEST_RECIPE_NAME,
-    best_recipe_document,
-    loss_scale_manager_call,
-)
+from boosttune.errors import BoosttuneError
+from boosttune.evaluation.export import BEST_BOOST_CONFIG_NAME, BEST_RECIPE_NAME, loss_scale_manager_call
 from boosttune.report.inputs import ReportInputs
 
 __all__ = ["ApplyInfo", "apply_info"]
@@ -40,9 +36,8 @@ class ApplyInfo(NamedTuple):
 
 def apply_info(inputs: ReportInputs) -> ApplyInfo | None:
     """The block for the recommended recipe; None when nothing can be recommended (no finished baseline)."""
-    try:
-        document = best_recipe_document(inputs.runs, max_drop=inputs.max_drop, confirmed=inputs.confirmed)
-    except DataError:
+    document = inputs.selection.document
+    if document is None:
         return None
     folder = inputs.folder if inputs.folder is not None else Path(".")
     recipe_path, config_path = folder / BEST_RECIPE_NAME, folder / BEST_BOOST_CONFIG_NAME

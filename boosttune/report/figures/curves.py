@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from boosttune.evaluation.results import FINISHED, finite
-from boosttune.report.figures._common import BLACK, BLUE, GREEN, LAYOUT, ORANGE, RED, selected_id
+from boosttune.report.figures._common import BLACK, BLUE, GREEN, LAYOUT, ORANGE, RED
 from boosttune.report.inputs import ReportInputs
 
 __all__ = ["CurveInfo", "CurveSeries", "curves_info", "draw_curves"]
@@ -40,7 +40,7 @@ def curves_info(inputs: ReportInputs) -> CurveInfo:
         source = "the paired seeds of the " + ("bench" if inputs.kind == "bench" else "confirm stage")
     else:
         table = inputs.search
-        keep = table["preset"].notna() | (table["trial_id"] == selected_id(inputs))
+        keep = table["preset"].notna() | (table["trial_id"] == inputs.selection.search_trial)
         for _, row in table[keep & table["status"].isin(FINISHED)].iterrows():
             name = str(row["label"]) if pd.notna(row["label"]) else str(row["trial_id"])
             series.append(_curve(row, name, _role(row)))

@@ -9,10 +9,8 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from boosttune.errors import DataError
 from boosttune.evaluation.results import finite, fmt
 from boosttune.evaluation.race import Exit
-from boosttune.evaluation.select import select_best
 from boosttune.evaluation.stats import VerdictCode
 from boosttune.evaluation.summary import decision_words
 from boosttune.objective import ACCURACY, Objective
@@ -51,24 +49,20 @@ class HeaderInfo(NamedTuple):
 
 def header_info(inputs: ReportInputs) -> HeaderInfo:
     """The answer from the confirm stage's selection when there is one, else from the search's (one seed)."""
-    if inputs.confirmed is not None:
-        answer, recipe, verdict = _confirmed_answer(inputs)
-    else:
-        try:
-            answer, recipe = _search_answer(inputs)
-        except DataError:
-            return HeaderInfo("No answer: the O0 baseline did not finish, so nothing can be compared with it.", "O0",
-                              "no_baseline", _facts(inputs))
-        verdict = "search_only"
+    selection = inputs.selection
+    if selection.verdict == "no_baseline":
+        return HeaderInfo("No answer: the O0 baseline did not finish, so nothing can be compared with it.", "O0",
+                          "no_baseline", _facts(inputs))
+    answer = _confirmed_answer(inputs) if inputs.confirmed is not None else _search_answer(inputs)
     facts = _facts(inputs)
-    chosen = _chosen_recipe(inputs, recipe)
+    chosen = _chosen_recipe(inputs, selection.recipe)
     if chosen:
         facts = (("recommended recipe", describe_recipe(chosen)),) + facts
-    return HeaderInfo(answer, recipe, verdict, facts)
+    return HeaderInfo(answer, selection.recipe, selection.verdict, facts)
 
 
-def _confirmed_answer(inputs: ReportInputs) -> tuple[str, str, str]:
-    """(answer, recipe, verdict code) from the paired seeds."""
+def _confirmed_answer(inputs: ReportInputs) -> str:
+    """The answer from the paired seeds."""
     confirmed, max_drop, obj = inputs.confirmed, inputs.max_drop, inputs.objective
     spec = obj.gain_spec
     sel = confirmed.selection
@@ -78,29 +72,26 @@ def _confirmed_answer(inputs: ReportInputs) -> tuple[str, str, str]:
         candidates = confirmed.summary[confirmed.summary["recipe"] != sel.recipe]
         seeds = sorted(int(n) for n in candidates["n_seeds"]) or [0]
         each = f"{seeds[0]}" if seeds[0] == seeds[-1] else f"{seeds[0]} to {seeds[-1]}"
-        answer = (f"Keep O0: none of the {len(candidates)} candidate(s) was shown faster than the O0 baseline with "
-                  f"its {obj.noun} within {max_drop:.3g} {obj.unit} ({each} paired seeds each).")
-        return answer, sel.recipe, "baseline"
-    answer = (f"Use {sel.recipe}: {fmt(row['speedup'], '.2f')}x the O0 baseline's training throughput "
-              f"(95% CI {fmt(row['speedup_ci_low'], '.2f')}-{fmt(row['speedup_ci_high'], '.2f')}) at "
-              f"{fmt(row['objective_gain'], spec)} {obj.gain_words} (95% CI "
-              f"{fmt(row['objective_gain_ci_low'], spec)} to {fmt(row['objective_gain_ci_high'], spec)}"
-              f") over {n} paired seeds: {decision_words(str(row['verdict']), obj, max_drop)}.")
-    return answer, sel.recipe, str(row["verdict"])
+        return (f"Keep O0: none of the {len(candidates)} candidate(s) was shown faster than the O0 baseline with "
+                f"its {obj.noun} within {max_drop:.3g} {obj.unit} ({each} paired seeds each).")
+    return (f"Use {sel.recipe}: {fmt(row['speedup'], '.2f')}x the O0 baseline's training throughput "
+            f"(95% CI {fmt(row['speedup_ci_low'], '.2f')}-{fmt(row['speedup_ci_high'], '.2f')}) at "
+            f"{fmt(row['objective_gain'], spec)} {obj.gain_words} (95% CI "
+            f"{fmt(row['objective_gain_ci_low'], spec)} to {fmt(row['objective_gain_ci_high'], spec)}"
+            f") over {n} paired seeds: {decision_words(str(row['verdict']), obj, max_drop)}.")
 
 
-def _search_answer(inputs: ReportInputs) -> tuple[str, str]:
-    """(answer, recipe) from the search alone. Raises DataError without a finished baseline."""
+def _search_answer(inputs: ReportInputs) -> str:
+    """The answer from the search alone (one seed per recipe)."""
     obj = inputs.objective
-    sel_search = select_best(inputs.runs, inputs.max_drop)
-    row = sel_search.row
-    recipe = str(row.get("label") if pd.notna(row.get("label")) else row["trial_id"])
-    if sel_search.fell_back_to_baseline:
-        return f"Keep O0 (search only, one seed per recipe): {sel_search.reason}.", "O0"
-    answer = (f"Candidate {recipe}: {fmt(row['speedup_vs_baseline'], '.2f')}x at "
-              f"{fmt(row['objective_gain'], obj.gain_spec)} {obj.gain_words} on one seed; not confirmed (no "
-              "paired seeds ran: one run's throughput moves by about 10%, and one seed's result is noisy).")
-    return answer, recipe
+    selection = inputs.selection
+    picked = selection.search
+    if picked.fell_back_to_baseline:
+        return f"Keep O0 (search only, one seed per recipe): {picked.reason}."
+    row = picked.row
+    return (f"Candidate {selection.recipe}: {fmt(row['speedup_vs_baseline'], '.2f')}x at "
+            f"{fmt(row['objective_gain'], obj.gain_spec)} {obj.gain_words} on one seed; not confirmed (no "
+            "paired seeds ran: one run's throughput moves by about 10%, and one seed's result is noisy).")
 
 
 def _chosen_recipe(inputs: ReportInputs, name: str) -> dict[str, Any]:

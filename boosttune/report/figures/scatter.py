@@ -10,10 +10,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from boosttune.errors import DataError
 from boosttune.evaluation.results import FINISHED, PARAM_PREFIX, baseline_row, finite, fmt
 from boosttune.evaluation.summary import decision_words
-from boosttune.evaluation.select import select_best
 from boosttune.objective import ACCURACY, Objective
 from boosttune.pareto import non_dominated
 from boosttune.report.figures._common import (
@@ -26,7 +24,6 @@ from boosttune.report.figures._common import (
     RED,
     error_bars,
     present,
-    selected_id,
 )
 from boosttune.report.figures.failures import FailedRun, failures_info
 from boosttune.report.inputs import ReportInputs
@@ -40,13 +37,21 @@ class ScatterPoint(NamedTuple):
     x: float
     y: float
     label: str  # the recipe's name (preset, start point or trial id)
-    hover: str
     is_baseline: bool
     is_preset: bool
     is_pareto: bool
     is_selected: bool
     status: str = "completed"  # "stopped": figures at the epoch the scheduler stopped it; "duplicate": an earlier
     # trial's figures (the same recipe, not trained again)
+    # the run's levels and figures as the table holds them (pd.NA, NaN or None where it has none), for the hover
+    boost_level: object = None
+    amp_level: object = None
+    loss_scale_kind: object = None
+    throughput_sps: float = math.nan
+    speedup: float = math.nan
+    objective_value: float = math.nan
+    objective_gain: float = math.nan
+    params: tuple[tuple[str, object], ...] = ()  # (searched knob, the value the trial drew), the knobs it drew
 
 
 class ConfirmedPoint(NamedTuple):
@@ -96,8 +101,8 @@ def scatter_info(inputs: ReportInputs) -> ScatterInfo:
     if searched and complete.any():
         on_front[complete] = non_dominated(plotted[x_column].to_numpy(float)[complete],
                                            sign * plotted[y_column].to_numpy(float)[complete])
-    selected = selected_id(inputs)
-    points = tuple(_point(row, x_column, y_column, bool(front), row["trial_id"] == selected, obj)
+    selected = inputs.selection.search_trial
+    points = tuple(_point(row, x_column, y_column, bool(front), row["trial_id"] == selected)
                    for (_, row), front in zip(plotted.iterrows(), on_front))
     pareto = tuple(sorted(((p.x, p.y) for p in points if p.is_pareto), key=lambda xy: (xy[0], -sign * xy[1])))
     confirmed = _linked(confirmed_points(inputs), points) if relative else ()
@@ -123,7 +128,7 @@ def confirmed_points(inputs: ReportInputs) -> tuple[ConfirmedPoint, ...]:
                        speedup_low=float(row["speedup_ci_low"]), speedup_high=float(row["speedup_ci_high"]),
                        delta_pt=float(row["objective_gain"]), delta_low_pt=float(row["objective_gain_ci_low"]),
                        delta_high_pt=float(row["objective_gain_ci_high"]), n_seeds=int(row["n_seeds"]),
-                       verdict=str(row["verdict"]), is_selected=row["recipe"] == confirmed.selection.recipe)
+                       verdict=str(row["verdict"]), is_selected=row["recipe"] == inputs.selection.recipe)
         for _, row in confirmed.summary.iterrows()
         if finite(row["speedup"]) and row["verdict"] != "baseline")
 
@@ -138,34 +143,21 @@ def _linked(confirmed: tuple[ConfirmedPoint, ...], points: tuple[ScatterPoint, .
 def _selection_reason(inputs: ReportInputs) -> str | None:
     if inputs.confirmed is not None:
         return f"confirmed: {inputs.confirmed.selection.reason}"
-    try:
-        return select_best(inputs.runs, inputs.max_drop).reason
-    except DataError:
-        return None
+    picked = inputs.selection.search
+    return picked.reason if picked is not None else None
 
 
-def _point(row: pd.Series, x_column: str, y_column: str, is_pareto: bool, is_selected: bool,
-           obj: Objective = ACCURACY) -> ScatterPoint:
-    preset = row["preset"] if pd.notna(row["preset"]) else None
-    label = run_name(row)
-    lines = [f"<b>{html.escape(label)}</b> ({html.escape(str(row['trial_id']))}, {row['status']})",
-             f"boost_level {row['boost_level']}, amp {row['amp_level']}, loss scale {row['loss_scale_kind']}",
-             f"throughput {fmt(row['throughput_sps'], '.1f')} samples/s, "
-             f"speed-up {fmt(row['speedup_vs_baseline'], '.3f')}x",
-             f"{obj.label} {obj.format_value(row['objective_value'])} ({obj.format_gain(row['objective_gain'])})"]
-    params = [f"{name.removeprefix(PARAM_PREFIX)}={_param_text(row[name])}" for name in row.index
-              if name.startswith(PARAM_PREFIX) and present(row[name])]
-    lines += [html.escape(", ".join(params[i:i + 3])) for i in range(0, len(params), 3)]
+def _point(row: pd.Series, x_column: str, y_column: str, is_pareto: bool, is_selected: bool) -> ScatterPoint:
     return ScatterPoint(
-        trial_id=str(row["trial_id"]), x=float(row[x_column]), y=float(row[y_column]), label=label,
-        hover="<br>".join(lines), is_baseline=bool(row["is_baseline"]), is_preset=preset is not None,
-        is_pareto=is_pareto, is_selected=is_selected, status=str(row["status"]),
+        trial_id=str(row["trial_id"]), x=float(row[x_column]), y=float(row[y_column]), label=run_name(row),
+        is_baseline=bool(row["is_baseline"]), is_preset=bool(pd.notna(row["preset"])), is_pareto=is_pareto,
+        is_selected=is_selected, status=str(row["status"]), boost_level=row["boost_level"],
+        amp_level=row["amp_level"], loss_scale_kind=row["loss_scale_kind"],
+        throughput_sps=row["throughput_sps"], speedup=row["speedup_vs_baseline"],
+        objective_value=row["objective_value"], objective_gain=row["objective_gain"],
+        params=tuple((name.removeprefix(PARAM_PREFIX), row[name]) for name in row.index
+                     if name.startswith(PARAM_PREFIX) and present(row[name])),
     )
-
-
-def _param_text(value: object) -> str:
-    # Integer params read back as floats when some trials lack them (NaN): show 4, not 4.0.
-    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 # --- drawing ------------------------------------------------------------------------------------------------
@@ -205,15 +197,17 @@ def draw_scatter(info: ScatterInfo) -> go.Figure:
         if chosen:
             fig.add_trace(go.Scatter(
                 x=[p.x for p in chosen], y=[p.y for p in chosen], mode="markers", name=name or runs_name,
-                marker=marker, text=[p.label for p in chosen], hovertext=[p.hover for p in chosen], hoverinfo="text"))
+                marker=marker, text=[p.label for p in chosen], hovertext=[_hover(p, obj) for p in chosen],
+                hoverinfo="text"))
     below = [p for p in info.points if p.y < low]
     if below:  # drawn on the bottom edge, their figures on hover: the scale stays on the recipes that matter
         fig.add_trace(go.Scatter(
             x=[p.x for p in below], y=[low] * len(below), mode="markers", cliponaxis=False,
             name=f"below the scale (lost more than {-low:.3g} {obj.unit}; hover for figures)",
             marker=dict(symbol="triangle-down-open", size=11, color=GREY, line=dict(width=1.5)),
-            text=[p.label for p in below], hovertext=[f"{p.hover}<br>off the scale: {p.y:{obj.gain_spec}} {obj.unit}"
-                                                      for p in below], hoverinfo="text"))
+            text=[p.label for p in below],
+            hovertext=[f"{_hover(p, obj)}<br>off the scale: {p.y:{obj.gain_spec}} {obj.unit}" for p in below],
+            hoverinfo="text"))
     for index, point in enumerate(info.confirmed):
         _add_confirmed(fig, point, CONFIRMED_COLOURS[index % len(CONFIRMED_COLOURS)], index, obj)
     if info.baseline_y is not None:
@@ -223,6 +217,22 @@ def draw_scatter(info: ScatterInfo) -> go.Figure:
     if info.baseline_y is not None:
         fig.update_yaxes(range=[low, high])
     return fig
+
+
+def _hover(p: ScatterPoint, obj: Objective = ACCURACY) -> str:
+    """A run's hover: its name, id and status, its levels, its figures, then the knobs it drew, three a line."""
+    lines = [f"<b>{html.escape(p.label)}</b> ({html.escape(p.trial_id)}, {p.status})",
+             f"boost_level {p.boost_level}, amp {p.amp_level}, loss scale {p.loss_scale_kind}",
+             f"throughput {fmt(p.throughput_sps, '.1f')} samples/s, speed-up {fmt(p.speedup, '.3f')}x",
+             f"{obj.label} {obj.format_value(p.objective_value)} ({obj.format_gain(p.objective_gain)})"]
+    params = [f"{name}={_param_text(value)}" for name, value in p.params]
+    lines += [html.escape(", ".join(params[i:i + 3])) for i in range(0, len(params), 3)]
+    return "<br>".join(lines)
+
+
+def _param_text(value: object) -> str:
+    # Integer params read back as floats when some trials lack them (NaN): show 4, not 4.0.
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def y_range(info: ScatterInfo) -> tuple[float, float]:
