@@ -22,7 +22,7 @@ def observe(model) -> dict[str, Any]:
 ALGORITHM = Algorithm(
     name="grad_accumulation",
     graph_state=lambda recipe: ("a kept accumulation Model, every parameter reset, trained a second seed to other figures "
-                                "than a fresh Model (tests/test_graphs.py)"),
+                                "than a fresh Model (tests/trial/test_graphs.py)"),
     kind="boost",
     registry_order=40,
     probe_order=70,
