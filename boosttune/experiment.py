@@ -28,10 +28,10 @@ from boosttune.config.experiment import MAX_DROP, ExperimentConfig
 from boosttune.errors import UnsupportedError
 from boosttune.evaluation.baseline import judge_baseline, train_baseline
 from boosttune.evaluation.confirm_stage import run_confirm_stage
-from boosttune.evaluation.export import best_recipe_document, write_best
+from boosttune.evaluation.export import selected_recipe, write_best
 from boosttune.evaluation.race import RaceRules
 from boosttune.evaluation.results import build_results_table, save_results
-from boosttune.evaluation.select import resolve_tolerance
+from boosttune.evaluation.select import Tolerance
 from boosttune.evaluation.summary import save_confirmed
 from boosttune.execution.cluster import facts_on_worker
 from boosttune.execution.provenance import load_run_info, record_run_info
@@ -103,12 +103,13 @@ def _run(config: ExperimentConfig, started: Started, base: dict[str, Any], *, re
         with _stage("search", times, log):
             outcome = run_search(config, started.output, setup=setup, points=start.points, resume=resume, log=log)
         table = _search_table(outcome, started, log)
+        max_drop = Tolerance(facts.objective, config.max_drop, MAX_DROP)  # the model's objective, known typed
         confirm = None
         if config.confirm_seeds and not outcome.aborted_reason:
             with _stage("confirm", times, log):
-                confirm = run_confirm_stage(config, table, started.output, started.train, log)
+                confirm = run_confirm_stage(config, table, max_drop, started.output, started.train, log)
     with _stage("export and report", times, log):
-        result = _finish(config, started.output, table, confirm, outcome.aborted_reason)
+        result = _finish(config, started.output, table, max_drop, confirm, outcome.aborted_reason)
     result.stage_s, result.baseline_note, result.left_out = times, note, {**slow, **outcome.left_out}
     return result
 
@@ -171,25 +172,24 @@ def _search_table(outcome: SearchOutcome, started: Started, log: Callable[[str],
     return build_results_table([r.to_dict() for r in outcome.records], ray_version=ray.__version__)
 
 
-def _finish(config: ExperimentConfig, output: Path, table: pd.DataFrame,
+def _finish(config: ExperimentConfig, output: Path, table: pd.DataFrame, max_drop: Tolerance,
             confirm: tuple[list[RunRecord], RaceRules | None] | None, aborted: str | None) -> ExperimentResult:
+    """The tables saved, the best recipe selected once and exported, and the report made with that selection."""
     parquet, _ = save_results(table, output)
     confirm_records, rules = confirm or (None, None)
-    confirmed = (save_confirmed(confirm_records, output, max_drop=config.max_drop, default=MAX_DROP,
-                                ray_version=ray.__version__, rules=rules) if confirm_records else None)
-    best = best_recipe_document(table, max_drop=config.max_drop, default=MAX_DROP, experiment_path=str(output),
-                                confirmed=confirmed)
-    best_config, best_recipe = write_best(best, output)
+    confirmed = (save_confirmed(confirm_records, output, max_drop=max_drop, ray_version=ray.__version__,
+                                rules=rules) if confirm_records else None)
+    best = selected_recipe(table, max_drop=max_drop, experiment_path=str(output), confirmed=confirmed)
+    best_config, best_recipe = write_best(best.document, output)
     inputs = ReportInputs(kind="experiment", title=f"boosttune experiment: {config.name}",
-                          max_drop=(confirmed.max_drop if confirmed is not None else
-                                    resolve_tolerance(table, config.max_drop, MAX_DROP)),
+                          max_drop=confirmed.max_drop if confirmed is not None else max_drop.resolved_on(table),
                           search=table, confirmed=confirmed, config=config.model_dump(mode="json"),
-                          run_info=load_run_info(output), folder=output)
+                          run_info=load_run_info(output), folder=output, objective=max_drop.objective, best=best)
     report, _ = write_report(inputs)
     first = figures.answer_info(inputs)
     answer = (figures.header_info(inputs).answer, *((first.stopped, first.noise) if first is not None else ()))
     return ExperimentResult(output=output, results_path=parquet, report_path=report, best_config_path=best_config,
-                            best_recipe_path=best_recipe, selection=best["selection"]["reason"],
+                            best_recipe_path=best_recipe, selection=best.selection.reason,
                             aborted_reason=aborted, trials=len(table),
                             summary_path=confirmed.summary_path if confirmed is not None else None,
                             answer=tuple(a for a in answer if a))

@@ -21,7 +21,7 @@ from boosttune.evaluation.confirm import (
     summarize,
 )
 from boosttune.evaluation.results import build_results_table, load_results, table_objective, save_results
-from boosttune.evaluation.select import pareto_front, resolve_tolerance, select_best
+from boosttune.evaluation.select import Tolerance, pareto_front, select_best
 from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
 from boosttune.objective import ACCURACY, Objective
 from tests.helpers.records import RAY_VERSION, make_record
@@ -88,7 +88,7 @@ def test_the_pareto_front_and_the_selection_take_lower_as_better(mae_table):
     assert chosen.row["trial_id"] == "t2"
     assert "within 0.02 mae of the baseline's val_mae 0.4" in chosen.reason and "val_acc" not in chosen.reason
     assert select_best(mae_table, 0.005).row["trial_id"] == "t1"  # t2 is 0.01 worse: out
-    assert resolve_tolerance(mae_table, None, 0.5) == pytest.approx(0.002)  # 0.5% of the baseline's 0.40
+    assert Tolerance.from_table(mae_table, None, 0.5).resolved_on(mae_table) == pytest.approx(0.002)  # 0.5% of 0.40
 
 
 def test_a_table_of_the_accuracy_schema_reads_as_accuracy(tmp_path):
@@ -126,8 +126,8 @@ def test_the_confirm_stage_judges_a_lower_is_better_objective_in_its_units(tmp_p
     records = run_paired(candidates, [1, 2, 3, 4, 5], store=RecordStore(tmp_path), role="bench",
                          train=_fake_mae_train, log=lines.append, max_drop=0.01)
     table = confirm_table(records)
-    assert resolve_tolerance(table, 0.01, 1.0) == 0.01
-    assert resolve_tolerance(table, None, 1.0) == pytest.approx(0.004, rel=0.1)  # 1% of the baseline's ~0.40
+    assert Tolerance.from_table(table, 0.01, 1.0).resolved_on(table) == 0.01
+    assert Tolerance.from_table(table, None, 1.0).resolved_on(table) == pytest.approx(0.004, rel=0.1)  # 1% of ~0.40
     summary = summarize(table, max_drop=0.01).set_index("recipe")
     assert summary.loc["fast", "objective_gain"] == pytest.approx(-0.001, abs=0.002)
     assert summary.loc["worse", "objective_gain"] == pytest.approx(-0.05, abs=0.003)

@@ -33,7 +33,7 @@ from boosttune.config.recipe import short_name
 from boosttune.errors import ConfigError, DataError
 from boosttune.evaluation.results import build_results_table, canonical_json, finite, table_objective
 from boosttune.evaluation.race import Exit, Race, RaceRules
-from boosttune.evaluation.select import pareto_front, resolve_tolerance
+from boosttune.evaluation.select import Tolerance, pareto_front
 from boosttune.evaluation.stats import Interval, VerdictCode, paired_delta, paired_ratio, ratio_interval, verdict
 from boosttune.execution.runs import FINISHED, RecordStore, RunRecord, RunSpec
 from boosttune.objective import ACCURACY, Objective
@@ -143,11 +143,12 @@ def _slug(name: str) -> str:
 
 def run_paired(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: RecordStore, role: str,
                train: Callable[[RunSpec], RunRecord], log: Callable[[str], None] = print,
-               max_drop: float | None = None, default: float = MAX_DROP) -> list[RunRecord]:
+               max_drop: Tolerance | float | None = None, default: float = MAX_DROP) -> list[RunRecord]:
     """Train every candidate once per seed, paired and interleaved; keep what an earlier attempt finished.
 
-    ``max_drop`` (the objective's gain units; None: ``default`` points, or percent of the baseline's value
-    for a non-fraction objective) is only for the running summary printed after each round."""
+    ``max_drop`` (a :class:`~boosttune.evaluation.select.Tolerance`, or a number in the objective's gain units;
+    None: ``default`` points, or percent of the baseline's value for a non-fraction objective) is only for the
+    running summary printed after each round."""
     names = [c.name for c in candidates]
     if len(set(names)) != len(names) or BASELINE_NAME not in names:
         raise ConfigError(f"recipes: names must be distinct and include the baseline {BASELINE_NAME!r}; got {names}")
@@ -214,7 +215,7 @@ def replay_race(table: pd.DataFrame, rules: RaceRules | None, max_drop: float, a
 
 def run_race(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: RecordStore, role: str,
              train: Callable[[RunSpec], RunRecord], rules: RaceRules, log: Callable[[str], None] = print,
-             max_drop: float | None = None, default: float = MAX_DROP) -> list[RunRecord]:
+             max_drop: Tolerance | float | None = None, default: float = MAX_DROP) -> list[RunRecord]:
     """Race the candidates against the baseline (:mod:`boosttune.evaluation.race`): paired, interleaved rounds of
     the baseline and the candidates still racing, one seed of ``seeds`` each, until none races, the seeds run out
     or the budget cannot pay for the next round. Runs an earlier attempt finished are kept, not trained again."""
@@ -246,7 +247,7 @@ def run_race(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: Re
         table = confirm_table(list(store))
         if race is None:
             race = Race([n for n in names if n != BASELINE_NAME], rules,
-                        resolve_tolerance(table, max_drop, default))
+                        Tolerance.of(max_drop, default, table).resolved_on(table))
         for standing in race.observe(seed, round_figures(table, index, racing)):
             log(f"{role}: {standing.name} leaves the race after round {index + 1} with {standing.n} paired seeds: "
                 f"{Exit.TEXT[standing.exit]} ({standing.why})")
@@ -271,10 +272,12 @@ def _run_line(record: RunRecord) -> str:
             f"compile {m.get('compile_s') or 0:.1f} s{' (cached)' if m.get('graph_cached') else ''}" if finite(sps) and finite(value) else record.status)
 
 
-def _running_summary(records: list[RunRecord], max_drop: float | None, default: float, round_count: int) -> str:
+def _running_summary(records: list[RunRecord], max_drop: Tolerance | float | None, default: float,
+                     round_count: int) -> str:
     table = confirm_table(records)
-    objective = table_objective(table)
-    summary = summarize(table, max_drop=resolve_tolerance(table, max_drop, default))
+    tolerance = Tolerance.of(max_drop, default, table)
+    objective = tolerance.objective
+    summary = summarize(table, max_drop=tolerance.resolved_on(table))
     parts = [f"{row.recipe} {row.speedup:.3f}x ({row.speedup_ci_low:.3f}-{row.speedup_ci_high:.3f}), "
              f"{objective.format_gain(row.objective_gain, '+.1f' if objective.fraction else '+.3g')}"
              for row in summary.itertuples() if row.recipe != BASELINE_NAME and finite(row.speedup_ci_low)]

@@ -10,7 +10,7 @@ from typing import Callable
 
 import pandas as pd
 
-from boosttune.config.experiment import CONFIRM_SCREEN, MAX_DROP, RECOMMENDED_SEEDS, ExperimentConfig
+from boosttune.config.experiment import CONFIRM_SCREEN, RECOMMENDED_SEEDS, ExperimentConfig
 from boosttune.evaluation.confirm import (
     Candidate,
     confirm_table,
@@ -22,8 +22,8 @@ from boosttune.evaluation.confirm import (
 )
 from boosttune.evaluation.noise import NoiseRecord, noise_record
 from boosttune.evaluation.race import REFERENCE_NOISE, Noise, RaceRules
-from boosttune.evaluation.results import canonical_json, table_objective
-from boosttune.evaluation.select import resolve_tolerance
+from boosttune.evaluation.results import canonical_json
+from boosttune.evaluation.select import Tolerance
 from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
 from boosttune.objective import Objective
 
@@ -56,12 +56,13 @@ def device_noise(config: ExperimentConfig, baseline: Candidate, objective: Objec
     return record, noise
 
 
-def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, output: Path,
+def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, max_drop: Tolerance, output: Path,
                       train: Callable[[RunSpec], RunRecord],
                       log: Callable[[str], None]) -> tuple[list[RunRecord], RaceRules | None]:
     """The experiment's confirm stage: the candidates that passed the screen, trained again on fresh paired seeds
-    against the baseline, in a race (the default) or a fixed number of seeds; the runs, and the race's rules."""
-    screen = resolve_tolerance(table, config.confirm_screen, CONFIRM_SCREEN)
+    against the baseline, in a race (the default) or a fixed number of seeds; the runs, and the race's rules.
+    ``max_drop`` is the experiment's, on its model's objective; the screen is taken in the same objective."""
+    screen = Tolerance(max_drop.objective, config.confirm_screen, CONFIRM_SCREEN).resolved_on(table)
     candidates = [judged_on_all(c) if config.confirm_eval_all else c
                   for c in pick_candidates(table, max_candidates=config.confirm_candidates, screen=screen)]
     store = RecordStore(output / "confirm")
@@ -73,9 +74,8 @@ def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, output: Pat
                f" ({RECOMMENDED_SEEDS} or more seeds recommended: --confirm-seeds)"))
         log_candidates(candidates, log)
         return run_paired(candidates, seeds, store=store, role="confirm", train=train, log=log,
-                          max_drop=config.max_drop, default=MAX_DROP), None
-    objective = table_objective(table)
-    record, noise = device_noise(config, candidates[0], objective)
+                          max_drop=max_drop), None
+    record, noise = device_noise(config, candidates[0], max_drop.objective)
     rules = race_rules(config, len(candidates), noise)
     seeds = confirm_seeds(config.seed, rules.max_seeds)
     log(f"confirm: a race of {len(candidates) - 1} candidates against the baseline, paired and interleaved rounds "
@@ -88,9 +88,9 @@ def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, output: Pat
            if noise.df == 0 else "; the race's own runs join it"))
     log_candidates(candidates, log)
     records = run_race(candidates, seeds, store=store, role="confirm", train=train, rules=rules, log=log,
-                       max_drop=config.max_drop, default=MAX_DROP)
+                       max_drop=max_drop)
     runs = confirm_table(records)
-    record.add(replay_race(runs, rules, resolve_tolerance(runs, config.max_drop, MAX_DROP)), race_id=str(output.resolve()))
+    record.add(replay_race(runs, rules, max_drop.resolved_on(runs)), race_id=str(output.resolve()))
     return records, rules
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pandas as pd
 
@@ -20,15 +20,15 @@ from boosttune.algorithms.adasum import adasum_applies
 from boosttune.config.boost import EffectiveBoost, parse_boost_config
 from boosttune.config.experiment import MAX_DROP
 from boosttune.errors import BoosttuneError, DataError
-from boosttune.evaluation.results import FINISHED, finite, table_objective
-from boosttune.evaluation.select import Selection, select_best
+from boosttune.evaluation.results import FINISHED, finite
+from boosttune.evaluation.select import Selection, Tolerance, select_best
 from boosttune.files import write_json
 
 if TYPE_CHECKING:
     from boosttune.evaluation.summary import Confirmed
 
-__all__ = ["BEST_BOOST_CONFIG_NAME", "BEST_RECIPE_NAME", "applicable_boost_config", "best_recipe_document",
-           "export_best", "loss_scale_manager_call", "write_best"]
+__all__ = ["BEST_BOOST_CONFIG_NAME", "BEST_RECIPE_NAME", "SelectedRecipe", "applicable_boost_config", "export_best",
+           "loss_scale_manager_call", "selected_recipe", "write_best"]
 
 BEST_BOOST_CONFIG_NAME = "best_boost_config.json"
 BEST_RECIPE_NAME = "best_recipe.json"
@@ -44,8 +44,16 @@ _PROVENANCE = ("device_target", "mindspore_version", "ray_version", "boosttune_v
 _COMMON_READERS = {"device_number": ("adasum", "dim_reduce"), "gradient_split_groups": ("less_bn",)}
 
 
-def export_best(df: pd.DataFrame, out_dir: str | Path, *, max_drop: float | None = MAX_DROP, default: float = MAX_DROP,
-                experiment_path: str | Path | None = None, confirmed: Confirmed | None = None) -> tuple[Path, Path]:
+class SelectedRecipe(NamedTuple):
+    """The recipe export recommends: how it was chosen, and ``best_recipe.json`` as :func:`write_best` writes it."""
+
+    selection: Selection  # the confirmed figures' choice when there are some, else the search's select_best
+    document: dict[str, Any]
+
+
+def export_best(df: pd.DataFrame, out_dir: str | Path, *, max_drop: Tolerance | float | None = MAX_DROP,
+                default: float = MAX_DROP, experiment_path: str | Path | None = None,
+                confirmed: Confirmed | None = None) -> tuple[Path, Path]:
     """Select the best recipe and write its two JSON files.
 
     With ``confirmed`` figures (the confirm stage or a bench), the selection is theirs
@@ -60,27 +68,29 @@ def export_best(df: pd.DataFrame, out_dir: str | Path, *, max_drop: float | None
             ``default`` points, or ``default`` percent of the baseline's value for a non-fraction objective.)
         DataError: no finished baseline, or the selected row's boost_config_dict is not valid.
     """
-    return write_best(best_recipe_document(df, max_drop=max_drop, default=default, experiment_path=experiment_path,
-                                           confirmed=confirmed), out_dir)
+    return write_best(selected_recipe(df, max_drop=max_drop, default=default, experiment_path=experiment_path,
+                                      confirmed=confirmed).document, out_dir)
 
 
 def write_best(recipe: dict[str, Any], out_dir: str | Path) -> tuple[Path, Path]:
-    """Write a :func:`best_recipe_document` as ``best_boost_config.json`` and ``best_recipe.json``; their paths."""
+    """Write a :attr:`SelectedRecipe.document` as ``best_boost_config.json`` and ``best_recipe.json``; their paths."""
     out_dir = Path(out_dir)
     config_path = write_json(out_dir / BEST_BOOST_CONFIG_NAME, recipe["boost_config_dict"])
     recipe_path = write_json(out_dir / BEST_RECIPE_NAME, recipe)
     return config_path, recipe_path
 
 
-def best_recipe_document(df: pd.DataFrame, *, max_drop: float | None = MAX_DROP, default: float = MAX_DROP,
-                         experiment_path: str | Path | None = None,
-                         confirmed: Confirmed | None = None) -> dict[str, Any]:
-    """What :func:`export_best` writes as ``best_recipe.json`` (its ``boost_config_dict`` is
-    ``best_boost_config.json``), without writing it. Raises as :func:`export_best` does."""
+def selected_recipe(df: pd.DataFrame, *, max_drop: Tolerance | float | None = MAX_DROP, default: float = MAX_DROP,
+                    experiment_path: str | Path | None = None, confirmed: Confirmed | None = None) -> SelectedRecipe:
+    """The recipe :func:`export_best` selects and what it writes as ``best_recipe.json`` (its ``boost_config_dict``
+    is ``best_boost_config.json``), without writing it. ``max_drop``: a
+    :class:`~boosttune.evaluation.select.Tolerance`, or a number on the table's own objective (as
+    :func:`~boosttune.evaluation.select.select_best` takes it). Raises as :func:`export_best` does."""
+    tolerance = Tolerance.of(max_drop, default, df if confirmed is None else confirmed.runs)
     if confirmed is not None:
         selection, row = _confirmed_selection(confirmed)
     else:
-        selection = select_best(df, max_drop, default)
+        selection = select_best(df, tolerance)
         row = selection.row
     canonical = _json_cell(row, "boost_config_dict_json")
     level = str(row["boost_level"]) if pd.notna(row["boost_level"]) else "O0"
@@ -91,10 +101,10 @@ def best_recipe_document(df: pd.DataFrame, *, max_drop: float | None = MAX_DROP,
     world_size = int(row["world_size"]) if finite(row["world_size"]) else None
     boost_config, left_out = applicable_boost_config(canonical, effective, world_size)
     recipe = _recipe_document(row, selection, boost_config, left_out, level, effective.notes, experiment_path)
-    recipe["objective"] = table_objective(df if confirmed is None else confirmed.runs).to_dict()
+    recipe["objective"] = tolerance.objective.to_dict()
     if confirmed is not None:
         recipe["confirmed"] = _confirmed_document(confirmed)
-    return recipe
+    return SelectedRecipe(selection, recipe)
 
 
 def applicable_boost_config(canonical: dict[str, Any], effective: EffectiveBoost,

@@ -1,7 +1,8 @@
 """Pick from the results table: the speed/objective Pareto front and the best recipe within ``max_drop``.
 
-The objective is the table's own (:func:`boosttune.evaluation.results.table_objective`: accuracy, or a team's metric in either
-direction); fronts and tolerances are taken in its direction and gain units.
+The objective is accuracy or a team's metric in either direction; fronts and tolerances are taken in its direction
+and gain units. A :class:`Tolerance` carries it with ``max_drop`` as given: an experiment knows it typed from the
+model, a folder read from disk takes its tables' own (:func:`boosttune.evaluation.results.table_objective`).
 
 Both read only the results table (:mod:`boosttune.evaluation.results`). Only trials that trained to the end
 (or to their target accuracy) compete; stopped and failed ones have no comparable figures.
@@ -10,6 +11,7 @@ Both read only the results table (:mod:`boosttune.evaluation.results`). Only tri
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,7 +22,7 @@ from boosttune.evaluation.results import FINISHED, baseline_row, finite, table_o
 from boosttune.objective import Objective
 from boosttune.pareto import non_dominated
 
-__all__ = ["Selection", "hypervolume", "non_dominated", "pareto_front", "resolve_tolerance", "select_best"]
+__all__ = ["Selection", "Tolerance", "hypervolume", "non_dominated", "pareto_front", "select_best"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,45 @@ class Selection:
     reason: str
     fell_back_to_baseline: bool
     max_drop: float  # resolved: in the objective's gain units
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """A tolerance (``max_drop``, ``confirm_screen``) as given, with the objective it is taken in: resolved once
+    and carried typed from the experiment to the confirm stage, the export and the report.
+
+    ``given`` is in the objective's gain units (points for accuracy); None: ``default`` points for a fraction
+    objective, or ``default`` percent of the baseline's value for another: only then does the number in gain units
+    depend on a baseline (:meth:`resolved`, :meth:`resolved_on`).
+    """
+
+    objective: Objective
+    given: float | None
+    default: float
+
+    @classmethod
+    def from_table(cls, table: pd.DataFrame, given: float | None, default: float) -> Tolerance:
+        """The tolerance on ``table``'s own objective: what a folder read from disk knows of it."""
+        return cls(table_objective(table), given, default)
+
+    @classmethod
+    def of(cls, value: Tolerance | float | None, default: float, table: pd.DataFrame) -> Tolerance:
+        """``value`` itself, or a tolerance given as a number (None: ``default``) on ``table``'s own objective."""
+        return value if isinstance(value, Tolerance) else cls.from_table(table, value, default)
+
+    def resolved(self, baseline_value: Any = None) -> float:
+        """In the objective's gain units, against a baseline whose objective_value is ``baseline_value`` (read only
+        for a non-fraction objective without a given value; 0 when it is unknown)."""
+        return self.objective.tolerance(self.given, self.default, baseline_value)
+
+    def resolved_on(self, table: pd.DataFrame) -> float:
+        """In the objective's gain units against ``table``'s baseline: the mean of its finished baseline runs (one
+        in a search's table, one per paired seed in a confirm or bench table)."""
+        if self.given is not None or self.objective.fraction:
+            return self.resolved()
+        is_baseline = table["is_baseline"].astype(bool) if "is_baseline" in table else pd.Series(False, index=table.index)
+        base = table[is_baseline & table["status"].isin(FINISHED)]["objective_value"].dropna()
+        return self.resolved(base.mean() if len(base) else None)
 
 
 def hypervolume(points: list[tuple[float, float]], ref: tuple[float, float]) -> float:
@@ -67,11 +108,13 @@ def pareto_front(df: pd.DataFrame) -> pd.DataFrame:
     return front.sort_values(["speedup_vs_baseline", "objective_value"], ascending=[True, sign < 0], kind="stable")
 
 
-def select_best(df: pd.DataFrame, max_drop: float | None = MAX_DROP, default: float = MAX_DROP) -> Selection:
+def select_best(df: pd.DataFrame, max_drop: Tolerance | float | None = MAX_DROP,
+                default: float = MAX_DROP) -> Selection:
     """The fastest finished trial whose objective is no more than ``max_drop`` worse than the baseline's.
 
-    ``max_drop`` is in the objective's gain units (points for accuracy); None: ``default`` points for a fraction
-    objective, or ``default`` percent of the baseline's value for another. The baseline itself qualifies (speed-up
+    ``max_drop``: a :class:`Tolerance`, or a number in the table's objective's gain units (points for accuracy);
+    None: ``default`` points for a fraction objective, or ``default`` percent of the baseline's value for another
+    (``default`` is read only with a number or None). The baseline itself qualifies (speed-up
     1), so a trial is chosen only when it is faster; among equally fast ones the better objective wins, then the
     baseline, then the first in the table.
 
@@ -79,13 +122,15 @@ def select_best(df: pd.DataFrame, max_drop: float | None = MAX_DROP, default: fl
         ConfigError: ``max_drop`` is negative or not a number.
         DataError: the table has no finished O0 baseline with an objective_value.
     """
-    objective = table_objective(df)
+    tolerance = Tolerance.of(max_drop, default, df)
+    objective = tolerance.objective
     base = baseline_row(df)
     if base is None or not finite(base["objective_value"]) or not finite(base["throughput_sps"]):
         raise DataError("results: no finished O0 baseline with throughput_sps and objective_value (preset 'O0', status "
                         f"{' or '.join(FINISHED)}); speed-ups are relative to it - rerun the experiment")
-    max_drop = objective.tolerance(None if max_drop is None else _checked_max_drop(max_drop, objective), default,
-                                   base["objective_value"])
+    if tolerance.given is not None:
+        _checked_max_drop(tolerance.given, objective)
+    max_drop = tolerance.resolved(base["objective_value"])
     rows = _comparable(df)
     # A tiny slack so a trial exactly at max_drop is not lost to float rounding.
     qualifying = rows[rows["objective_gain"] >= -max_drop - 1e-9]
@@ -114,16 +159,3 @@ def _checked_max_drop(max_drop: float, objective: Objective) -> float:
         raise ConfigError(f"max_drop: {max_drop!r} is invalid; allowed: a finite number >= 0 "
                           f"({objective.unit} worse than the baseline's {objective.label})")
     return float(max_drop)
-
-
-def resolve_tolerance(table: pd.DataFrame, tolerance: float | None, default: float) -> float:
-    """A tolerance (``max_drop``, ``early_stop_margin`` or ``confirm_screen``) in the table's objective's gain
-    units: ``tolerance`` when given, else ``default`` points for a fraction objective, or ``default`` percent of the
-    baseline's value for another: the mean of its finished runs (one in a search's table, one per paired seed in a
-    confirm or bench table)."""
-    objective = table_objective(table)
-    if tolerance is not None or objective.fraction:
-        return objective.tolerance(tolerance, default)
-    is_baseline = table["is_baseline"].astype(bool) if "is_baseline" in table else pd.Series(False, index=table.index)
-    base = table[is_baseline & table["status"].isin(FINISHED)]["objective_value"].dropna()
-    return objective.tolerance(None, default, base.mean() if len(base) else None)

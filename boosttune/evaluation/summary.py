@@ -26,8 +26,8 @@ from boosttune.evaluation.confirm import (
     summarize,
 )
 from boosttune.evaluation.race import Exit, Race, RaceRules
-from boosttune.evaluation.results import fmt, from_accuracy_schema, table_objective, with_later_columns
-from boosttune.evaluation.select import resolve_tolerance
+from boosttune.evaluation.results import fmt, from_accuracy_schema, with_later_columns
+from boosttune.evaluation.select import Tolerance
 from boosttune.objective import ACCURACY, Objective
 from boosttune.evaluation.stats import VerdictCode
 from boosttune.execution.runs import RunRecord
@@ -52,17 +52,17 @@ class Confirmed:
     race: Race | None = None  # the decision, replayed from the runs (None: no candidate ran)
 
 
-def _confirmed(runs: pd.DataFrame, max_drop: float | None, default: float,
-               summary_path: Path | None = None, rules: RaceRules | None = None) -> Confirmed:
-    max_drop = resolve_tolerance(runs, max_drop, default)
-    summary, race = _with_race(summarize(runs, max_drop=max_drop), runs, rules, max_drop)
+def _confirmed(runs: pd.DataFrame, tolerance: Tolerance, summary_path: Path | None = None,
+               rules: RaceRules | None = None) -> Confirmed:
+    max_drop = tolerance.resolved_on(runs)  # against these runs' own baseline: the mean of its paired seeds
+    summary, race = _with_race(summarize(runs, max_drop=max_drop), runs, rules, max_drop, tolerance.objective)
     seeds = tuple(int(s) for s in sorted(runs.loc[runs["recipe"] == BASELINE_NAME, "seed"].dropna().unique()))
     selection = select_confirmed(summary, max_drop, race=rules is not None)
     return Confirmed(runs, summary, selection, seeds, max_drop, summary_path, rules, race)
 
 
-def _with_race(summary: pd.DataFrame, runs: pd.DataFrame, rules: RaceRules | None,
-               max_drop: float) -> tuple[pd.DataFrame, Race | None]:
+def _with_race(summary: pd.DataFrame, runs: pd.DataFrame, rules: RaceRules | None, max_drop: float,
+               objective: Objective) -> tuple[pd.DataFrame, Race | None]:
     """The decision next to the figures: a recipe qualifies only by winning the race (fixed rounds: the same test
     at one look on every round). The ``verdict`` column *is* the decision (a :class:`~boosttune.evaluation.race.Exit`
     code), so a page that reads it never contradicts the race. The intervals and the seeds likely needed come from
@@ -71,7 +71,6 @@ def _with_race(summary: pd.DataFrame, runs: pd.DataFrame, rules: RaceRules | Non
     if not (runs["recipe"].dropna() != BASELINE_NAME).any():
         return summary, None
     race = replay_race(runs, rules, max_drop)
-    objective = table_objective(runs)
     summary = summary.copy()
     for column in RACE_COLUMNS:
         summary[column] = pd.Series([None] * len(summary), dtype="object")
@@ -139,13 +138,14 @@ def _decision_text(row: pd.Series, standing, decided: int | None, raced: bool, m
     return text
 
 
-def save_confirmed(records: Iterable[RunRecord], folder: str | Path, *, max_drop: float | None,
+def save_confirmed(records: Iterable[RunRecord], folder: str | Path, *, max_drop: Tolerance | float | None,
                    default: float = MAX_DROP, ray_version: str = "", rules: RaceRules | None = None) -> Confirmed:
     """Write confirm.parquet, confirm.csv and summary.csv into ``folder`` (and race.json with a race's rules);
     return what they hold.
 
-    ``max_drop``: in the objective's gain units (points for accuracy); None: ``default`` points,
-    or ``default`` percent of the baseline's value for a non-fraction objective."""
+    ``max_drop``: a :class:`~boosttune.evaluation.select.Tolerance` (an experiment's, on its model's objective),
+    or a number in the runs' objective's gain units (points for accuracy); None: ``default`` points, or
+    ``default`` percent of the baseline's value for a non-fraction objective."""
     folder = Path(folder)
     runs = confirm_table(list(records), ray_version=ray_version)
     write_atomically(folder / f"{CONFIRM_NAME}.parquet", lambda temp: runs.to_parquet(temp, index=False))
@@ -153,7 +153,7 @@ def save_confirmed(records: Iterable[RunRecord], folder: str | Path, *, max_drop
     if rules is not None:
         write_atomically(folder / RACE_NAME, lambda temp: Path(temp).write_text(
             json.dumps({"rules": rules.to_dict()}, indent=2) + "\n"))
-    confirmed = _confirmed(runs, max_drop, default, folder / SUMMARY_NAME, rules)
+    confirmed = _confirmed(runs, Tolerance.of(max_drop, default, runs), folder / SUMMARY_NAME, rules)
     write_atomically(confirmed.summary_path, lambda temp: confirmed.summary.to_csv(temp, index=False))
     return confirmed
 
@@ -177,7 +177,8 @@ def load_confirmed(folder: str | Path, *, max_drop: float | None, default: float
         rules = RaceRules.from_dict(json.loads(race.read_text())["rules"]) if race.is_file() else None
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise DataError(f"{race}: cannot read the race's rules: {str(e).splitlines()[0]}") from e
-    return _confirmed(with_later_columns(runs), max_drop, default, Path(folder) / SUMMARY_NAME, rules)
+    runs = with_later_columns(runs)
+    return _confirmed(runs, Tolerance.from_table(runs, max_drop, default), Path(folder) / SUMMARY_NAME, rules)
 
 
 

@@ -1,5 +1,6 @@
 """What a report is built from: the results tables of one folder (search, confirm or bench), its run info, and the
-recommendation they lead to (decided once, here, so that every figure reads the same one)."""
+recommendation they lead to (decided once, so that every figure reads the same one: here, or handed over by the
+experiment that exported it)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ from typing import Any, Literal, NamedTuple
 
 import pandas as pd
 
-from boosttune.config.experiment import recorded_max_drop
+from boosttune.config.experiment import MAX_DROP, recorded_max_drop
 from boosttune.errors import ConfigError, DataError
 from boosttune.evaluation.results import CSV_NAME, PARQUET_NAME, baseline_row, load_results, table_objective
-from boosttune.evaluation.export import best_recipe_document
-from boosttune.evaluation.select import Selection, resolve_tolerance, select_best
+from boosttune.evaluation.export import SelectedRecipe, selected_recipe
+from boosttune.evaluation.select import Selection, Tolerance, select_best
 from boosttune.evaluation.summary import CONFIRM_NAME, Confirmed, load_confirmed
 from boosttune.execution.provenance import load_run_info
 from boosttune.objective import Objective
@@ -42,7 +43,8 @@ class ReportInputs:
 
     ``search`` is the experiment's results table (one row per search trial, the baseline included);
     ``confirmed`` the paired runs of the confirm stage or of a bench, with their summary. ``max_drop`` is the
-    tolerance in the objective's gain units (points for accuracy).
+    tolerance in the objective's gain units (points for accuracy). An experiment hands over what it already knows:
+    its model's ``objective`` and the recipe it exported (``best``); left out, both come from the tables.
     """
 
     kind: Kind
@@ -53,12 +55,16 @@ class ReportInputs:
     config: dict[str, Any] = field(default_factory=dict)
     run_info: dict[str, Any] = field(default_factory=dict)
     folder: Path | None = None
+    objective: Objective = None  # type: ignore[assignment]  # what the runs were judged on; None: the runs' own
+    best: SelectedRecipe | None = None  # the recipe `boosttune export` writes; None: selected here, from the tables
 
     def __post_init__(self) -> None:
         if self.search is None and self.confirmed is None:
             raise DataError("report: nothing to report (no search results and no confirmed runs)")
         if not self.max_drop >= 0:
             raise ConfigError(f"max_drop: {self.max_drop!r} is invalid; expected a number >= 0")
+        if self.objective is None:  # a frozen dataclass: set once, here
+            object.__setattr__(self, "objective", table_objective(self.runs))
 
     @property
     def left_out(self) -> dict[str, str]:
@@ -69,11 +75,6 @@ class ReportInputs:
     def unsupported(self) -> dict[str, str]:
         """Knob -> MindSpore's reason it does not run on the trials' device (the probe's finding)."""
         return dict(self.run_info.get("unsupported") or {})
-
-    @property
-    def objective(self) -> Objective:
-        """What the runs were judged on (accuracy for the built-in models)."""
-        return table_objective(self.runs)
 
     @property
     def runs(self) -> pd.DataFrame:
@@ -88,17 +89,20 @@ class ReportInputs:
 
 
 def _select(inputs: ReportInputs) -> ReportSelection:
-    search = None
-    if inputs.search is not None:
-        try:
-            search = select_best(inputs.search, inputs.max_drop)
-        except DataError:
-            pass
+    max_drop = Tolerance(inputs.objective, inputs.max_drop, MAX_DROP)
+    best = inputs.best
+    if best is not None and inputs.confirmed is None:
+        search: Selection | None = best.selection  # the export's pick is the search's one-seed pick
+    else:
+        search = _search_pick(inputs.search, max_drop)
     search_trial = str(search.row["trial_id"]) if search is not None else None
-    try:  # the same document `boosttune export` writes, so the page and the files cannot disagree
-        document = best_recipe_document(inputs.runs, max_drop=inputs.max_drop, confirmed=inputs.confirmed)
-    except DataError:
-        document = None
+    if best is not None:
+        document: dict[str, Any] | None = best.document
+    else:
+        try:  # the same document `boosttune export` writes, so the page and the files cannot disagree
+            document = selected_recipe(inputs.runs, max_drop=max_drop, confirmed=inputs.confirmed).document
+        except DataError:
+            document = None
     confirmed = inputs.confirmed
     if confirmed is not None:
         chosen = confirmed.selection
@@ -110,6 +114,16 @@ def _select(inputs: ReportInputs) -> ReportSelection:
     recipe = "O0" if search.fell_back_to_baseline else str(
         row.get("label") if pd.notna(row.get("label")) else row["trial_id"])
     return ReportSelection(recipe, "search_only", search, search_trial, document)
+
+
+def _search_pick(search: pd.DataFrame | None, max_drop: Tolerance) -> Selection | None:
+    """The search's one-seed pick within ``max_drop``; None without a search or a finished baseline."""
+    if search is None:
+        return None
+    try:
+        return select_best(search, max_drop)
+    except DataError:
+        return None
 
 
 def load_report_inputs(folder: str | Path, *, max_drop: float | None = None) -> ReportInputs:
@@ -133,7 +147,7 @@ def load_report_inputs(folder: str | Path, *, max_drop: float | None = None) -> 
     if confirmed is not None:
         max_drop = confirmed.max_drop
     elif search is not None and baseline_row(search) is not None:
-        max_drop = resolve_tolerance(search, max_drop, default)
+        max_drop = Tolerance.from_table(search, max_drop, default).resolved_on(search)
     if search is None and confirmed is None:
         raise DataError(f"{folder}: no {PARQUET_NAME} or {CONFIRM_NAME}.parquet here; run an experiment "
                         "(python experiments/resnet.py) or a bench (boosttune bench) first")

@@ -7,7 +7,8 @@ import pytest
 
 from boosttune.errors import ConfigError, DataError
 from boosttune.evaluation.results import build_results_table
-from boosttune.evaluation.select import non_dominated, pareto_front, select_best
+from boosttune.evaluation.select import Tolerance, non_dominated, pareto_front, select_best
+from boosttune.objective import ACCURACY, Objective
 from tests.helpers.records import RAY_VERSION, make_record, sample_records
 
 
@@ -75,3 +76,30 @@ def test_no_finished_baseline_is_data_error():
     records[0] = {**records[0], "status": "failed", "reason": "boom", "metrics": {}}
     with pytest.raises(DataError, match="no finished O0 baseline"):
         select_best(build_results_table(records, ray_version=RAY_VERSION))
+
+
+MAE = Objective("mae", higher_is_better=False, fraction=False)
+
+
+def test_a_tolerance_is_its_value_or_default_points_for_a_fraction_objective(table):
+    assert Tolerance(ACCURACY, 0.5, 1.0).resolved() == Tolerance(ACCURACY, 0.5, 1.0).resolved_on(table) == 0.5
+    assert Tolerance(ACCURACY, None, 1.0).resolved() == Tolerance(ACCURACY, None, 1.0).resolved_on(table) == 1.0
+    assert Tolerance(MAE, 0.02, 1.0).resolved_on(table) == 0.02  # given: in the objective's own units
+
+
+def test_a_tolerance_left_unset_on_another_objective_is_percent_of_the_tables_own_baseline(table):
+    assert Tolerance(MAE, None, 10.0).resolved(0.4) == pytest.approx(0.04)
+    assert Tolerance(MAE, None, 10.0).resolved_on(table) == pytest.approx(0.08)  # 10% of the baseline's 0.800
+    paired = table.copy()  # a confirm table: one finished baseline run per paired seed, the mean taken
+    paired.loc[paired["trial_id"] == "t_00001", "is_baseline"] = True
+    assert Tolerance(MAE, None, 10.0).resolved_on(paired) == pytest.approx(0.0785)  # 10% of (0.800 + 0.770) / 2
+    assert Tolerance(MAE, None, 10.0).resolved_on(table.iloc[1:]) == 0.0  # no baseline: nothing allowed
+
+
+def test_a_tolerance_from_a_table_takes_the_tables_objective_and_a_carried_one_is_kept(table):
+    assert Tolerance.from_table(table, None, 1.0) == Tolerance.of(None, 1.0, table) == Tolerance(ACCURACY, None, 1.0)
+    carried = Tolerance(MAE, 0.02, 1.0)
+    assert Tolerance.of(carried, 5.0, table) is carried
+    assert select_best(table, Tolerance(ACCURACY, 2.0, 1.0)).row["trial_id"] == "t_00003"  # as max_drop=2.0
+    with pytest.raises(ConfigError, match="max_drop: -0.1 is invalid"):
+        select_best(table, Tolerance(ACCURACY, -0.1, 1.0))

@@ -306,3 +306,32 @@ def test_the_command_that_reproduces_a_run_is_recorded_as_typed(argv, expected):
     from boosttune.execution.provenance import command_line
 
     assert command_line(argv) == expected
+
+
+@pytest.mark.parametrize("with_confirm", [False, True])
+def test_the_report_reads_the_recipe_the_experiment_exported_and_makes_the_same_page(tmp_path, monkeypatch, search,
+                                                                                     confirmed, with_confirm):
+    """An experiment selects once: it hands the recipe it exported and its model's objective to the report, which
+    selects nothing again (with a confirm stage, it still picks the search's one-seed trial to show beside it)."""
+    from boosttune.config.experiment import MAX_DROP
+    from boosttune.evaluation.export import selected_recipe
+    from boosttune.evaluation.select import Tolerance
+    from boosttune.objective import ACCURACY
+    from boosttune.report import inputs as inputs_module
+
+    confirmed = confirmed if with_confirm else None
+    best = selected_recipe(search, max_drop=Tolerance(ACCURACY, 1.0, MAX_DROP), experiment_path=str(tmp_path),
+                           confirmed=confirmed)
+
+    def selected_again(*args, **kwargs):
+        raise AssertionError("the report selected the recipe again")
+
+    monkeypatch.setattr(inputs_module, "selected_recipe", selected_again)
+    if not with_confirm:
+        monkeypatch.setattr(inputs_module, "select_best", selected_again)
+    handed = report_inputs(search, confirmed, objective=ACCURACY, best=best)
+    assert handed.selection.document is best.document
+    pages = write_report(handed, tmp_path / "handed")
+    monkeypatch.undo()
+    again = write_report(report_inputs(search, confirmed), tmp_path / "from-tables")
+    assert [p.read_bytes() for p in pages] == [p.read_bytes() for p in again]

@@ -2,9 +2,9 @@
 recipe by its MindSpore name.
 
 Not a figure: :mod:`boosttune.report.render` lays it out right after the answer, in report.html and report.md.
-The recipe is the one ``boosttune export`` writes (:func:`boosttune.evaluation.export.best_recipe_document`, from
-the same tables and margin as the page), so the block and the files cannot disagree; it arrives with the inputs'
-selection (:attr:`~boosttune.report.inputs.ReportInputs.selection`).
+The recipe is the one ``boosttune export`` writes (:func:`boosttune.evaluation.export.selected_recipe`: the one an
+experiment exported, or made from the same tables and margin as the page), so the block and the files cannot
+disagree; it arrives with the inputs' selection (:attr:`~boosttune.report.inputs.ReportInputs.selection`).
 """
 
 from __future__ import annotations
