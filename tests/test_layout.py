@@ -255,19 +255,25 @@ def long_functions(path: Path, limit: int = MAX_FUNCTION_LINES) -> list[str]:
             and node.end_lineno - node.lineno + 1 > limit]
 
 
-def test_the_algorithms_import_nothing_of_the_probe_not_even_for_types():
-    """They read a device's findings through their own Protocol (algorithms.base.DeviceSupport)."""
+def test_the_algorithms_import_nothing_of_a_later_stage_not_even_for_types():
+    """They read a device's findings through their own Protocol (algorithms.base.DeviceSupport) and take the
+    recipe as the trial hands it, so no type-only import names the probe, the config or any later stage."""
     found = []
     for module, path in MODULES.items():
-        if not _in_package(module, "boosttune.algorithms"):
-            continue
-        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-        lines: dict[int, str] = {}  # one entry an import (``from a import b`` names a and a.b)
-        for target, line in named_imports(path, package):
-            if _in_package(target, "boosttune.probe"):
-                lines.setdefault(line, target)
-        found += [f"{path.relative_to(ROOT)}:{line} imports {target}" for line, target in lines.items()]
-    assert not found, "the algorithms know the probe (a later stage):\n" + "\n".join(found)
+        if _in_package(module, "boosttune.algorithms"):
+            package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+            found += [f"{path.relative_to(ROOT)}:{line} imports {target}"
+                      for line, target in later_than_algorithms(path, package).items()]
+    assert not found, "the algorithms know a later stage:\n" + "\n".join(found)
+
+
+def later_than_algorithms(path: Path, package: str) -> dict[int, str]:
+    """line -> the boosttune module of a later stage than the algorithms' that an import on it names."""
+    lines: dict[int, str] = {}  # one entry an import (``from a import b`` names a and a.b)
+    for target, line in named_imports(path, package):
+        if target in MODULES and (stage_of(target) or 0) > stage_of("boosttune.algorithms"):
+            lines.setdefault(line, target)
+    return lines
 
 
 @pytest.mark.parametrize("package", SHORT_FUNCTIONS)
@@ -284,11 +290,15 @@ def test_the_import_and_length_rules_catch_what_they_should(tmp_path):
     planted.write_text("from typing import TYPE_CHECKING\n"
                        "if TYPE_CHECKING:\n    from boosttune.probe.report import ProbeReport\n"
                        "from ... import probe\n"
+                       "if TYPE_CHECKING:\n    from boosttune.config.recipe import TrialRecipe\n"
+                       "from boosttune.errors import ConfigError\n"
                        f"def at_limit():\n{at_limit}\n"
                        f"def over():\n{over}\n")
     names = [target for target, _ in named_imports(planted, "boosttune.algorithms.amp")]
     assert "boosttune.probe.report" in names and "boosttune.probe" in names
-    assert long_functions(planted) == [f"over (line {5 + MAX_FUNCTION_LINES}): {MAX_FUNCTION_LINES + 1} lines"]
+    assert later_than_algorithms(planted, "boosttune.algorithms.amp") == {
+        3: "boosttune.probe.report", 4: "boosttune.probe", 6: "boosttune.config.recipe"}  # not boosttune.errors
+    assert long_functions(planted) == [f"over (line {8 + MAX_FUNCTION_LINES}): {MAX_FUNCTION_LINES + 1} lines"]
 
 
 # ---- one name, one meaning -------------------------------------------------------------------------------------

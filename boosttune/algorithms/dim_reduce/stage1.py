@@ -16,13 +16,10 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from boosttune.errors import ConfigError, TrialError
 from boosttune.files import write_atomically, write_json
-
-if TYPE_CHECKING:  # type-only: the recipe model lives in a later package
-    from boosttune.config.recipe import TrialRecipe
 
 __all__ = ["DimReduceInputs", "prepare_dim_reduce"]
 
@@ -40,7 +37,7 @@ class DimReduceInputs:
     reused: bool
 
 
-def _stage1_key(recipe: TrialRecipe, steps: int) -> str:
+def _stage1_key(recipe: Any, steps: int) -> str:
     shaping = {
         "model": recipe.entry.model_dump(mode="json"), "batch_size": recipe.batch_size,
         "seed": recipe.seed, "optimizer": recipe.optimizer.model_dump(), "steps": steps,
@@ -56,10 +53,11 @@ def _safe_root(work_dir: Path) -> Path:
     return Path(tempfile.gettempdir()) / "boosttune-dim-reduce"
 
 
-def prepare_dim_reduce(recipe: TrialRecipe, make_parts: Callable[[], Any], train_dataset, n_components: int,
+def prepare_dim_reduce(recipe: Any, make_parts: Callable[[], Any], train_dataset, n_components: int,
                        work_dir: Path, log: Callable[[str], None]) -> DimReduceInputs:
     """Stage 1's checkpoints (made, or found from an earlier trial); ``make_parts`` gives a fresh network and loss
-    from the recipe's builder."""
+    from the recipe's builder. ``recipe``: the trial's ``TrialRecipe`` (boosttune.config.recipe, a later stage, so
+    not named here, as :class:`~boosttune.algorithms.base.TrialPrep` holds it)."""
     steps = recipe.dim_reduce_stage1_steps or n_components + 2
     if steps < n_components:
         raise ConfigError(
