@@ -13,8 +13,10 @@ it stays in ``tune``.
 
 from __future__ import annotations
 
+import multiprocessing
 import sys
 import tempfile
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -30,7 +32,7 @@ from boosttune.runtime import apply_runtime_env
 from boosttune.trial.parts import ModelFacts, preflight  # MindSpore is imported inside, after the runtime env is applied
 from boosttune.trial.timing import FEW_STEADY_STEPS, steady_steps_needed
 
-__all__ = ["CheckReport", "check_experiment", "device_here", "search_plan"]
+__all__ = ["CheckReport", "check_experiment", "check_in_fresh_process", "device_here", "search_plan"]
 
 
 @dataclass
@@ -67,6 +69,24 @@ def device_here(device_target: str) -> bool:
     if device_target not in ACCELERATOR_RESOURCES:
         return True
     return bool(local_resources().get(ACCELERATOR_RESOURCES[device_target][0]))
+
+
+def check_in_fresh_process(config: ExperimentConfig) -> CheckReport:
+    """:func:`check_experiment` in a fresh process: MindSpore, once imported, installs its own signal handlers, and a
+    driver holding it died of SIGABRT on Ctrl-C instead of saving what it had and exiting 130
+    (tests/e2e/test_faults.py). Its errors come back as themselves; its lines go to stderr as it prints them.
+
+    Everything the child unpickles lives in this module's imports (not the driver's experiment, whose import of
+    Ray Train, SciPy and the report would cost the child ~3 s)."""
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        return pool.submit(check_experiment, config, log=_to_stderr).result()
+    finally:  # the child, MindSpore loaded, takes ~0.7 s to exit: the run goes on meanwhile
+        pool.shutdown(wait=False)
+
+
+def _to_stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
 def check_experiment(config: ExperimentConfig, *, log: Callable[[str], None] = print) -> CheckReport:

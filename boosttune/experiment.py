@@ -11,10 +11,7 @@ losing or retraining a finished run.
 
 from __future__ import annotations
 
-import multiprocessing
-import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -23,7 +20,7 @@ from typing import Any, Callable, Iterator
 import pandas as pd
 import ray
 
-from boosttune.check import CheckReport, check_experiment
+from boosttune.check import CheckReport, check_in_fresh_process
 from boosttune.config.experiment import MAX_DROP, ExperimentConfig
 from boosttune.errors import UnsupportedError
 from boosttune.evaluation.baseline import judge_baseline, train_baseline
@@ -74,7 +71,7 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
                     base=base, run_info={"model": config.recipe.entry.entry})
 
     def preflight() -> CheckReport:  # the parts built and stepped on this machine, before Ray starts
-        checked = _check_apart(config)
+        checked = check_in_fresh_process(config)
         for line in checked.lines():
             log(f"check: {line}")
         return checked
@@ -120,18 +117,6 @@ def _stage(name: str, times: dict[str, float], log: Callable[[str], None], alrea
     yield
     times[name] = times.get(name, 0.0) + time.perf_counter() - start
     log(f"{name}: done in {times[name]:.0f} s")
-
-
-def _check_apart(config: ExperimentConfig) -> CheckReport:
-    """:func:`~boosttune.check.check_experiment` in a fresh process: MindSpore, once imported, installs its own
-    signal handlers, and a driver holding it died of SIGABRT on Ctrl-C instead of saving what it had and exiting 130
-    (tests/e2e/test_faults.py). Its errors come back as themselves."""
-    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return pool.submit(check_experiment, config, log=_to_stderr).result()
-
-
-def _to_stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def check_device(report, config: ExperimentConfig, where: str) -> None:
