@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -20,7 +21,7 @@ from boosttune import algorithms
 from boosttune.builtin.data import check_data
 from boosttune.config.boost import format_validation_error
 from boosttune.config.experiment import CACHE_GRAPHS, MAX_DROP, RECOMMENDED_SEEDS, WARM_WORKERS
-from boosttune.config.recipe import parse_recipe
+from boosttune.config.recipe import TrialRecipe, parse_recipe
 from boosttune.errors import BoosttuneError, ConfigError
 from boosttune.evaluation.confirm import BASELINE_NAME, Candidate
 from boosttune.execution.provenance import load_run_info, record_run_info
@@ -34,8 +35,9 @@ __all__ = ["BenchConfig", "bench_candidates", "default_matrix", "merge", "parse_
 class BenchConfig(BaseModel):
     """A bench file: a base recipe (the O0 baseline), paired seeds, and named recipes as overrides of it."""
 
-    @property
-    def recipe(self):
+    @cached_property
+    def recipe(self) -> TrialRecipe:
+        """The base recipe, typed: parsed once (:func:`parse_bench` checks it, the start-up and the runs read it)."""
         return parse_recipe(self.base)
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True, allow_inf_nan=False)
@@ -71,7 +73,7 @@ def parse_bench(document: Mapping[str, Any] | None, *, seeds: list[int] | None =
     except ValidationError as e:
         raise ConfigError(format_validation_error(e, BenchConfig, prefix="")) from None
     try:
-        base = parse_recipe(config.base)
+        base = config.recipe
     except ConfigError as e:
         raise ConfigError(f"base.{e}") from None
     if base.boost_level != "O0" or base.boost_config_dict or base.amp_level != "O0":
@@ -157,7 +159,7 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
     from boosttune.execution.start import Launch, start_run
     from boosttune.report import ReportInputs, write_report
 
-    recipe = parse_recipe(config.base)
+    recipe = config.recipe
     if config.recipes is not None:  # named recipes are checked before Ray starts (the probe checks them again)
         bench_candidates(config, None, extra=extra)
     document = {**config.model_dump(mode="json"), "extra": dict(extra or {})}
