@@ -8,9 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-pytest.importorskip("ray")
-
-from ray.autoscaler._private.util import prepare_config, validate_config  # noqa: E402
+from ray.autoscaler._private.util import prepare_config, validate_config
 
 REPO = Path(__file__).resolve().parents[1]
 FILES = sorted(REPO.glob("cluster*.yaml"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-ms = pytest.importorskip("mindspore")
+import mindspore as ms
 
 from boosttune.builtin.models import build_network, default_image_size  # noqa: E402
 from boosttune.errors import ConfigError  # noqa: E402

@@ -21,7 +21,7 @@ import pytest
 
 from tests.helpers import REPO
 
-psutil = pytest.importorskip("psutil")
+import psutil
 
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 

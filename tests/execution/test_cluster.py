@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ray = pytest.importorskip("ray")
+import ray
 
 from boosttune.errors import ConfigError, describe_error  # noqa: E402
 from boosttune.execution.cluster import check_storage, default_concurrency, probe_on_worker, task_options  # noqa: E402

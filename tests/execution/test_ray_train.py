@@ -11,7 +11,7 @@ import numpy as np
 import psutil
 import pytest
 
-ray = pytest.importorskip("ray")
+import ray
 
 from boosttune.builtin.data import load_dataset, prepared_split  # noqa: E402
 from boosttune.config.recipe import parse_recipe  # noqa: E402

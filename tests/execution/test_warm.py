@@ -10,9 +10,7 @@ import numpy as np
 import psutil
 import pytest
 
-pytest.importorskip("ray")
-
-from boosttune.execution.ray_train import train_run  # noqa: E402
+from boosttune.execution.ray_train import train_run
 from boosttune.execution.runs import RunSpec  # noqa: E402
 from boosttune.execution.warm import WarmPool  # noqa: E402
 

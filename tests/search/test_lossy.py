@@ -8,11 +8,11 @@ import math
 
 import pytest
 
-optuna = pytest.importorskip("optuna")
+import optuna
 
-from boosttune.objective import ACCURACY, Objective  # noqa: E402
-from boosttune.search.lossy import CONSTRAINT, AvoidLossy, LossyJudge, lossy_algorithms, shortfall  # noqa: E402
-from boosttune.space import SpaceContext, define_by_run, preset_params  # noqa: E402
+from boosttune.objective import ACCURACY, Objective
+from boosttune.search.lossy import CONSTRAINT, AvoidLossy, LossyJudge, lossy_algorithms, shortfall
+from boosttune.space import SpaceContext, define_by_run, preset_params
 
 BASE = {"model": "lenet5", "epochs": 10, "batch_size": 32, "data": {"name": "digits"}}
 # The CPU's space (no AdaSum on one rank, no fp16 amp: slow), DimReduce and accumulation drawable.
@@ -91,7 +91,6 @@ def test_a_left_out_algorithm_is_not_drawn_again_whatever_the_sampler(make):
 
 def test_the_search_tells_optuna_the_constraint_and_says_what_it_left_out(tmp_path):
     """Ray Tune's OptunaSearch, as the search builds it, without a cluster: suggest, then complete as Tune does."""
-    pytest.importorskip("ray")
     from boosttune.config.experiment import parse_experiment
     from boosttune.search.tune import SearchSetup, _outcome, _Progress, _searcher, make_sampler
 

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-ray = pytest.importorskip("ray")
-optuna = pytest.importorskip("optuna")
+import optuna
+import ray
 
-from boosttune.config.experiment import parse_experiment  # noqa: E402
-from boosttune.errors import ConfigError  # noqa: E402
-from tests.helpers import REPO  # noqa: E402
-from tests.helpers.dashboard import check_dashboard  # noqa: E402
-from tests.helpers.leftovers import DriverGrowth  # noqa: E402
+from boosttune.config.experiment import parse_experiment
+from boosttune.errors import ConfigError
+from tests.helpers import REPO
+from tests.helpers.dashboard import check_dashboard
+from tests.helpers.leftovers import DriverGrowth
 
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 

@@ -6,12 +6,10 @@ from types import SimpleNamespace
 
 import pytest
 
-pytest.importorskip("ray")
+from ray.tune.experimental.output import _infer_user_metrics  # (what Tune's table shows)
 
-from ray.tune.experimental.output import _infer_user_metrics  # noqa: E402  (what Tune's table shows)
-
-from boosttune.objective import Objective  # noqa: E402
-from boosttune.search.tune import PROGRESS_COLUMNS, _figures, progress_columns, progress_metrics  # noqa: E402
+from boosttune.objective import Objective
+from boosttune.search.tune import PROGRESS_COLUMNS, _figures, progress_columns, progress_metrics
 
 WORKER_REPORT = {"steps": 64, "train_loss": 1.04, "first_step_s": 1.4, "compile_s": 1.4, "steady_steps": 61,
                  "throughput_sps": 1800.0, "throughput_windows": 6, "train_s": 4.3, "peak_rss_mb": 978.0,

@@ -29,7 +29,6 @@ def test_startup_trials_match_the_budget():
 
 def test_the_gp_sampler_models_the_search_space_after_its_start_up():
     """Optuna's real GPSampler (PyTorch) on boosttune's conditional space, as the search builds it."""
-    pytest.importorskip("torch")
     import optuna
 
     from boosttune.search.tune import make_sampler

@@ -10,7 +10,7 @@ from boosttune.config.recipe import parse_recipe
 
 pytestmark = pytest.mark.slow
 
-ms = pytest.importorskip("mindspore")
+import mindspore as ms
 
 from boosttune.trial.graphs import GraphCache  # noqa: E402
 from boosttune.trial.runner import run_trial  # noqa: E402

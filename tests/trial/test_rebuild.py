@@ -14,7 +14,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-ms = pytest.importorskip("mindspore")
+import mindspore as ms
 from mindspore import nn  # noqa: E402
 
 from boosttune.algorithms.mindspore_state import reset_boost_state  # noqa: E402

@@ -14,7 +14,6 @@ from boosttune.probe import check_recipe
 
 pytestmark = pytest.mark.slow
 
-ms = pytest.importorskip("mindspore")
 from mindspore.train.callback import Callback  # noqa: E402
 
 from boosttune.trial.runner import run_trial  # noqa: E402
