@@ -126,8 +126,8 @@ def test_the_script_runs_alone_as_ray_submit_runs_it(two_node_cluster, tmp_path)
     # figure needs after the warm-up (fewer are refused before Ray starts).
     done = subprocess.run([sys.executable, str(script), "--model", "lenet5", "--data", "digits", "--epochs", "1",
                            "--train-limit", "256", "--val-limit", "128", "--batch-size", "16", "--trials", "2",
-                           "--concurrency", "1", "--confirm-seeds", "0", "--no-early-stop",
-                           "--output", "runs/submitted"],
+                           "--concurrency", "1", "--confirm-seeds", "0", "--no-early-stop", "--keep-slow",
+                           "--output", "runs/submitted"],  # --keep-slow: the calibration is tests/probe's
                           cwd=home, env=env, capture_output=True, text=True, timeout=400)
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     output = home / "runs" / "submitted"

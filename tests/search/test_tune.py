@@ -152,7 +152,8 @@ def test_failures_are_recorded_and_abort_the_search_past_the_allowed_share(tmp_p
     # Three batches per epoch cannot give DimReduce's PCA its n_components (>= 4) stage-1 checkpoints.
     base = {**BASE, "steps_per_epoch": 3, "warmup_steps": 1}
     config = parse_experiment({"name": "fail", "base": base, "num_trials": 8, "seed": 0, "sampler": "random",
-                               "search": ["dim_reduce"], "max_failure_rate": 0.2, "confirm_seeds": 2})
+                               "search": ["dim_reduce"], "max_failure_rate": 0.2, "confirm_seeds": 2,
+                               "prune_slow": False})  # the search is named: the calibration would change nothing
     result = run_experiment(config, tmp_path / "run", log=lambda m: None)
     failed = [r for r in _records(tmp_path / "run").values() if r["status"] == "failed"]
     assert failed and all("n_components" in r["reason"] for r in failed)
@@ -179,7 +180,7 @@ def test_time_to_accuracy_objective_with_early_stopping(tmp_path, fresh_ray):
 
     config = parse_experiment({"name": "tta", "base": {**BASE, "epochs": 2, "steps_per_epoch": 8},
                                "num_trials": 3, "objective": "time_to_accuracy", "max_drop": 50.0,
-                               "search": ["grad_freeze", "optimizer"], "confirm_seeds": 0})
+                               "search": ["grad_freeze", "optimizer"], "confirm_seeds": 0, "prune_slow": False})
     result = run_experiment(config, tmp_path / "run", log=lambda m: None)
     records = [r for r in _records(tmp_path / "run").values() if r["trial_id"] != "baseline"]
     baseline_acc = _records(tmp_path / "run")["baseline"]["metrics"]["objective_value"]
