@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -31,6 +31,7 @@ from boosttune.execution.ray_train import train_run
 from boosttune.execution.runs import CURVE_KEYS, RecordStore, RunRecord, RunSpec
 from boosttune.objective import ACCURACY, Objective
 from boosttune.search.lossy import CONSTRAINT, AvoidLossy, LossyJudge, constrainable
+from boosttune.search.resume import left_to_run, set_aside, state_reads_back
 from boosttune.search.scheduler import MultiObjectiveASHA
 from boosttune.space import SpaceContext, define_by_run, equivalence_key, recipe_from_params
 
@@ -477,23 +478,27 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
     storage, url = _storage(config, output)
     single = isinstance(metric, str)
     scheduler = _scheduler(config, setup, single=single)
-    trainable = tune.with_resources(tune.with_parameters(_trial, setup=setup), trial_driver_resources())
     tune_root = f"{setup.storage.rstrip('/')}/tune" if setup.storage else str((output / "tune").resolve())
     _log_start(config, setup, metric, n_startup, url, scheduler, log)
     run_config = _run_config(config, setup, tune_root, log, storage)
     experiment_path = f"{tune_root}/{config.name}"
-    if resume and tune.Tuner.can_restore(experiment_path):
+    restore, num_samples = resume and tune.Tuner.can_restore(experiment_path), config.num_trials
+    if restore and not state_reads_back(experiment_path):
+        restore = False
+        num_samples, points, setup = _afresh(config, setup, points, experiment_path, log)
+    trainable = tune.with_resources(tune.with_parameters(_trial, setup=setup), trial_driver_resources())
+    if restore:
         log(f"search: resuming {experiment_path}")
-        tuner = tune.Tuner.restore(experiment_path, trainable=trainable, resume_unfinished=True,
-                                   resume_errored=False, restart_errored=False)
-    else:
+        _fit(tune.Tuner.restore(experiment_path, trainable=trainable, resume_unfinished=True, resume_errored=False,
+                                restart_errored=False), output)
+    elif num_samples:
         # Built only for a new search: OptunaSearch enqueues its start points in the study as it is made, and a
         # restored search (its searcher restored with it) would leave those copies WAITING for ever.
         searcher = _searcher(config, setup, metric, mode, points, sampler, storage)
-        tuner = tune.Tuner(
+        _fit(tune.Tuner(
             trainable,
             tune_config=tune.TuneConfig(
-                search_alg=searcher, scheduler=scheduler, num_samples=config.num_trials,
+                search_alg=searcher, scheduler=scheduler, num_samples=num_samples,
                 metric=metric if single else None, mode=mode if single else None,
                 max_concurrent_trials=setup.max_concurrent, time_budget_s=config.time_budget_s,
                 # A trial's Tune actor only waits on its Ray Train run: the next trial takes it (Ray starts a new
@@ -501,10 +506,27 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
                 reuse_actors=True,
             ),
             run_config=run_config,
-        )
-    _fit(tuner, output)
+        ), output)
     _fail_stale_trials(storage, config.name, log)
     return _outcome(config, setup, output, storage)
+
+
+def _afresh(config: ExperimentConfig, setup: SearchSetup, points: list[dict[str, Any]], experiment_path: str,
+            log: Callable[[str], None]) -> tuple[int, list[dict[str, Any]], SearchSetup]:
+    """Tune's saved state does not read back whole (:mod:`boosttune.search.resume`): it is set aside, and the trials
+    the records do not hold start afresh, from the Optuna study; (trials left, start points left, the setup)."""
+    recorded = [record.key for record in setup.records if record.role == "search"]
+
+    def key_of(point: dict[str, Any]) -> str:
+        return setup.spec("start point", point).key
+
+    left, points = left_to_run(config.num_trials, recorded, points, key_of)
+    outside = left_to_run(0, recorded, setup.outside, key_of)[1]
+    aside = set_aside(experiment_path)
+    log(f"search: Tune's saved state in {experiment_path} does not read back whole (a driver stopped while Tune "
+        f"saved it); set aside in {aside}. The {left} trial(s) that the {len(recorded)} trial records do not hold "
+        "start afresh, from the Optuna study")
+    return left, points, replace(setup, outside=outside)
 
 
 def _scheduler(config: ExperimentConfig, setup: SearchSetup, *, single: bool):

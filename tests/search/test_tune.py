@@ -257,7 +257,8 @@ def test_multi_objective_scheduler_stops_a_trial_beaten_on_both_objectives(tmp_p
 
 
 def test_a_start_point_outside_the_searched_space_trains_but_is_not_told_to_the_sampler(tmp_path, fresh_ray):
-    """LessBN measured slow: the search never draws it, yet the O1-equivalent preset still trains as it is."""
+    """LessBN measured slow: the search never draws it, yet the O1-equivalent preset still trains as it is (and is not
+    trained again when the search resumes past a saved state it cannot read)."""
     from boosttune.execution.ray import connect_ray
     from boosttune.search.tune import SearchSetup, run_search
     from boosttune.space import SpaceContext, equivalence_key, preset_params, recipe_from_params, searchable
@@ -282,3 +283,21 @@ def test_a_start_point_outside_the_searched_space_trains_but_is_not_told_to_the_
     assert o1_run.status == "completed" and o1_run.observed_boost["less_bn"] and o1_run.observed_boost["grad_freeze"]
     study = optuna.load_study(study_name="outside", storage=f"sqlite:///{output / 'optuna.db'}")
     assert [t.params.get("boost.grad_freeze") for t in study.trials] == [False]  # only the O0 point was told
+
+    # Tune's saved state as a driver killed while Tune copied it to the storage leaves it (empty): resumed with one
+    # trial more, the search sets the state aside and trains only what its records do not hold (boosttune.search.resume).
+    for state in (output / "tune" / "outside").glob("*-state-*"):
+        state.write_bytes(b"")
+    more = parse_experiment({"name": "outside", "base": base, "num_trials": 3, "seed": 0, "confirm_seeds": 0})
+    lines: list[str] = []
+    resumed = run_search(more, output, setup=setup, points=[o0], resume=True, log=lines.append)
+    assert any("does not read back whole" in line and "The 1 trial(s)" in line for line in lines), lines
+    assert (output / "tune" / "outside" / "tuner.pkl").is_file()  # the new search's, the old one set aside
+    runs = {r.run_id: r for r in resumed.records}
+    assert len(runs) == 3 and all(runs[r.run_id].started == r.started for r in outcome.records)  # none trained again
+    study = optuna.load_study(study_name="outside", storage=f"sqlite:///{output / 'optuna.db'}")
+    # the O0 point as told before and one drawn trial (it may fail: DimReduce with too few steps): no start point again
+    assert len(study.trials) == 2 and study.trials[0].params.get("boost.grad_freeze") is False
+    (drawn,) = [r for r in resumed.records if r.run_id not in {o.run_id for o in outcome.records}]
+    assert drawn.role == "search" and drawn.label not in ("O0", "O1-equivalent")
+    assert study.trials[1].state.name == ("FAIL" if drawn.status == "failed" else "COMPLETE")

@@ -1,0 +1,87 @@
+"""Whether a stopped search can take Tune's saved state back, and what is left to run when it cannot.
+
+Tune saves its experiment state (the trials, the searcher's queue) after every step (``TUNE_GLOBAL_CHECKPOINT_S=0``,
+set by :mod:`boosttune.search.tune`): it writes the files in its staging folder, then copies them over the ones in the
+storage in place. A driver killed during that copy leaves them empty or cut. Ray Tune 2.60's restore then logs
+"Failed to restore the run state", starts the experiment again with the searcher it restored, which counts the trials
+it lost as drawn, and the search ends short of ``num_trials`` (seen in tests/e2e/test_faults.py, the driver killed
+just as a trial's record landed). Tune offers no check of its own, so this module reads the files back first: a
+state that does not read back whole is set aside (moved, never deleted), and the search starts afresh for the trials
+its records do not hold, from the Optuna study, which holds every trial told so far.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from typing import Iterable
+
+# One save of Tune's state: the files it writes for a driver session, named by the session's start time.
+_STATE = "experiment_state-{}.json"
+_SESSION_FILES = ("experiment_state-{}.json", "search_gen_state-{}.json", "searcher-state-{}.pkl")
+_TUNER = "tuner.pkl"
+SET_ASIDE = "unreadable-state-{}"
+
+__all__ = ["SET_ASIDE", "left_to_run", "set_aside", "state_reads_back"]
+
+
+def _fs(experiment_path: str):
+    from ray.train._internal.storage import get_fs_and_path
+
+    return get_fs_and_path(experiment_path)
+
+
+def _names(fs, root: str) -> list[str]:
+    import pyarrow.fs
+
+    return [info.base_name for info in fs.get_file_info(pyarrow.fs.FileSelector(root))
+            if info.type == pyarrow.fs.FileType.File]
+
+
+def _whole(name: str, data: bytes) -> bool:
+    if name.endswith(".json"):
+        try:
+            json.loads(data)
+        except ValueError:  # empty, or cut inside a value
+            return False
+        return True
+    return data.endswith(b".")  # a pickle ends with its STOP opcode; one cut short does not
+
+
+def _newest_session(names: Iterable[str]) -> str | None:
+    states = fnmatch.filter(names, _STATE.format("*"))
+    return max(states)[len("experiment_state-"):-len(".json")] if states else None  # as Tune picks the newest
+
+
+def state_reads_back(experiment_path: str) -> bool:
+    """Whether the newest state Tune saved in ``experiment_path`` (and the tuner it restores with) reads back whole."""
+    fs, root = _fs(experiment_path)
+    names = _names(fs, root)
+    session = _newest_session(names)
+    if session is None or _TUNER not in names:
+        return False
+    for name in (_TUNER, *(pattern.format(session) for pattern in _SESSION_FILES)):
+        if name in names:
+            with fs.open_input_stream(f"{root}/{name}") as stream:
+                if not _whole(name, stream.readall()):
+                    return False
+    return True
+
+
+def set_aside(experiment_path: str) -> str:
+    """Move every saved state and the tuner out of Tune's way, into a folder beside them; returns its path."""
+    fs, root = _fs(experiment_path)
+    names = _names(fs, root)
+    folder = f"{root}/{SET_ASIDE.format(_newest_session(names) or 'none')}"
+    fs.create_dir(folder)
+    for name in names:
+        if name == _TUNER or any(fnmatch.fnmatch(name, pattern.format("*")) for pattern in _SESSION_FILES):
+            fs.move(f"{root}/{name}", f"{folder}/{name}")
+    return folder
+
+
+def left_to_run(num_trials: int, recorded_keys: list[str | None], points: list[dict], key_of) -> tuple[int, list[dict]]:
+    """(trials left, the start points not yet recorded): every search record counts as a trial, finished or failed,
+    as Tune counted it; a start point whose recipe (``key_of(point)``) has a record is not drawn again."""
+    done = set(recorded_keys)
+    return max(num_trials - len(recorded_keys), 0), [point for point in points if key_of(point) not in done]
