@@ -38,14 +38,15 @@ def _names(fs, root: str) -> list[str]:
             if info.type == pyarrow.fs.FileType.File]
 
 
-def _whole(name: str, data: bytes) -> bool:
-    if name.endswith(".json"):
-        try:
-            json.loads(data)
-        except ValueError:  # empty, or cut inside a value
-            return False
-        return True
-    return data.endswith(b".")  # a pickle ends with its STOP opcode; one cut short does not
+def _whole(data: bytes) -> bool:
+    """Read by what it holds, not by its name: Tune's ``search_gen_state-*.json`` is a pickle."""
+    if data.startswith(b"\x80"):  # a pickle (protocol 2 or later) ends with its STOP opcode; one cut short does not
+        return data.endswith(b".")
+    try:
+        json.loads(data)
+    except ValueError:  # empty, or cut inside a value
+        return False
+    return True
 
 
 def _newest_session(names: Iterable[str]) -> str | None:
@@ -63,7 +64,7 @@ def state_reads_back(experiment_path: str) -> bool:
     for name in (_TUNER, *(pattern.format(session) for pattern in _SESSION_FILES)):
         if name in names:
             with fs.open_input_stream(f"{root}/{name}") as stream:
-                if not _whole(name, stream.readall()):
+                if not _whole(stream.readall()):
                     return False
     return True
 

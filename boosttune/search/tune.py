@@ -474,7 +474,6 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
     """Run (or resume) the Tune experiment in ``output``; trial records land in output/trials."""
     metric, mode = tune_metric(config, setup.objective)
     n_startup = startup_trials(config.num_trials, len(points) + len(setup.outside))
-    sampler = make_sampler(config.sampler, config.seed, n_startup)
     storage, url = _storage(config, output)
     single = isinstance(metric, str)
     scheduler = _scheduler(config, setup, single=single)
@@ -486,6 +485,8 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
     if restore and not state_reads_back(experiment_path):
         restore = False
         num_samples, points, setup = _afresh(config, setup, points, experiment_path, log)
+    # Started afresh, a seeded sampler would draw its first trials again: its seed moves on by the trials recorded.
+    sampler = make_sampler(config.sampler, config.seed + config.num_trials - num_samples, n_startup)
     trainable = tune.with_resources(tune.with_parameters(_trial, setup=setup), trial_driver_resources())
     if restore:
         log(f"search: resuming {experiment_path}")

@@ -18,7 +18,7 @@ def _save(folder, session: str, state: bytes | None = None, searcher: bytes | No
     """One save of Tune's state for a driver session, as Tune writes it."""
     (folder / f"experiment_state-{session}.json").write_bytes(
         state if state is not None else json.dumps({"trial_data": [], "runner_data": {}}).encode())
-    (folder / f"search_gen_state-{session}.json").write_text(json.dumps({"counter": 3}))
+    (folder / f"search_gen_state-{session}.json").write_bytes(pickle.dumps({"counter": 3}))  # a pickle, named .json
     (folder / f"searcher-state-{session}.pkl").write_bytes(
         searcher if searcher is not None else pickle.dumps({"_ot_trials": {"a": 1}}))
 

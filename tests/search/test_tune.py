@@ -260,6 +260,7 @@ def test_a_start_point_outside_the_searched_space_trains_but_is_not_told_to_the_
     """LessBN measured slow: the search never draws it, yet the O1-equivalent preset still trains as it is (and is not
     trained again when the search resumes past a saved state it cannot read)."""
     from boosttune.execution.ray import connect_ray
+    from boosttune.search.resume import state_reads_back
     from boosttune.search.tune import SearchSetup, run_search
     from boosttune.space import SpaceContext, equivalence_key, preset_params, recipe_from_params, searchable
 
@@ -286,6 +287,7 @@ def test_a_start_point_outside_the_searched_space_trains_but_is_not_told_to_the_
 
     # Tune's saved state as a driver killed while Tune copied it to the storage leaves it (empty): resumed with one
     # trial more, the search sets the state aside and trains only what its records do not hold (boosttune.search.resume).
+    assert state_reads_back(str(output / "tune" / "outside"))  # the state Tune saved, as it saved it, reads back
     for state in (output / "tune" / "outside").glob("*-state-*"):
         state.write_bytes(b"")
     more = parse_experiment({"name": "outside", "base": base, "num_trials": 3, "seed": 0, "confirm_seeds": 0})
