@@ -17,12 +17,12 @@ import json
 from typing import Iterable
 
 # One save of Tune's state: the files it writes for a driver session, named by the session's start time.
-_STATE = "experiment_state-{}.json"
 _SESSION_FILES = ("experiment_state-{}.json", "search_gen_state-{}.json", "searcher-state-{}.pkl")
+_STATE = _SESSION_FILES[0]  # the one Tune picks the newest session by
 _TUNER = "tuner.pkl"
 SET_ASIDE = "unreadable-state-{}"
 
-__all__ = ["SET_ASIDE", "left_to_run", "set_aside", "state_reads_back"]
+__all__ = ["SET_ASIDE", "left_to_run", "not_recorded", "set_aside", "state_reads_back"]
 
 
 def _fs(experiment_path: str):
@@ -51,7 +51,8 @@ def _whole(data: bytes) -> bool:
 
 def _newest_session(names: Iterable[str]) -> str | None:
     states = fnmatch.filter(names, _STATE.format("*"))
-    return max(states)[len("experiment_state-"):-len(".json")] if states else None  # as Tune picks the newest
+    prefix, suffix = _STATE.split("{}")
+    return max(states)[len(prefix):-len(suffix)] if states else None  # as Tune picks the newest
 
 
 def state_reads_back(experiment_path: str) -> bool:
@@ -84,5 +85,10 @@ def set_aside(experiment_path: str) -> str:
 def left_to_run(num_trials: int, recorded_keys: list[str | None], points: list[dict], key_of) -> tuple[int, list[dict]]:
     """(trials left, the start points not yet recorded): every search record counts as a trial, finished or failed,
     as Tune counted it; a start point whose recipe (``key_of(point)``) has a record is not drawn again."""
+    return max(num_trials - len(recorded_keys), 0), not_recorded(points, recorded_keys, key_of)
+
+
+def not_recorded(points: list[dict], recorded_keys: list[str | None], key_of) -> list[dict]:
+    """The points whose recipe (``key_of(point)``) no record holds."""
     done = set(recorded_keys)
-    return max(num_trials - len(recorded_keys), 0), [point for point in points if key_of(point) not in done]
+    return [point for point in points if key_of(point) not in done]

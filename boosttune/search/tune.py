@@ -31,7 +31,7 @@ from boosttune.execution.ray_train import train_run
 from boosttune.execution.runs import CURVE_KEYS, RecordStore, RunRecord, RunSpec
 from boosttune.objective import ACCURACY, Objective
 from boosttune.search.lossy import CONSTRAINT, AvoidLossy, LossyJudge, constrainable
-from boosttune.search.resume import left_to_run, set_aside, state_reads_back
+from boosttune.search.resume import left_to_run, not_recorded, set_aside, state_reads_back
 from boosttune.search.scheduler import MultiObjectiveASHA
 from boosttune.space import SpaceContext, define_by_run, equivalence_key, recipe_from_params
 
@@ -522,7 +522,7 @@ def _afresh(config: ExperimentConfig, setup: SearchSetup, points: list[dict[str,
         return setup.spec("start point", point).key
 
     left, points = left_to_run(config.num_trials, recorded, points, key_of)
-    outside = left_to_run(0, recorded, setup.outside, key_of)[1]
+    outside = not_recorded(setup.outside, recorded, key_of)
     aside = set_aside(experiment_path)
     log(f"search: Tune's saved state in {experiment_path} does not read back whole (a driver stopped while Tune "
         f"saved it); set aside in {aside}. The {left} trial(s) that the {len(recorded)} trial records do not hold "
