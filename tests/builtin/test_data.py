@@ -27,7 +27,7 @@ from boosttune.builtin.data import (
     load_dataset,
     prepared_split,
 )
-from boosttune.config.recipe import DataConfig
+from boosttune.config.recipe import SHIPPED_FASHION_MNIST, SHIPPED_FASHION_TRAIN, DataConfig
 from boosttune.errors import DataError
 
 FASHION = Path("/usr/share/datasets/fashion-mnist")
@@ -353,7 +353,7 @@ def test_mnist5k_padding_28_to_32(mnist5k):
 
 @pytest.fixture(scope="module")
 def fashion() -> DataSplits:
-    return load("fashion_mnist", 28, train_limit=2000, val_limit=500)
+    return load("fashion_mnist", 28, train_limit=2000, val_limit=500, path=str(FASHION))  # the whole package
 
 
 @pytest.mark.skipif(not FASHION.is_dir(), reason="dataset-fashion-mnist is not installed")
@@ -379,11 +379,36 @@ class TestFashionMnist:
         assert len(fashion.train.source) == 60000 and len(fashion.val.source) == 10000
         labels = np.fromfile(folder / "t10k-labels-idx1-ubyte", np.uint8, offset=8)
         assert np.bincount(labels).tolist() == [1000] * 10  # the test set is balanced
-        again = load("fashion_mnist", 28, train_limit=10, val_limit=10)  # this test's own cache folder
+        again = load("fashion_mnist", 28, train_limit=10, val_limit=10, path=str(FASHION))  # this test's own cache
         assert again.train.source.folder.name == folder.name  # named by the files, not by the caller
 
     def test_default_path(self):
         assert DataConfig(name="fashion_mnist").resolved_path == str(FASHION)
+
+
+def test_the_shipped_fashion_mnist_rows_are_the_main_jobs():
+    """The package ships the main job's rows (the first 4,096 training images, every test image): read by the
+    same reader, balanced test labels, ten classes in the training rows."""
+    data = load("fashion_mnist", 16, train_limit=SHIPPED_FASHION_TRAIN, val_limit=2000)
+    assert data.source == str(SHIPPED_FASHION_MNIST)
+    assert len(data.train.source) == SHIPPED_FASHION_TRAIN == len(data.train) and len(data.val.source) == 10000
+    folder = data.train.source.folder
+    labels = [np.fromfile(folder / f"{p}-labels-idx1-ubyte", np.uint8, offset=8) for p in ("train", "t10k")]
+    assert np.bincount(labels[1]).tolist() == [1000] * 10 and len(np.unique(labels[0])) == 10
+
+
+@pytest.mark.skipif(not FASHION.is_dir(), reason="dataset-fashion-mnist is not installed")
+def test_the_shipped_fashion_mnist_rows_are_the_packages_first_rows():
+    """Byte for byte the Debian package's first 4,096 training records and its whole test set."""
+    for prefix, kind, dims in (("train", "images", 3), ("train", "labels", 1), ("t10k", "images", 3),
+                               ("t10k", "labels", 1)):
+        name = f"{prefix}-{kind}-idx{dims}-ubyte.gz"
+        shipped = gzip.decompress((SHIPPED_FASHION_MNIST / name).read_bytes())
+        full = gzip.decompress((FASHION / name).read_bytes())
+        offset = 4 + 4 * dims
+        count = int.from_bytes(shipped[4:8], "big")
+        assert count == (SHIPPED_FASHION_TRAIN if prefix == "train" else 10000)
+        assert shipped[offset:] == full[offset:offset + len(shipped) - offset] and shipped[8:offset] == full[8:offset]
 
 
 # ----------------------------------------------------------------------------------------------

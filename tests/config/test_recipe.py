@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from boosttune.config.boost import BoostConfig
-from boosttune.config.recipe import DATASETS, DATASETS_WITH_PATH, MODELS, TrialRecipe, parse_recipe
+from boosttune.config.recipe import (DATASETS, DATASETS_WITH_PATH, MODELS, SHIPPED_FASHION_MNIST, SHIPPED_FASHION_TRAIN,
+                                     TrialRecipe, parse_recipe)
 from boosttune.errors import ConfigError
 
 
@@ -63,6 +64,17 @@ def test_fashion_mnist_default_path():
     assert parse_recipe({"data": {"name": "fashion_mnist"}}).data.resolved_path == "/usr/share/datasets/fashion-mnist"
     assert parse_recipe({"data": {"name": "fashion_mnist", "path": "/d"}}).data.resolved_path == "/d"
     assert parse_recipe().data.resolved_path is None
+
+
+def test_fashion_mnist_reads_the_shipped_rows_when_the_train_limit_fits_them():
+    """The main job (train_limit 4096) reads the rows that ship in the package on every machine; more training
+    images than ship come from Debian's package."""
+    shipped = parse_recipe({"data": {"name": "fashion_mnist", "train_limit": SHIPPED_FASHION_TRAIN}})
+    assert shipped.data.resolved_path == str(SHIPPED_FASHION_MNIST) and SHIPPED_FASHION_MNIST.is_dir()
+    more = parse_recipe({"data": {"name": "fashion_mnist", "train_limit": SHIPPED_FASHION_TRAIN + 1}})
+    assert more.data.resolved_path == "/usr/share/datasets/fashion-mnist"
+    named = parse_recipe({"data": {"name": "fashion_mnist", "train_limit": 64, "path": "/d"}})
+    assert named.data.resolved_path == "/d"
 
 
 @pytest.mark.parametrize("name", DATASETS_WITH_PATH)

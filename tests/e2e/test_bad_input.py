@@ -21,10 +21,8 @@ import ray
 
 from boosttune.cli import main as cli
 from boosttune.cli import search as search_cli
-from boosttune.config.recipe import DEFAULT_FASHION_MNIST
 from tests.helpers import REPO
 
-FASHION = Path(DEFAULT_FASHION_MNIST).is_dir()
 
 
 def _idx(path: Path, array_shape: tuple[int, ...], *, payload: bytes | None = None) -> None:
@@ -299,8 +297,6 @@ def test_the_corpus_is_large_and_its_ids_unique():
     pytest.param(*case[1:], id=case[0], marks=pytest.mark.slow if case[0] in PREFLIGHT else ()) for case in CASES])
 def test_bad_input_is_one_line_exit_2_nothing_started_nothing_written(argv, fragment, corpus, no_ray, capsys,
                                                                       monkeypatch):
-    if "--data-path" not in argv and argv.startswith("exp") and not FASHION:
-        pytest.skip("the experiment's default data (dataset-fashion-mnist) is not installed")
     paths = {name: str(path) for name, path in corpus.items()}
     new = corpus["root"] / "new-output"
     line = argv.format(new=new, **paths)
@@ -327,8 +323,6 @@ def test_a_start_that_failed_before_any_training_leaves_the_folder_free(tmp_path
     command takes the folder again without --resume, and a folder where a run did train is still refused."""
     import boosttune.execution.start
 
-    if not FASHION:
-        pytest.skip("the experiment's default data (dataset-fashion-mnist) is not installed")
     from boosttune.errors import UnsupportedError
 
     def refused(*args, **kwargs):
