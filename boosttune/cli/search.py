@@ -47,6 +47,9 @@ def script_parser(model: str, description: str) -> argparse.ArgumentParser:
     p.add_argument("--data-path", default=None, help="folder for fashion_mnist/mnist_idx/cifar10/imagefolder")
     p.add_argument("--epochs", type=int, default=10,
                    help="epochs per trial (the default baseline converges: docs/search.md, trial length)")
+    p.add_argument("--planned-epochs", type=int, default=None,
+                   help="epochs your own training will run: recipes are judged by the time of that job, compile "
+                        "included (default: --epochs)")
     p.add_argument("--train-limit", type=int, default=4096, help="training samples used")
     p.add_argument("--val-limit", type=int, default=2000, help="validation samples used")
     p.add_argument("--image-size", type=int, default=16, help="images are resized to this many pixels a side")
@@ -124,6 +127,7 @@ def _run(args, output: Path) -> int:
     config = parse_experiment({
         "name": f"{args.model}-search",
         "base": {"model": args.model, "batch_size": args.batch_size, "epochs": args.epochs, "seed": args.seed,
+                 "planned_epochs": args.planned_epochs,
                  "device_target": args.device, "data": {**_data(args.data, args.data_path, args.train_limit), "train_limit": args.train_limit,
                           "val_limit": args.val_limit, "image_size": args.image_size},
                  "optimizer": {"name": "momentum", "learning_rate": args.learning_rate, "lr_schedule": "cosine"}},

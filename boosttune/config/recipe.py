@@ -134,6 +134,9 @@ class TrialRecipe(_Strict):
     data: DataConfig = Field(DataConfig(), description="the built-in data set (built-in models only)")
     batch_size: int = Field(32, ge=1, description="batch size per rank")
     epochs: int = Field(1, ge=1, description="epochs per run")
+    planned_epochs: int | None = Field(
+        None, ge=1, description="the epochs your own training will run: the confirm stage judges each recipe by the "
+                                "time of that job, compile included (unset: epochs, the run's own length)")
     steps_per_epoch: int | None = Field(None, ge=1, description="cap on steps per epoch (unset: the whole data set)")
     seed: int = Field(0, ge=0, description="the run's seed (the search and the confirm stage set it per trial)")
     optimizer: OptimizerConfig = Field(OptimizerConfig(), description="the optimizer and its schedule")

@@ -7,7 +7,8 @@ GradientFreeze's schedule) and **interleaved** (round by round, the order rotate
 machine's drift hits every recipe alike). Per recipe, from the paired rounds: the speed-up
 (geometric mean of the per-round throughput ratios, with a t-interval on their logs), the objective's
 gain (:mod:`boosttune.objective`: points for accuracy, signed so that positive is better; mean and
-t-interval), the end-to-end speed-up to the target (compile included), a paired test, and a verdict
+t-interval), the speed-up per job at the planned length (compile charged fairly: :mod:`boosttune.evaluation.job`;
+what "faster" means), the time to the target as a secondary figure, a paired test, and a verdict
 (:func:`boosttune.evaluation.stats.verdict`).
 
 ``boosttune bench`` runs the same rounds over a fixed matrix. Runs are ordinary run records in a
@@ -29,8 +30,9 @@ import numpy as np
 import pandas as pd
 
 from boosttune.config.experiment import MAX_DROP
-from boosttune.config.recipe import short_name
+from boosttune.config.recipe import TrialRecipe, short_name
 from boosttune.errors import ConfigError, DataError
+from boosttune.evaluation.job import TIE, break_even_steps, compile_charges, job_seconds, planned_epochs
 from boosttune.evaluation.results import build_results_table, canonical_json, finite, table_objective
 from boosttune.evaluation.race import Exit, Race, RaceRules
 from boosttune.evaluation.select import Tolerance, pareto_front
@@ -60,7 +62,11 @@ SUMMARY_COLUMNS = ("recipe", "n_seeds", "speedup", "speedup_ci_low", "speedup_ci
                    "e2e_ci_low", "e2e_ci_high",
                    "objective_value", "objective_gain", "objective_gain_ci_low", "objective_gain_ci_high", "p_value",
                    "objective_p_value", "failed_runs", "seeds_to_show", "qualifies", "verdict", "verdict_text",
-                   "objective", "gain_unit", "margin")  # margin: the max_drop judged at (named so on disk)
+                   "objective", "gain_unit", "margin",  # margin: the max_drop judged at (named so on disk)
+                   # per job at the planned length, compile charged fairly (boosttune.evaluation.job): the verdict's
+                   # speed; break_even_steps: steps after which the recipe's job is the shorter
+                   "job_speedup", "job_ci_low", "job_ci_high", "planned_epochs", "compile_charged_s",
+                   "break_even_steps")
 
 
 @dataclass(frozen=True)
@@ -76,7 +82,7 @@ class Candidate:
 def recipe_identity(recipe_json: str) -> str:
     """The recipe as canonical JSON without its seed and target: what makes two runs the same recipe."""
     recipe = json.loads(recipe_json)
-    for key in ("seed", "target", "target_accuracy"):
+    for key in ("seed", "target", "target_accuracy", "planned_epochs"):
         recipe.pop(key, None)
     return canonical_json(recipe)
 
@@ -178,13 +184,16 @@ def _train_or_keep(candidate: Candidate, index: int, seed: int, *, store: Record
 
 
 def round_figures(table: pd.DataFrame, index: int, names: Iterable[str]) -> dict[str, tuple[float, float] | None]:
-    """name -> (throughput ratio, objective gain) against round ``index``'s baseline; None where either is missing."""
+    """name -> (job speed-up, objective gain) against round ``index``'s baseline; None where either is missing. The
+    job speed-up is the baseline's job time over the recipe's at the planned length (:mod:`boosttune.evaluation.job`):
+    what the race decides "faster" on."""
     rows = table[(table["round"] == index) & table["status"].isin(FINISHED)].drop_duplicates("recipe")
     rows = rows.set_index("recipe")
     figures: dict[str, tuple[float, float] | None] = {}
     for name in names:
-        ratio, gain = (rows.at[name, c] if name in rows.index else math.nan
-                       for c in ("speedup_vs_baseline", "objective_gain"))
+        job, step, gain = (rows.at[name, c] if name in rows.index and c in rows else math.nan
+                           for c in ("job_speedup_vs_baseline", "speedup_vs_baseline", "objective_gain"))
+        ratio = job if finite(job) else step  # per job; a run without its curve or compile time: per step
         figures[name] = (float(ratio), float(gain)) if finite(ratio) and finite(gain) else None
     return figures
 
@@ -299,6 +308,9 @@ def _ratios_per_round(table: pd.DataFrame) -> pd.DataFrame:
     table["speedup_vs_baseline"] = np.nan
     table["objective_gain"] = np.nan
     objective = table_objective(table)
+    charges = compile_charges(table)
+    table["job_s"] = [job_seconds(row, charges.get(str(row["recipe"]))) for _, row in table.iterrows()]
+    table["job_speedup_vs_baseline"] = np.nan
     base = table[table["is_baseline"] & table["status"].isin(FINISHED)].drop_duplicates("round").set_index("round")
     for index, row in table.iterrows():
         if pd.isna(row["round"]) or row["round"] not in base.index:
@@ -306,9 +318,16 @@ def _ratios_per_round(table: pd.DataFrame) -> pd.DataFrame:
         reference = base.loc[row["round"]]
         if finite(row["throughput_sps"]) and finite(reference["throughput_sps"]) and reference["throughput_sps"] > 0:
             table.at[index, "speedup_vs_baseline"] = row["throughput_sps"] / reference["throughput_sps"]
+        if finite(row["job_s"]) and finite(reference["job_s"]) and row["job_s"] > 0:
+            table.at[index, "job_speedup_vs_baseline"] = reference["job_s"] / row["job_s"]
         if finite(row["objective_value"]) and finite(reference["objective_value"]):
             table.at[index, "objective_gain"] = objective.gain(row["objective_value"], reference["objective_value"])
     return table
+
+
+def with_job_figures(table: pd.DataFrame) -> pd.DataFrame:
+    """A confirm table read from disk with the per-job figures of this version (a table written before had none)."""
+    return _ratios_per_round(table)
 
 
 def time_to_accuracy(curve: Sequence[dict[str, Any]], target: float,
@@ -350,6 +369,10 @@ def _summary_row(name: str, table: pd.DataFrame, finished: pd.DataFrame, base: p
                objective=objective.label, gain_unit=objective.unit, margin=max_drop,
                objective_value=float(runs["objective_value"].mean()) if len(runs) else math.nan)
     if name == BASELINE_NAME:
+        if len(base):
+            row.update(planned_epochs=planned_epochs(base["recipe_json"].iloc[0], base["epochs"].iloc[0])
+                       if "recipe_json" in base else None, job_speedup=1.0,
+                       compile_charged_s=compile_charges(base.reset_index()).get(name, math.nan))
         row.update(n_seeds=len(base), speedup=1.0, objective_gain=0.0, verdict=VerdictCode.BASELINE,
                    verdict_text=f"the O0 baseline, {len(base)} seed(s)")
         return row
@@ -361,12 +384,15 @@ def _summary_row(name: str, table: pd.DataFrame, finished: pd.DataFrame, base: p
     delta = paired_delta(runs.loc[rounds, "objective_value"].to_numpy(float),
                          base.loc[rounds, "objective_value"].to_numpy(float),
                          scale=objective.sign * objective.scale, confidence=confidence)
-    judged = verdict(speed, delta, max_drop, objective)
+    job = _job_figures(runs.loc[rounds], base.loc[rounds], confidence)
+    row.update(job)
+    judged = verdict(job["interval"] or speed, delta, max_drop, objective)
+    row.pop("interval")
     e2e = _e2e(runs.loc[rounds, "curve_json"], base.loc[rounds, "curve_json"], target, confidence, objective)
     text = judged.text
     if e2e is not None and target is not None:
         reach = f"{100 * target:.2f}% {objective.label}" if objective.fraction else f"{objective.label} {target:.4g}"
-        text += (f"; end-to-end speed-up to {reach}: {e2e.estimate:.2f}x (training time, compile "
+        text += (f"; secondary, time to {reach}: {e2e.estimate:.2f}x (training time, compile "
                  f"included; {e2e.n} of {len(rounds)} rounds reached it)")
     row.update(speedup=speed.estimate, speedup_ci_low=speed.low, speedup_ci_high=speed.high, p_value=speed.p_value,
                objective_gain=delta.estimate, objective_gain_ci_low=delta.low, objective_gain_ci_high=delta.high,
@@ -375,6 +401,27 @@ def _summary_row(name: str, table: pd.DataFrame, finished: pd.DataFrame, base: p
                e2e_ci_high=e2e.high if e2e else math.nan, seeds_to_show=judged.seeds_needed, qualifies=judged.qualifies,
                verdict=judged.code, verdict_text=text)
     return row
+
+
+def _job_figures(runs: pd.DataFrame, base: pd.DataFrame, confidence: float) -> dict[str, Any]:
+    """The per-job speed-up over paired rounds (an interval, or None without job times), the planned length, the
+    compile charged and the steps after which the recipe's job is the shorter."""
+    paired = runs["job_s"].map(finite).to_numpy(bool) & base["job_s"].map(finite).to_numpy(bool) \
+        if "job_s" in runs and "job_s" in base else np.zeros(len(runs), bool)
+    interval = paired_ratio(base["job_s"].to_numpy(float)[paired], runs["job_s"].to_numpy(float)[paired],
+                            confidence=confidence) if paired.any() else None
+    planned = planned_epochs(runs["recipe_json"].iloc[0], runs["epochs"].iloc[0]) if "recipe_json" in runs else None
+    charged = compile_charges(pd.concat([runs, base]).reset_index())
+    name, base_name = str(runs["recipe"].iloc[0]), str(base["recipe"].iloc[0])
+    batch = runs["batch_size"].astype(float).fillna(TrialRecipe.model_fields["batch_size"].default)
+    samples = (batch * runs["world_size"].astype(float).fillna(1)).to_numpy()  # per step, every rank's
+    step_s = float(np.mean(samples / runs["throughput_sps"].to_numpy(float)))
+    base_step_s = float(np.mean(samples / base["throughput_sps"].to_numpy(float)))
+    extra = charged.get(name, math.nan) - charged.get(base_name, math.nan)
+    return {"interval": interval, "job_speedup": interval.estimate if interval else math.nan,
+            "job_ci_low": interval.low if interval else math.nan, "job_ci_high": interval.high if interval else math.nan,
+            "planned_epochs": planned, "compile_charged_s": charged.get(name, math.nan),
+            "break_even_steps": break_even_steps(extra, base_step_s, step_s)}
 
 
 def _e2e(recipe_curves: pd.Series, base_curves: pd.Series, target: float | None,
@@ -398,17 +445,28 @@ class ConfirmedSelection:
     reason: str
     fell_back_to_baseline: bool
     max_drop: float
+    tie: tuple[str, float] | None = None  # a winner less than TIE faster per job, and its job speed-up: O0 kept
 
 
 def select_confirmed(summary: pd.DataFrame, max_drop: float, race: bool = False) -> ConfirmedSelection:
-    """The fastest recipe that qualifies: whose speed-up interval lies above 1 and whose mean objective gain is within
-    ``max_drop`` (fixed rounds), or that won the race (``race``: shown faster and non-inferior)."""
-    qualifying = summary[summary["qualifies"].astype(bool)].sort_values("speedup", ascending=False, kind="stable")
-    if not qualifying.empty:
-        best = qualifying.iloc[0]
+    """The fastest recipe per job that qualifies: whose job speed-up interval lies above 1 and whose mean objective
+    gain is within ``max_drop`` (fixed rounds), or that won the race (``race``: shown faster and non-inferior); a
+    recipe less than :data:`~boosttune.evaluation.job.TIE` faster per job ties with the baseline, which is kept."""
+    speed = summary["job_speedup"].where(summary["job_speedup"].map(finite), summary["speedup"]) \
+        if "job_speedup" in summary else summary["speedup"]
+    qualifying = summary.assign(_speed=speed)[summary["qualifies"].astype(bool)]
+    qualifying = qualifying.sort_values("_speed", ascending=False, kind="stable")
+    baseline = summary[summary["recipe"] == BASELINE_NAME].iloc[0]
+    if not qualifying.empty and qualifying["_speed"].iloc[0] >= 1 + TIE:
+        best = qualifying.drop(columns="_speed").iloc[0]
         return ConfirmedSelection(str(best["recipe"]), best, f"{best['recipe']}: {best['verdict_text']}", False,
                                   max_drop)
-    baseline = summary[summary["recipe"] == BASELINE_NAME].iloc[0]
+    if not qualifying.empty:  # shown faster, by less than the tie: the job takes about as long, O0 stays
+        best = qualifying.iloc[0]
+        return ConfirmedSelection(BASELINE_NAME, baseline, (
+            f"{best['recipe']} and the O0 baseline are within {100 * TIE:.0f}% per job ({best['_speed']:.3f}x; a gain "
+            f"under {100 * TIE:.0f}% is a tie), so the answer keeps the baseline ({best['recipe']}: "
+            f"{best['verdict_text']})"), True, max_drop, (str(best["recipe"]), float(best["_speed"])))
     others = summary[summary["recipe"] != BASELINE_NAME]
     why = "; ".join(f"{r['recipe']}: {r['verdict_text']}" for _, r in others.iterrows()) or "no candidate ran"
     unit = baseline["gain_unit"] if isinstance(baseline.get("gain_unit"), str) else "pt"

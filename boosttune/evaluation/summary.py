@@ -24,9 +24,10 @@ from boosttune.evaluation.confirm import (
     replay_race,
     select_confirmed,
     summarize,
+    with_job_figures,
 )
 from boosttune.evaluation.race import Exit, Race, RaceRules
-from boosttune.evaluation.results import fmt, from_accuracy_schema, with_later_columns
+from boosttune.evaluation.results import finite, fmt, from_accuracy_schema, with_later_columns
 from boosttune.evaluation.select import Tolerance
 from boosttune.objective import ACCURACY, Objective
 from boosttune.evaluation.stats import VerdictCode
@@ -34,7 +35,7 @@ from boosttune.execution.runs import RunRecord
 from boosttune.files import write_atomically
 
 __all__ = ["CONFIRM_NAME", "SUMMARY_NAME", "Confirmed", "DECISION_SHORT", "decision_words", "format_confirmed", "load_confirmed",
-           "save_confirmed"]
+           "job_words", "save_confirmed"]
 
 CONFIRM_NAME, SUMMARY_NAME, RACE_NAME = "confirm", "summary.csv", "race.json"
 RACE_COLUMNS = ("race_exit", "left_after_round", "race_seeds", "race_why")
@@ -80,9 +81,9 @@ def _with_race(summary: pd.DataFrame, runs: pd.DataFrame, rules: RaceRules | Non
             continue
         figures = race.figures(name, 0.025)
         if figures is not None:
-            speed, gain = figures
-            summary.at[i, "speedup"] = math.exp(speed.estimate)
-            summary.at[i, "speedup_ci_low"], summary.at[i, "speedup_ci_high"] = math.exp(speed.low), math.exp(speed.high)
+            speed, gain = figures  # the race decides on the job's speed-up (per step where a run had no job time)
+            summary.at[i, "job_speedup"] = math.exp(speed.estimate)
+            summary.at[i, "job_ci_low"], summary.at[i, "job_ci_high"] = math.exp(speed.low), math.exp(speed.high)
             summary.at[i, "objective_gain"] = gain.estimate
             summary.at[i, "objective_gain_ci_low"], summary.at[i, "objective_gain_ci_high"] = gain.low, gain.high
         decided = race.seeds_to_decide(name) if standing.exit != Exit.WON else None
@@ -122,19 +123,33 @@ def _decision_text(row: pd.Series, standing, decided: int | None, raced: bool, m
                    objective: Objective) -> str:
     """One sentence: the figures (95% intervals of the decision's model), then the decision, when and why."""
     spec = objective.gain_spec
-    figures = (f"{fmt(row['speedup'], '.2f')}x the baseline's speed per step (95% CI {fmt(row['speedup_ci_low'], '.2f')}"
-               f"-{fmt(row['speedup_ci_high'], '.2f')}), {objective.noun} {objective.format_gain(row['objective_gain'], spec)}"
+    figures = (f"{job_words(row)}, {fmt(row['speedup'], '.2f')}x the baseline's speed per step (95% CI "
+               f"{fmt(row['speedup_ci_low'], '.2f')}-{fmt(row['speedup_ci_high'], '.2f')}), "
+               f"{objective.noun} {objective.format_gain(row['objective_gain'], spec)}"
                f" (95% CI {fmt(row['objective_gain_ci_low'], spec)} to {fmt(row['objective_gain_ci_high'], spec)})")
     previous = str(row.get("verdict_text") or "")
-    e2e = previous.split("; end-to-end speed-up to ", 1)
+    e2e = previous.split("; secondary, time to ", 1)
     if len(e2e) == 2:
-        figures += "; end-to-end speed-up to " + e2e[1]
+        figures += "; secondary, time to " + e2e[1]
     when = (f"after round {standing.left_after_round}, {standing.n} paired seed(s)" if raced
             else f"at one look on {standing.n} paired seed(s)")
     why = "" if standing.exit == Exit.BUDGET else f" ({standing.why})"
     text = f"{figures}; decision: {decision_words(standing.exit, objective, max_drop)} {when}{why}"
     if decided is not None and standing.exit in (Exit.BUDGET, Exit.UNDECIDED, Exit.RACING):
         text += f"; about {decided} paired seeds would likely show it faster and non-inferior"
+    return text
+
+
+def job_words(row: pd.Series) -> str:
+    """The per-job speed-up in words: at what length, compile charged, and after how many steps it pays off."""
+    planned = row.get("planned_epochs")
+    length = f"a {int(planned)}-epoch job" if finite(planned) else "the job"
+    text = (f"{fmt(row.get('job_speedup'), '.2f')}x per job ({length}, compile included; 95% CI "
+            f"{fmt(row.get('job_ci_low'), '.2f')}-{fmt(row.get('job_ci_high'), '.2f')})")
+    steps = row.get("break_even_steps")
+    if isinstance(steps, (int, float)) and not math.isnan(steps):
+        text += (", never faster: slower per step" if math.isinf(steps) else
+                 f", faster after {math.ceil(steps)} steps" if steps > 0 else ", faster from the first step")
     return text
 
 
@@ -177,7 +192,7 @@ def load_confirmed(folder: str | Path, *, max_drop: float | None, default: float
         rules = RaceRules.from_dict(json.loads(race.read_text())["rules"]) if race.is_file() else None
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise DataError(f"{race}: cannot read the race's rules: {str(e).splitlines()[0]}") from e
-    runs = with_later_columns(runs)
+    runs = with_job_figures(with_later_columns(runs))
     return _confirmed(runs, Tolerance.from_table(runs, max_drop, default), Path(folder) / SUMMARY_NAME, rules)
 
 

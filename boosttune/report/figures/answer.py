@@ -21,8 +21,10 @@ _OPEN = (Exit.BUDGET, Exit.UNDECIDED, Exit.RACING)
 class AnswerRow(NamedTuple):
     recipe: str
     seeds: int
+    job: tuple[float, float, float]  # per job at the planned length, compile charged fairly: the verdict's speed
     speedup: tuple[float, float, float]  # per step: estimate, 95% interval (nan when not measured)
-    e2e: tuple[float, float, float]  # time to the target objective, compile included
+    break_even_steps: float  # steps after which the recipe's job is the shorter (inf: never; nan: not measured)
+    e2e: tuple[float, float, float]  # time to the target objective, compile included (secondary)
     gain: tuple[float, float, float]  # the objective's gain over the baseline, its units
     decision: str  # the confirm stage's decision in words (the summary's verdict)
     code: str  # the decision's code (an Exit, "baseline" or "no_data")
@@ -31,6 +33,7 @@ class AnswerRow(NamedTuple):
 
 class AnswerInfo(NamedTuple):
     rows: tuple[AnswerRow, ...]
+    planned_epochs: int | None  # the job length the speed-ups per job are at
     stopped: str  # why the confirm stage stopped, and the setting that would decide what it left open
     noise: str  # how noisy this machine was in this run ("" when nothing was measured)
 
@@ -48,12 +51,24 @@ def answer_info(inputs: ReportInputs) -> AnswerInfo | None:
         def triple(*columns: str) -> tuple[float, float, float]:
             return tuple(float(r[c]) if c in r and finite(r[c]) else math.nan for c in columns)  # type: ignore[return-value]
 
-        rows.append(AnswerRow(str(r["recipe"]), int(r["n_seeds"]), triple("speedup", "speedup_ci_low", "speedup_ci_high"),
+        steps = r.get("break_even_steps")
+        rows.append(AnswerRow(str(r["recipe"]), int(r["n_seeds"]), triple("job_speedup", "job_ci_low", "job_ci_high"),
+                              triple("speedup", "speedup_ci_low", "speedup_ci_high"),
+                              float(steps) if steps is not None and not _missing(steps) else math.nan,
                               triple("e2e_speedup", "e2e_ci_low", "e2e_ci_high"),
                               triple("objective_gain", "objective_gain_ci_low", "objective_gain_ci_high"),
                               decision_words(code, obj, confirmed.max_drop), code,
                               r["recipe"] == inputs.selection.recipe))
-    return AnswerInfo(tuple(rows), _stopped(inputs), _noise(inputs))
+    planned = confirmed.summary.get("planned_epochs")
+    lengths = [int(x) for x in (planned if planned is not None else []) if finite(x)]
+    return AnswerInfo(tuple(rows), lengths[0] if lengths else None, _stopped(inputs), _noise(inputs))
+
+
+def _missing(value: object) -> bool:
+    try:
+        return math.isnan(float(value))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return True
 
 
 def _setting(inputs: ReportInputs, field: str, value: int) -> str:

@@ -12,7 +12,8 @@ import pandas as pd
 from boosttune.evaluation.results import finite, fmt
 from boosttune.evaluation.race import Exit
 from boosttune.evaluation.stats import VerdictCode
-from boosttune.evaluation.summary import decision_words
+from boosttune.evaluation.job import TIE
+from boosttune.evaluation.summary import decision_words, job_words
 from boosttune.objective import ACCURACY, Objective
 from boosttune.report.inputs import ReportInputs
 from boosttune.report.recipes import describe_recipe, recipe_of
@@ -68,14 +69,18 @@ def _confirmed_answer(inputs: ReportInputs) -> str:
     sel = confirmed.selection
     row = sel.row
     n = int(row["n_seeds"]) if finite(row.get("n_seeds")) else 0
+    if sel.tie is not None:
+        tied = confirmed.summary.set_index("recipe").loc[sel.tie[0]]
+        return (f"Keep O0: {sel.tie[0]} won the race but is within {100 * TIE:.0f}% of the O0 baseline per job "
+                f"({job_words(tied)}); a gain under {100 * TIE:.0f}% per job is a tie.")
     if sel.fell_back_to_baseline:
         candidates = confirmed.summary[confirmed.summary["recipe"] != sel.recipe]
         seeds = sorted(int(n) for n in candidates["n_seeds"]) or [0]
         each = f"{seeds[0]}" if seeds[0] == seeds[-1] else f"{seeds[0]} to {seeds[-1]}"
         return (f"Keep O0: none of the {len(candidates)} candidate(s) was shown faster than the O0 baseline with "
                 f"its {obj.noun} within {max_drop:.3g} {obj.unit} ({each} paired seeds each).")
-    return (f"Use {sel.recipe}: {fmt(row['speedup'], '.2f')}x the O0 baseline's training throughput "
-            f"(95% CI {fmt(row['speedup_ci_low'], '.2f')}-{fmt(row['speedup_ci_high'], '.2f')}) at "
+    return (f"Use {sel.recipe}: {job_words(row)}; {fmt(row['speedup'], '.2f')}x the O0 baseline's training "
+            f"throughput per step (95% CI {fmt(row['speedup_ci_low'], '.2f')}-{fmt(row['speedup_ci_high'], '.2f')}) at "
             f"{fmt(row['objective_gain'], spec)} {obj.gain_words} (95% CI "
             f"{fmt(row['objective_gain_ci_low'], spec)} to {fmt(row['objective_gain_ci_high'], spec)}"
             f") over {n} paired seeds: {decision_words(str(row['verdict']), obj, max_drop)}.")
