@@ -82,8 +82,9 @@ def _with_race(summary: pd.DataFrame, runs: pd.DataFrame, rules: RaceRules | Non
         figures = race.figures(name, 0.025)
         if figures is not None:
             speed, gain = figures  # the race decides on the job's speed-up (per step where a run had no job time)
+            bound = lambda log: math.exp(log) if math.isfinite(log) else math.nan  # noqa: E731  (one seed: none)
             summary.at[i, "job_speedup"] = math.exp(speed.estimate)
-            summary.at[i, "job_ci_low"], summary.at[i, "job_ci_high"] = math.exp(speed.low), math.exp(speed.high)
+            summary.at[i, "job_ci_low"], summary.at[i, "job_ci_high"] = bound(speed.low), bound(speed.high)
             summary.at[i, "objective_gain"] = gain.estimate
             summary.at[i, "objective_gain_ci_low"], summary.at[i, "objective_gain_ci_high"] = gain.low, gain.high
         decided = race.seeds_to_decide(name) if standing.exit != Exit.WON else None
@@ -202,18 +203,23 @@ def format_confirmed(summary: pd.DataFrame) -> str:
     each recipe's sentence."""
     name, unit = _named(summary, "objective", "val_acc"), _named(summary, "gain_unit", "pt")
     spec = "+.2f" if unit == "pt" else "+.3g"
-    lines = [f"{'recipe':<24}{'seeds':>6}  {'speed-up [95% CI]':<26}{'e2e':>7}  {f'Δ {name} {unit} [95% CI]':<26}"
-             "  decision"]
+    lines = [f"{'recipe':<24}{'seeds':>6}  {'per job [95% CI]':<26}{'per step [95% CI]':<26}{'e2e':>7}  "
+             f"{f'Δ {name} {unit} [95% CI]':<26}  decision"]
     for row in summary.itertuples():
+        job = (f"{fmt(getattr(row, 'job_speedup', None), '.3f')} [{fmt(getattr(row, 'job_ci_low', None), '.3f')}, "
+               f"{fmt(getattr(row, 'job_ci_high', None), '.3f')}]")
         speed = f"{fmt(row.speedup, '.3f')} [{fmt(row.speedup_ci_low, '.3f')}, {fmt(row.speedup_ci_high, '.3f')}]"
         delta = (f"{fmt(row.objective_gain, spec)} [{fmt(row.objective_gain_ci_low, spec)}, "
                  f"{fmt(row.objective_gain_ci_high, spec)}]")
-        lines.append(f"{str(row.recipe)[:23]:<24}{int(row.n_seeds):>6}  {speed:<26}{fmt(row.e2e_speedup, '.2f'):>7}  "
-                     f"{delta:<26}  {DECISION_SHORT.get(str(row.verdict), str(row.verdict))}")
+        lines.append(f"{str(row.recipe)[:23]:<24}{int(row.n_seeds):>6}  {job:<26}{speed:<26}"
+                     f"{fmt(row.e2e_speedup, '.2f'):>7}  {delta:<26}  {DECISION_SHORT.get(str(row.verdict), str(row.verdict))}")
     lines.append("")
     lines += [f"{row.recipe}: {row.verdict_text}" for row in summary.itertuples() if row.recipe != BASELINE_NAME]
-    return "confirmed over paired seeds (speed-up: geometric mean of per-round throughput ratios; e2e: to the "\
-           f"target {name}, compile included; Δ: better than the baseline by, in {unit}):\n" + "\n".join(lines)
+    planned = [int(x) for x in summary.get("planned_epochs", pd.Series(dtype=float)) if finite(x)]
+    length = f"{planned[0]} epochs" if planned else "the planned length"
+    return (f"confirmed over paired seeds (per job: the baseline's training time over the recipe's at {length}, "
+            "compile included, the decision's speed; per step: geometric mean of per-round throughput ratios; e2e, "
+            f"secondary: time to the target {name}; Δ: better than the baseline by, in {unit}):\n" + "\n".join(lines))
 
 
 def _named(summary: pd.DataFrame, column: str, default: str) -> str:
