@@ -1,0 +1,290 @@
+"""Does the main job give the same right answer on every run? Search, scheduler, handoff and race replayed together.
+
+Every replay is one main job made of committed measurements instead of training:
+
+- **the search** sees each recipe of the confirm table (benchmarks/data/confirm_table: 10 paired seeds of 10
+  recipes, the main job's ResNet-8 on Fashion-MNIST) on one seed drawn at random, against an O0 baseline run on
+  another, as the search's single-seed trials see them;
+- **the scheduler** (boosttune.search.scheduler's rung rule, as the search builds it) is fed each recipe's measured
+  learning curve (its row of benchmarks/data/search_table, the same recipe trained by the search-table builder) in a
+  random order; a recipe it stops is not handed on;
+- **the handoff** (boosttune.evaluation.confirm.pick_candidates, as the confirm stage calls it) picks the
+  candidates from that single-seed table;
+- **the race** (boosttune.evaluation.race, the main job's default rules and budget) draws its rounds from the
+  table's ten seeds in a random order, each candidate's figure per job at the planned length (or per step, for
+  the pipeline as it was), and the answer is its fastest winner, kept only when 5% faster per job (a tie keeps O0).
+
+The truth is what all ten seeds show, per job at the planned length with each recipe's own fresh compile charged
+(boosttune.evaluation.job): an answer is **acceptable** when it names a recipe faster per job with its mean accuracy
+within the margin, or keeps O0 when no recipe is 5% faster per job within the margin. Two truths are judged: the
+run's own length (10 epochs: compile weighs) and a longer planned training (100 epochs), so that always keeping O0
+cannot pass both. Printed per truth, with targets: the share of acceptable answers, the share of pairs of runs
+that agree (one recipe, or true per-job speed-ups within 5%), the realized speed-up over the best acceptable
+recipe's, and the race's runs.
+
+    python benchmarks/pipeline_replay.py                  # about a minute; --replays 400 by default
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from boosttune.evaluation.job import TIE, compile_charges  # noqa: E402
+
+CONFIRM_TABLE = HERE / "data" / "confirm_table"
+MAX_DROP = 1.0  # points: the main job's margin
+TARGETS = {"acceptable": 0.90, "same": 0.80, "realized": 0.90}
+SEARCH_LABEL = {"O1": "O1-equivalent"}  # confirm-table recipe -> search-table label where they differ
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Per round (rows) and recipe (columns): throughput, final accuracy (fraction), job seconds at 1 and 0 epochs."""
+
+    throughput: pd.DataFrame
+    accuracy: pd.DataFrame
+    per_epoch_s: pd.DataFrame  # training seconds per epoch, compile excluded
+    charge_s: dict[str, float]  # the fresh compile each recipe's job is charged
+    seeds: pd.Series
+
+    def job_s(self, planned: int) -> pd.DataFrame:
+        return self.per_epoch_s * planned + pd.Series(self.charge_s)[self.per_epoch_s.columns]
+
+    @property
+    def names(self) -> list[str]:
+        return [n for n in self.throughput.columns if n != "O0"]
+
+
+def load_measured(folder: Path = CONFIRM_TABLE) -> Measured:
+    runs = pd.read_csv(folder / "runs.csv")
+    epochs = int(json.loads((folder / "meta.json").read_text())["base"]["epochs"])
+    runs = runs[runs["status"] != "failed"].copy()
+    runs["per_epoch_s"] = (runs["train_s"] - runs["compile_s"]) / epochs
+    pivot = lambda column: runs.pivot_table(index="round", columns="recipe", values=column, aggfunc="first")  # noqa: E731
+    throughput, accuracy, per_epoch = pivot("throughput_sps"), pivot("val_acc"), pivot("per_epoch_s")
+    complete = throughput.dropna().index.intersection(accuracy.dropna().index)
+    seeds = runs.drop_duplicates("round").set_index("round")["seed"].loc[complete]
+    return Measured(throughput.loc[complete], accuracy.loc[complete], per_epoch.loc[complete],
+                    compile_charges(runs), seeds)
+
+
+# --- the truth ---------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Truth:
+    planned: int
+    speed: dict[str, float]  # per job, all seeds: geometric mean of the paired ratios (O0: 1)
+    gain: dict[str, float]  # accuracy points, all seeds
+
+    @property
+    def within(self) -> set[str]:
+        return {n for n, g in self.gain.items() if g >= -MAX_DROP}
+
+    def acceptable(self, answer: str) -> bool:
+        if answer == "O0":
+            return not any(self.speed[n] >= 1 + TIE for n in self.within)
+        return answer in self.within and self.speed[answer] > 1
+
+    @property
+    def best(self) -> float:
+        """The best acceptable answer's true per-job speed-up (O0's 1 when keeping it is right)."""
+        return max([1.0] + [self.speed[n] for n in self.within if self.speed[n] > 1])
+
+    def same(self, a: str, b: str) -> bool:
+        speed = lambda n: 1.0 if n == "O0" else self.speed[n]  # noqa: E731
+        return a == b or abs(speed(a) / speed(b) - 1) < TIE
+
+
+def truth(measured: Measured, planned: int) -> Truth:
+    job = measured.job_s(planned)
+    speed = {n: float(np.exp(np.log(job["O0"] / job[n]).mean())) for n in measured.names}
+    gain = {n: float(100 * (measured.accuracy[n] - measured.accuracy["O0"]).mean()) for n in measured.names}
+    return Truth(planned, speed, gain)
+
+
+# --- one main job, replayed --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Pipeline:
+    """How each stage decides: the pipeline as it stands, or as it was (``per_job`` False, no tie)."""
+
+    name: str
+    per_job: bool
+    tie: float
+    stopper: Callable[[list[str], np.random.Generator], set[str]] | None  # names the scheduler stops
+
+
+def search_table_stopper() -> Callable[[list[str], np.random.Generator], set[str]]:
+    """The search's rung rule fed each recipe's measured curve (benchmarks/data/search_table) in a random order."""
+    from search_efficiency import DEFAULT_MF, load_table
+
+    from boosttune.search.scheduler import RungLadder
+
+    table = load_table()
+    curves = {row.label: row for row in table.rows}
+    eta, grace, margin = (float(x) for x in DEFAULT_MF.split(":"))
+
+    def stopped(names: list[str], rng: np.random.Generator) -> set[str]:
+        ladder = RungLadder(int(grace), eta, table.epochs, margin=(0.0, margin))
+        for name in rng.permutation(names):
+            row = curves.get(SEARCH_LABEL.get(name, name.removeprefix("search ")))
+            if row is None:
+                continue
+            for epoch, (speed, acc) in enumerate(zip(row.speedup, row.val_acc), start=1):
+                if not ladder.report(name, epoch, (speed, 100 * acc)):
+                    break
+        return set(ladder.stopped_at)
+    return stopped
+
+
+def search_view(measured: Measured, rng: np.random.Generator) -> pd.DataFrame:
+    """The search's results table: every recipe on one random seed, the baseline on another."""
+    rounds = list(measured.throughput.index)
+    base = rng.choice(rounds)
+    rows = [_row("O0", measured, base, base)]
+    rows += [_row(n, measured, rng.choice(rounds), base) for n in measured.names]
+    return pd.DataFrame(rows)
+
+
+def _row(name: str, measured: Measured, at: int, base: int) -> dict:
+    preset = name if name in ("O0", "O1") else None
+    return {"trial_id": f"t-{name}", "label": name, "status": "completed", "preset": preset, "is_baseline": name == "O0",
+            "recipe_json": json.dumps({"recipe": name}), "objective": "val_acc", "objective_higher_is_better": True,
+            "objective_fraction": True, "objective_value": float(measured.accuracy.at[at, name]),
+            "speedup_vs_baseline": float(measured.throughput.at[at, name] / measured.throughput.at[base, "O0"]),
+            "objective_gain": float(100 * (measured.accuracy.at[at, name] - measured.accuracy.at[base, "O0"]))}
+
+
+def handoff(view: pd.DataFrame, stopped: set[str]) -> list[str]:
+    from boosttune.evaluation.confirm import pick_candidates
+
+    table = view.assign(status=["stopped" if n in stopped else "completed" for n in view["label"]])
+    return [c.name for c in pick_candidates(table) if c.name != "O0"]
+
+
+def race(names: list[str], measured: Measured, pipeline: Pipeline, planned: int,
+         rng: np.random.Generator) -> tuple[str, int]:
+    """The race on the table's rounds in a random order: its answer (after the tie) and the runs it spent."""
+    from boosttune.evaluation.race import REFERENCE_NOISE, Race, RaceRules
+
+    from boosttune.config.experiment import ExperimentConfig
+
+    fields = ExperimentConfig.model_fields
+    rules = RaceRules.with_noise(REFERENCE_NOISE, alpha=0.05, max_seeds=fields["confirm_max_seeds"].default,
+                                 max_runs=fields["confirm_seeds"].default * (len(names) + 1))
+    job = measured.job_s(planned)
+    speed = (job.rdiv(job["O0"], axis=0) if pipeline.per_job
+             else measured.throughput.div(measured.throughput["O0"], axis=0))
+    gain = 100 * measured.accuracy.sub(measured.accuracy["O0"], axis=0)
+    order = list(rng.permutation(list(measured.throughput.index)))
+    contest, spent, r = Race(names, rules, MAX_DROP), 0, 0
+    while contest.racing and r < len(order):
+        cost = 1 + len(contest.racing)
+        if not rules.fits(cost, spent, 0.0, None):
+            break
+        spent += cost
+        at = order[r]
+        contest.observe(r, {n: (float(speed.at[at, n]), float(gain.at[at, n])) for n in contest.racing})
+        r += 1
+    contest.out_of_budget()
+    winners = sorted(((math.exp(contest.figures(w.name, 0.05)[0].estimate), w.name) for w in contest.winners),
+                     reverse=True)
+    if not winners or winners[0][0] < 1 + pipeline.tie:
+        return "O0", spent
+    return winners[0][1], spent
+
+
+@dataclass(frozen=True)
+class Job:
+    answer: str
+    runs: int
+    stopped: frozenset[str]  # by the scheduler
+    raced: tuple[str, ...]  # handed to the race
+
+
+def main_job(measured: Measured, pipeline: Pipeline, planned: int, rng: np.random.Generator) -> Job:
+    view = search_view(measured, rng)
+    stopped = pipeline.stopper(list(measured.names), rng) if pipeline.stopper else set()
+    names = handoff(view, stopped)
+    answer, runs = race(names, measured, pipeline, planned, rng) if names else ("O0", 0)
+    return Job(answer, runs, frozenset(stopped), tuple(names))
+
+
+# --- the figures ---------------------------------------------------------------------------------------------------
+
+def wilson(k: int, n: int) -> str:
+    if n == 0:
+        return "n/a"
+    p, z = k / n, 1.96
+    centre, half = (p + z * z / (2 * n)) / (1 + z * z / n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return f"{100 * p:.1f}% [{100 * (centre - half):.1f}, {100 * (centre + half):.1f}]"
+
+
+def judge(measured: Measured, pipeline: Pipeline, truth_: Truth, replays: int, seed: int) -> dict[str, float]:
+    rng = np.random.default_rng(seed)
+    jobs = [main_job(measured, pipeline, truth_.planned, rng) for _ in range(replays)]
+    answers, runs = [j.answer for j in jobs], [j.runs for j in jobs]
+    ok = sum(truth_.acceptable(a) for a in answers)
+    pairs = [(answers[i], answers[i + 1]) for i in range(0, len(answers) - 1, 2)]
+    same = sum(truth_.same(a, b) for a, b in pairs)
+    realized = [(1.0 if a == "O0" else truth_.speed[a]) / truth_.best for a in answers]
+    counts = pd.Series(answers).value_counts()
+    print(f"  {pipeline.name}:")
+    print(f"    acceptable answers   {wilson(ok, len(answers)):<24} target >= {100 * TARGETS['acceptable']:.0f}%"
+          f"  {'met' if ok / len(answers) >= TARGETS['acceptable'] else 'MISSED'}")
+    print(f"    same answer, 2 runs  {wilson(same, len(pairs)):<24} target >= {100 * TARGETS['same']:.0f}%"
+          f"  {'met' if same / len(pairs) >= TARGETS['same'] else 'MISSED'}")
+    print(f"    realized speed-up    {100 * np.mean(realized):.1f}% of the best acceptable's"
+          f"{'':<5} target >= {100 * TARGETS['realized']:.0f}%  "
+          f"{'met' if np.mean(realized) >= TARGETS['realized'] else 'MISSED'}")
+    print(f"    race runs            {np.mean(runs):.1f} on average; answers: "
+          + ", ".join(f"{name} {100 * c / len(answers):.0f}%" for name, c in counts.items()))
+    good = sorted(n for n in truth_.speed if truth_.acceptable(n))
+    for name in good:
+        stopped = sum(name in j.stopped for j in jobs)
+        raced = sum(name in j.raced for j in jobs)
+        print(f"    {name} (acceptable): stopped by the scheduler in {100 * stopped / len(jobs):.0f}% of runs, "
+              f"raced in {100 * raced / len(jobs):.0f}%")
+    return {"acceptable": ok / len(answers), "same": same / len(pairs), "realized": float(np.mean(realized))}
+
+
+def print_truth(truth_: Truth) -> None:
+    print(f"truth per job at {truth_.planned} epochs (all 10 seeds; compile charged fresh): "
+          + "; ".join(f"{n} {truth_.speed[n]:.3f}x {truth_.gain[n]:+.2f} pt" for n in sorted(truth_.speed)))
+    right = sorted(n for n in truth_.speed if truth_.acceptable(n))
+    print(f"  acceptable answers: {', '.join(right) or 'none'}" + ("; keep O0" if truth_.acceptable("O0") else ""))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--replays", type=int, default=400, help="main jobs replayed per pipeline and truth")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--planned", type=int, nargs="+", default=[10, 100], help="planned lengths judged (epochs)")
+    args = parser.parse_args(argv)
+    measured = load_measured()
+    stopper = search_table_stopper()
+    pipelines = [Pipeline("as it was: per-step race, no tie", False, 0.0, stopper),
+                 Pipeline("now: per-job race, 5% tie", True, TIE, stopper)]
+    for planned in args.planned:
+        truth_ = truth(measured, planned)
+        print_truth(truth_)
+        for pipeline in pipelines:
+            judge(measured, pipeline, truth_, args.replays, args.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

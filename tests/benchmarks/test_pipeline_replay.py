@@ -1,0 +1,46 @@
+"""benchmarks/pipeline_replay.py: the whole main job replayed on committed measurements, and its truths."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.helpers.benchmark_scripts import load_benchmark
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return load_benchmark("pipeline_replay")
+
+
+@pytest.fixture(scope="module")
+def measured(bench):
+    return bench.load_measured()
+
+
+def test_the_truth_charges_each_recipe_its_fresh_compile(bench, measured):
+    """O0's graph came from the warm worker's cache in 9 of 10 rounds: its job is charged its one fresh compile, so
+    GradientFreeze's 5-6 s compile weighs per job at 10 epochs and much less at 100."""
+    assert measured.charge_s["O0"] > 1.0 and all(measured.charge_s[n] > 4.0 for n in ("grad_freeze p=0.7", "O1"))
+    short, long = bench.truth(measured, 10), bench.truth(measured, 100)
+    step = float(np.exp(np.log(measured.throughput["grad_freeze p=0.7"] / measured.throughput["O0"]).mean()))
+    assert short.speed["grad_freeze p=0.7"] < long.speed["grad_freeze p=0.7"] < step * 1.02
+    assert short.gain == long.gain  # accuracy does not depend on the planned length
+
+
+def test_acceptable_answers_by_the_truth(bench):
+    truth = bench.Truth(10, {"fast": 1.20, "tie": 1.03, "lossy": 1.5}, {"fast": -0.5, "tie": 0.0, "lossy": -2.0})
+    assert truth.acceptable("fast") and truth.acceptable("tie") and not truth.acceptable("lossy")
+    assert not truth.acceptable("O0") and truth.best == pytest.approx(1.20)  # a recipe 5% faster within the margin
+    keep = bench.Truth(10, {"tie": 1.03, "lossy": 1.5}, {"tie": 0.0, "lossy": -2.0})
+    assert keep.acceptable("O0") and keep.same("O0", "tie") and not keep.same("O0", "lossy")
+
+
+def test_a_replayed_main_job_answers_from_the_table(bench, measured):
+    rng = np.random.default_rng(0)
+    pipeline = bench.Pipeline("now", True, bench.TIE, bench.search_table_stopper())
+    jobs = [bench.main_job(measured, pipeline, 10, rng) for _ in range(6)]
+    assert all(job.answer in ["O0", *measured.names] for job in jobs)
+    assert all(set(job.raced) <= set(measured.names) - job.stopped for job in jobs)  # a stopped recipe is not raced
+    assert all(0 <= job.runs <= 10 * (len(job.raced) + 1) for job in jobs)
+    assert any(job.raced for job in jobs)
