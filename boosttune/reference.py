@@ -116,7 +116,7 @@ def render_reference() -> str:
     out += ["", "Searched knobs follow as `param.<knob>` columns, one per knob a trial drew.", ""]
     out += ["## summary.csv (one row per confirmed recipe)", "", ", ".join(f"`{c}`" for c in SUMMARY_COLUMNS), ""]
     out += ["## Decisions (summary.csv's `verdict`)", "", "| code | in a table | in words |", "|---|---|---|"]
-    codes = [Exit.WON, Exit.SLOWER, Exit.TOO_LOSSY, Exit.BEHIND, Exit.UNDECIDED, Exit.BUDGET, Exit.RACING,
+    codes = [Exit.WON, Exit.SLOWER, Exit.TOO_LOSSY, Exit.BEHIND, Exit.UNDECIDED, Exit.BUDGET, Exit.FUTILE, Exit.RACING,
              VerdictCode.BASELINE, VerdictCode.NO_DATA]
     out += [f"| `{code}` | {DECISION_SHORT[code]} | {_cell(decision_words(code))} |" for code in codes]
     return "\n".join(out).rstrip() + "\n"

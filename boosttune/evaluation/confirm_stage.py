@@ -20,14 +20,14 @@ from boosttune.evaluation.confirm import (
     run_paired,
     run_race,
 )
-from boosttune.evaluation.noise import NoiseRecord, noise_record
+from boosttune.evaluation.noise import NoiseRecord, RunMode, noise_record
 from boosttune.evaluation.race import REFERENCE_NOISE, Noise, RaceRules
 from boosttune.evaluation.results import canonical_json
 from boosttune.evaluation.select import Tolerance
 from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
 from boosttune.objective import Objective
 
-__all__ = ["confirm_seeds", "device_noise", "judged_on_all", "race_rules", "run_confirm_stage"]
+__all__ = ["confirm_seeds", "device_noise", "judged_on_all", "race_rules", "run_confirm_stage", "run_mode"]
 
 
 def confirm_seeds(seed: int, count: int) -> list[int]:
@@ -49,11 +49,18 @@ def race_rules(config: ExperimentConfig, recipes: int, noise: Noise) -> RaceRule
 def device_noise(config: ExperimentConfig, baseline: Candidate, objective: Objective) -> tuple[NoiseRecord, Noise]:
     """The noise record of this device and workload, and the prior it gives the race (the reference's gain sd is in
     accuracy points: none for another objective)."""
-    record = noise_record(config.recipe.device_target, recipe_identity(canonical_json(baseline.recipe)))
+    record = noise_record(config.recipe.device_target, recipe_identity(canonical_json(baseline.recipe)),
+                          run_mode(config))
     noise = record.noise()
     if noise is REFERENCE_NOISE and not objective.fraction:
         noise = replace(noise, gain_sd=None)
     return record, noise
+
+
+def run_mode(config: ExperimentConfig) -> RunMode:
+    """How the confirm stage makes its runs: the experiment's worker mode and graph cache, its ranks per run, one
+    run at a time (run_race trains them in turn)."""
+    return RunMode(config.warm_workers, config.cache_graphs, config.workers_per_trial, 1)
 
 
 def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, max_drop: Tolerance, output: Path,
@@ -90,7 +97,10 @@ def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, max_drop: T
     records = run_race(candidates, seeds, store=store, role="confirm", train=train, rules=rules, log=log,
                        max_drop=max_drop)
     runs = confirm_table(records)
-    record.add(replay_race(runs, rules, max_drop.resolved_on(runs)), race_id=str(output.resolve()))
+    race = replay_race(runs, rules, max_drop.resolved_on(runs))
+    if race.record_note():
+        log(f"confirm: {race.record_note()}")
+    record.add(race, race_id=str(output.resolve()), mode=run_mode(config))
     return records, rules
 
 

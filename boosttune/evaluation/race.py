@@ -52,17 +52,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
-from functools import lru_cache
 from typing import Any, Mapping
 
 import numpy as np
 from scipy import stats as _st
 
 from boosttune.errors import ConfigError
+from boosttune.evaluation.race_model import Fit, RecordCheck, check_record, fit, pooled_sd, t_quantile
 
 __all__ = ["Bounds", "Exit", "Noise", "REFERENCE_NOISE", "Race", "RaceRules", "Standing", "claim_level"]
 
 DROP_PRIOR_DF = 4  # the weight of the measured noise in a drop when the race has measured little itself
+UNCHECKED_WEIGHT = 0  # a record's most weight in a claim before the race's runs can check it (CHECK_MIN_DF)
+FUTILITY_LEVEL = 0.2  # one-sided: the optimistic bound a candidate must be unable to show from to be stopped
 
 
 class Exit:
@@ -75,12 +77,14 @@ class Exit:
     BEHIND = "behind"  # shown slower than a winner: cannot be the answer
     UNDECIDED = "undecided"  # max_seeds reached
     BUDGET = "budget"  # the budget could not pay for another round
+    FUTILE = "futile"  # even at its optimistic bound it needs more seeds than the budget and the seed cap leave
 
     # a drop claims nothing (it stops spending on a recipe at a laxer, one-sided 90% bound): "likely", not "shown"
     TEXT = {RACING: "still racing", WON: "shown faster and non-inferior", SLOWER: "dropped: likely slower than the baseline",
             TOO_LOSSY: "dropped: likely beyond the margin",
             BEHIND: "dropped: likely slower than a winner, so it cannot be the answer",
-            UNDECIDED: "undecided at the seed cap", BUDGET: "undecided when the budget ran out"}
+            UNDECIDED: "undecided at the seed cap", BUDGET: "undecided when the budget ran out",
+            FUTILE: "stopped: it cannot be decided within what the budget and the seed cap leave"}
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,9 @@ class RaceRules:
     noise_df: int = 0
     noise_source: str = REFERENCE_NOISE.source
     first_look_share: float | None = None  # of a candidate's alpha, spent at its first look; None: as at any other
+    robust: bool = True  # set aside a run far off the model (race_model); False: least squares on every run
+    check_record: bool = True  # the record weighs in a claim only once the race's own runs agree with it
+    futility: bool = True  # a candidate that cannot be decided within the budget and the seed cap stops
 
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 1:
@@ -152,9 +159,11 @@ class RaceRules:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RaceRules:
-        """Rules as race.json holds them (fields this version does not know are ignored: an older file)."""
+        """Rules as race.json holds them (fields this version does not know are ignored; a file from before the robust
+        fit, the record check and futility replays as it was decided)."""
         known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        older = {k: False for k in ("robust", "check_record", "futility") if k not in data}
+        return cls(**{**older, **{k: v for k, v in data.items() if k in known}})
 
     def spent(self, n: int) -> float:
         """The share of a candidate's alpha spent by its looks up to ``n`` paired seeds (0 before min_seeds)."""
@@ -242,61 +251,11 @@ class Standing:
         return math.exp(float(np.mean(self.log_speedups))) if self.log_speedups else math.nan
 
 
-@lru_cache(maxsize=8192)
-def _t_quantile(p: float, df: int) -> float:
-    return float(_st.t.ppf(p, df)) if df > 0 else math.inf
-
-
-@dataclass(frozen=True)
-class _Fit:
-    """The two-way model of one measure: each candidate's effect and its standard error per unit of noise sd,
-    the residual sum of squares and its degrees of freedom."""
-
-    effect: dict[str, float]
-    unit_se: dict[str, float]
-    ss: float
-    df: int
-
-
-def _fit(rounds: list[dict[str, float]], names: list[str]) -> _Fit:
-    """Least squares of ``value = recipe + round`` over every run: ``rounds[r][name]`` is the candidate's value
-    relative to round r's baseline (the baseline itself is 0; a per-round shift changes no residual)."""
-    present = [n for n in names if any(n in r for r in rounds)]
-    col = {n: i for i, n in enumerate(present)}
-    rows, y = [], []
-    for r, values in enumerate(rounds):
-        for name, value in [(None, 0.0), *values.items()]:
-            x = np.zeros(len(present) + len(rounds))
-            if name is not None:
-                x[col[name]] = 1.0
-            x[len(present) + r] = 1.0
-            rows.append(x)
-            y.append(value)
-    X, Y = np.asarray(rows), np.asarray(y)
-    beta, _, rank, _ = np.linalg.lstsq(X, Y, rcond=None)
-    residual = Y - X @ beta
-    cov = np.linalg.pinv(X.T @ X)
-    df = int(len(Y) - rank)
-    return _Fit({n: float(beta[col[n]]) for n in present}, {n: float(math.sqrt(max(cov[col[n], col[n]], 0.0)))
-                                                             for n in present},
-                float(residual @ residual) if df > 0 else 0.0, df)
-
-
-def _sd(fit: _Fit, prior_paired: float | None, prior_df: int) -> tuple[float, int]:
-    """The pooled per-run noise sd with the prior joined as ``prior_df`` degrees of freedom, and the total df."""
-    prior_df = prior_df if prior_paired is not None else 0
-    df = fit.df + prior_df
-    if df == 0:
-        return math.nan, 0
-    prior_ss = prior_df * (prior_paired or 0.0) ** 2 / 2  # per paired seed -> per run (a difference of two runs)
-    return math.sqrt((fit.ss + prior_ss) / df), df
-
-
-def _bounds(fit: _Fit, name: str, sd: float, df: int, level: float) -> Bounds:
+def _bounds(fit: Fit, name: str, sd: float, df: int, level: float) -> Bounds:
     estimate = fit.effect[name]
     if df == 0 or level <= 0 or not math.isfinite(sd):
         return Bounds(estimate, -math.inf, math.inf, level, df)
-    half = _t_quantile(1 - level, df) * sd * fit.unit_se[name]
+    half = t_quantile(1 - level, df) * sd * fit.unit_se[name]
     return Bounds(estimate, estimate - half, estimate + half, level, df)
 
 
@@ -372,28 +331,54 @@ class Race:
             standing.log_speedups.append(math.log(ratio))
             standing.gains.append(gain)
 
-    def _fits(self) -> tuple[_Fit, _Fit]:
-        names = list(self.standings)
-        return _fit(self._speed_rounds, names), _fit(self._gain_rounds, names)
+    def _fits(self) -> tuple[Fit, Fit]:
+        names, weight = list(self.standings), max(self.rules.noise_df, DROP_PRIOR_DF)
+        return tuple(fit(rounds, names, self.rules.robust, None if noise is None else noise ** 2 / 2, weight)
+                     for rounds, noise in ((self._speed_rounds, self.rules.speed_noise),
+                                           (self._gain_rounds, self.rules.gain_noise)))  # type: ignore[return-value]
+
+    def checks(self) -> tuple[RecordCheck, RecordCheck]:
+        """The record check of the log speed-up and of the objective gain (``race_model.check_record``)."""
+        return self._checks(*self._fits())
+
+    def _checks(self, speed_fit: Fit, gain_fit: Fit) -> tuple[RecordCheck, RecordCheck]:
+        if not self.rules.check_record:
+            return (RecordCheck("agrees" if self.rules.noise_df else "none"),) * 2  # type: ignore[return-value]
+        return (check_record(speed_fit, self.rules.speed_noise, self.rules.noise_df),
+                check_record(gain_fit, self.rules.gain_noise, self.rules.noise_df))
+
+    def _noise(self, speed_fit: Fit, gain_fit: Fit) -> tuple[tuple, tuple]:
+        """((claim speed, claim gain), (drop speed, drop gain)), each (sd per run, df): the record weighs in a claim
+        when the race's runs agree with it (while unchecked, as much as UNCHECKED_WEIGHT); a record set aside steers
+        the drops as when nothing was measured (the reference speed noise; the race's own gain noise)."""
+        checks = self._checks(speed_fit, gain_fit)
+        claim, drop = [], []
+        for measured, noise, check, reference in ((speed_fit, self.rules.speed_noise, checks[0], REFERENCE_NOISE.speed_sd),
+                                                  (gain_fit, self.rules.gain_noise, checks[1], None)):
+            weight = {"disagrees": 0, "unchecked": min(self.rules.noise_df, UNCHECKED_WEIGHT)}.get(
+                check.state, self.rules.noise_df)
+            claim.append(pooled_sd(measured, noise, weight))
+            drop.append(pooled_sd(measured, reference, DROP_PRIOR_DF) if check.state == "disagrees" else
+                        pooled_sd(measured, noise, max(self.rules.noise_df, DROP_PRIOR_DF)))
+        return tuple(claim), tuple(drop)
 
     def figures(self, name: str, level: float, prior_df: int | None = None) -> tuple[Bounds, Bounds] | None:
         """(log speed-up, objective gain) of ``name`` under the pooled model with one-sided bounds at ``level``;
-        None when it has no paired figure. ``prior_df``: the noise prior's weight (default: the rules' claim
-        weight)."""
+        None when it has no paired figure. ``prior_df``: the noise prior's weight (default: the claims' weight, the
+        record set aside where the race's runs disagree with it)."""
         speed_fit, gain_fit = self._fits()
         if name not in speed_fit.effect:
             return None
-        weight = self.rules.noise_df if prior_df is None else prior_df
-        speed_sd, speed_df = _sd(speed_fit, self.rules.speed_noise, weight)
-        gain_sd, gain_df = _sd(gain_fit, self.rules.gain_noise, weight)
-        return (_bounds(speed_fit, name, speed_sd, speed_df, level), _bounds(gain_fit, name, gain_sd, gain_df, level))
+        if prior_df is None:
+            (speed, gain), _ = self._noise(speed_fit, gain_fit)
+        else:
+            speed, gain = pooled_sd(speed_fit, self.rules.speed_noise, prior_df), \
+                pooled_sd(gain_fit, self.rules.gain_noise, prior_df)
+        return _bounds(speed_fit, name, *speed, level), _bounds(gain_fit, name, *gain, level)
 
     def _judge(self, ran: list[Standing]) -> list[Standing]:
         speed_fit, gain_fit = self._fits()
-        claim = (_sd(speed_fit, self.rules.speed_noise, self.rules.noise_df),
-                 _sd(gain_fit, self.rules.gain_noise, self.rules.noise_df))
-        drop_weight = max(self.rules.noise_df, DROP_PRIOR_DF)
-        drop = (_sd(speed_fit, self.rules.speed_noise, drop_weight), _sd(gain_fit, self.rules.gain_noise, drop_weight))
+        claim, drop = self._noise(speed_fit, gain_fit)
         drop_level = 1 - self.rules.drop_confidence
 
         def bounds(standing: Standing, level: float, noise) -> tuple[Bounds, Bounds]:
@@ -410,18 +395,11 @@ class Race:
             if level > 0 and standing.speed.low > 0 and standing.gain.low > -self.max_drop:
                 left.append(self._leave(standing, Exit.WON, self._won_text(standing)))
         for standing in measured:
-            if not standing.racing:
-                continue
-            speed, gain = bounds(standing, drop_level, drop)
-            if speed.high < 0:
-                left.append(self._leave(standing, Exit.SLOWER, f"speed-up at most {math.exp(speed.high):.3f}x "
-                                                               f"({self._drop_text(speed)})"))
-            elif gain.high < -self.max_drop:
-                left.append(self._leave(standing, Exit.TOO_LOSSY, f"objective gain at most {gain.high:+.3g} "
-                                                                  f"({self._drop_text(gain)}), below -{self.max_drop:g}"))
-            elif standing.n >= self.rules.max_seeds:
-                left.append(self._leave(standing, Exit.UNDECIDED, f"{standing.n} paired seeds, the most the rules "
-                                                                  "allow (confirm_max_seeds, or the budget)"))
+            if standing.racing:
+                left += self._drop(standing, *bounds(standing, drop_level, drop))
+        for standing in measured:
+            if standing.racing and self.rules.futility:
+                left += self._futile(standing, *bounds(standing, FUTILITY_LEVEL, drop))
         best = max((w.speedup for w in self.winners), default=None)
         for standing in self.standings.values():  # a new winner can put a racer out of reach
             if standing.racing and best is not None and standing.name in speed_fit.effect:
@@ -431,6 +409,53 @@ class Race:
                                                                    f"({self._drop_text(speed)}), below the winner's "
                                                                    f"{best:.3f}x"))
         return left
+
+    def _drop(self, standing: Standing, speed: Bounds, gain: Bounds) -> list[Standing]:
+        if speed.high < 0:
+            return [self._leave(standing, Exit.SLOWER, f"speed-up at most {math.exp(speed.high):.3f}x "
+                                                       f"({self._drop_text(speed)})")]
+        if gain.high < -self.max_drop:
+            return [self._leave(standing, Exit.TOO_LOSSY, f"objective gain at most {gain.high:+.3g} "
+                                                          f"({self._drop_text(gain)}), below -{self.max_drop:g}")]
+        if standing.n >= self.rules.max_seeds:
+            return [self._leave(standing, Exit.UNDECIDED, f"{standing.n} paired seeds, the most the rules allow "
+                                                          "(confirm_max_seeds, or the budget)")]
+        return []
+
+    def runs_spent(self) -> int:
+        """Runs so far, the baseline's and failed ones included (one baseline run a round)."""
+        return self.rounds + sum(s.runs for s in self.standings.values())
+
+    def reachable(self, standing: Standing) -> int:
+        """The most paired seeds ``standing`` can still get: the seed cap, or what the run budget pays for were it
+        the only candidate left (a round: it and the baseline)."""
+        most = self.rules.max_seeds
+        if self.rules.max_runs is not None:
+            most = min(most, standing.n + max(0, self.rules.max_runs - self.runs_spent()) // 2)
+        return most
+
+    def _futile(self, standing: Standing, speed: Bounds, gain: Bounds) -> list[Standing]:
+        """Stop a candidate that cannot be shown even if its truth were at its optimistic (one-sided
+        ``1 - FUTILITY_LEVEL``) bound under the drops' noise, at the level of one look with all of its alpha and no
+        margin for power."""
+        if standing.n < self.rules.min_seeds or self.single_look:
+            return []
+        reach = self.reachable(standing)
+        level = self.rules.alpha / max(1, len(self.standings) - len(self.winners))
+        need = 0.0
+        for b, null in ((speed, 0.0), (gain, -self.max_drop)):
+            if not (math.isfinite(b.low) and math.isfinite(b.high)) or b.df == 0:
+                return []
+            se = (b.estimate - b.low) / t_quantile(1 - FUTILITY_LEVEL, b.df)
+            room = b.high - null
+            z = t_quantile(1 - level, max(b.df, 30))  # the df the claim would have by then
+            need = max(need, math.inf if room <= 0 else standing.n * (z * se / room) ** 2)
+        if need <= reach:
+            return []
+        shown = "never" if math.isinf(need) else f"about {math.ceil(need)} paired seeds"
+        return [self._leave(standing, Exit.FUTILE, f"even at its optimistic bounds ({math.exp(speed.high):.3f}x, "
+                                                   f"{gain.high:+.3g}) it would need {shown} to be shown, and the "
+                                                   f"budget and the seed cap leave it at most {reach}")]
 
     def level(self, standing: Standing) -> float:
         """The one-sided level ``standing`` may claim at now (0: it may not)."""
@@ -481,10 +506,25 @@ class Race:
             if not math.isfinite(b.low):
                 return None
             # the bound's half-width shrinks as 1/sqrt(n); with 80% power the estimate must clear it by z_power more
-            se_now = (b.estimate - b.low) / _t_quantile(1 - level, b.df)
-            z = _t_quantile(1 - level, max(b.df, 30)) + float(_st.norm.ppf(power))
+            se_now = (b.estimate - b.low) / t_quantile(1 - level, b.df)
+            z = t_quantile(1 - level, max(b.df, 30)) + float(_st.norm.ppf(power))
             need = max(need, math.ceil(standing.n * (z * se_now / room) ** 2))
         return max(need, self.rules.min_seeds) if need <= most else None
+
+    def record_note(self) -> str:
+        """One line when the race set the device's record aside, or a run (empty otherwise)."""
+        speed_fit, gain_fit = self._fits()
+        notes = []
+        for what, check in zip(("speed log-sd", "objective gain sd"), self._checks(speed_fit, gain_fit)):
+            if check.state == "disagrees":
+                notes.append(f"{what} {check.own_paired:.3g} per paired seed against the record's "
+                             f"(F-test p = {check.p:.2g})")
+        text = (f"the device's noise record ({self.rules.noise_source}) disagrees with this race's own runs ("
+                + "; ".join(notes) + "): set aside for this race's claims") if notes else ""
+        aside = [f"round {r + 1} {name or 'baseline'}" for r, name in (*speed_fit.set_aside, *gain_fit.set_aside)]
+        if aside:
+            text += ("; " if text else "") + "runs set aside as far off the model: " + ", ".join(aside)
+        return text
 
     def measured(self) -> tuple[tuple[float, int], tuple[float, int]]:
         """What this race measured of the noise, for the device's record: the residual sum of squares per run and

@@ -102,7 +102,7 @@ def _with_race(summary: pd.DataFrame, runs: pd.DataFrame, rules: RaceRules | Non
 
 DECISION_SHORT = {Exit.WON: "won: faster, within the margin", Exit.SLOWER: "dropped: slower",
                   Exit.TOO_LOSSY: "dropped: too lossy", Exit.BEHIND: "dropped: behind a winner",
-                  Exit.UNDECIDED: "undecided (seed cap)", Exit.BUDGET: "undecided (budget ran out)", Exit.RACING: "undecided (stopped)",
+                  Exit.UNDECIDED: "undecided (seed cap)", Exit.BUDGET: "undecided (budget ran out)", Exit.FUTILE: "undecided (futile)", Exit.RACING: "undecided (stopped)",
                   VerdictCode.BASELINE: "the baseline", VerdictCode.NO_DATA: "no data"}
 
 
@@ -115,6 +115,7 @@ def decision_words(code: str, objective: Objective = ACCURACY, max_drop: float |
             Exit.BEHIND: "dropped: likely slower than a recipe that won, so it cannot be the answer",
             Exit.UNDECIDED: "not decided at the seed cap",
             Exit.BUDGET: "not decided: the budget ran out",
+            Exit.FUTILE: "not decided: stopped, it could not be decided within the budget and the seed cap",
             Exit.RACING: "not decided: the race was stopped",
             VerdictCode.BASELINE: "the baseline itself",
             VerdictCode.NO_DATA: "no paired run finished"}.get(code, code)
@@ -136,7 +137,7 @@ def _decision_text(row: pd.Series, standing, decided: int | None, raced: bool, m
             else f"at one look on {standing.n} paired seed(s)")
     why = "" if standing.exit == Exit.BUDGET else f" ({standing.why})"
     text = f"{figures}; decision: {decision_words(standing.exit, objective, max_drop)} {when}{why}"
-    if decided is not None and standing.exit in (Exit.BUDGET, Exit.UNDECIDED, Exit.RACING):
+    if decided is not None and standing.exit in (Exit.BUDGET, Exit.UNDECIDED, Exit.FUTILE, Exit.RACING):
         text += f"; about {decided} paired seeds would likely show it faster and non-inferior"
     return text
 

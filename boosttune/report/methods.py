@@ -105,7 +105,7 @@ def verdict_line(figures: CardFigures, max_drop: float, obj: Objective = ACCURAC
             judged = "did not help here: slower than O0"
         elif code in (VerdictCode.INCONCLUSIVE, VerdictCode.NO_DATA) or not finite(r["speedup_ci_low"]):
             judged = "not judged: fewer than 2 paired seeds"
-        elif code in (Exit.UNDECIDED, Exit.BUDGET, Exit.RACING):
+        elif code in (Exit.UNDECIDED, Exit.BUDGET, Exit.FUTILE, Exit.RACING):
             judged = "not decided here on these seeds"
         else:
             judged = "did not help here: no speed-up separable from noise"

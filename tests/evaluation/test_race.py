@@ -8,6 +8,7 @@ the control switched off (every look at the full level) must exceed it, so the c
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -270,6 +271,30 @@ def test_the_device_noise_record_pools_each_race_once_and_becomes_the_next_races
     assert noise_record("CPU", '{"model": "resnet8"}').noise() is race_module.REFERENCE_NOISE  # another workload
     thin = noise_record("CPU", '{"model": "thin"}')  # a 2-round race measures 1 df: too thin to replace the reference
     thin.add(Race.at_once({"a": [1.1, 1.2]}, {"a": [0.1, -0.2]}, 0.05, MARGIN), race_id="/runs/b")
-    assert thin._load()["speed_df"] < MIN_RECORD_DF and thin.noise() is race_module.REFERENCE_NOISE
+    assert thin.sums()["speed_df"] < MIN_RECORD_DF and thin.noise() is race_module.REFERENCE_NOISE
     rules = RaceRules.with_noise(noise, max_runs=15)
     assert rules.noise_df == noise.df and RaceRules.from_dict({**rules.to_dict(), "unknown": 1}) == rules
+
+
+def test_a_candidate_that_cannot_be_decided_within_the_budget_stops_as_futile():
+    """A 1.01x recipe at a 0.06 noise needs hundreds of seeds: it stops before the seed cap instead of spending to it,
+    and without futility it races on."""
+    rules = RaceRules(max_runs=30, speed_noise=0.06, gain_noise=0.4, noise_df=20)
+    race = Race(["close"], rules, MARGIN)
+    for seed in range(6):
+        if not race.racing:
+            break
+        wobble = 0.03 * (-1) ** seed
+        race.observe(seed, {"close": (1.01 * math.exp(wobble), 0.2 * (-1) ** seed)})
+    close = race.standings["close"]
+    assert close.exit == Exit.FUTILE and close.n < race.rules.max_seeds and "at most" in close.why
+    off = Race(["close"], replace(rules, futility=False), MARGIN)
+    for seed in range(3):
+        off.observe(seed, {"close": (1.01 * math.exp(0.03 * (-1) ** seed), 0.2 * (-1) ** seed)})
+    assert off.standings["close"].racing
+
+
+def test_rules_from_a_file_before_the_robust_fit_replay_as_they_were_decided():
+    old = {k: v for k, v in RaceRules().to_dict().items() if k not in ("robust", "check_record", "futility")}
+    assert RaceRules.from_dict(old) == RaceRules(robust=False, check_record=False, futility=False)
+    assert RaceRules.from_dict(RaceRules().to_dict()) == RaceRules()

@@ -15,7 +15,7 @@ from boosttune.report.inputs import ReportInputs
 
 __all__ = ["AnswerInfo", "AnswerRow", "answer_info"]
 
-_OPEN = (Exit.BUDGET, Exit.UNDECIDED, Exit.RACING)
+_OPEN = (Exit.BUDGET, Exit.UNDECIDED, Exit.FUTILE, Exit.RACING)
 
 
 class AnswerRow(NamedTuple):
@@ -98,6 +98,7 @@ def _stopped(inputs: ReportInputs) -> str:
         return f"{head} and decided every candidate."
     names = ", ".join(str(n) for n in open_["recipe"])
     why = ("its budget ran out" if (open_["verdict"] == Exit.BUDGET).any()
+           else "what the budget and the seed cap left could not decide them" if (open_["verdict"] == Exit.FUTILE).any()
            else f"the seed cap of {int(open_['n_seeds'].max())} paired seeds was reached")
     text = f"{head}; it stopped because {why}, with {names} undecided."
     promising = open_[open_["seeds_to_show"].map(finite)].sort_values("speedup", ascending=False)
@@ -106,9 +107,12 @@ def _stopped(inputs: ReportInputs) -> str:
                 "seeds would likely not change the answer.")
     best = promising.iloc[0]
     need, have = int(best["seeds_to_show"]), int(best["n_seeds"])
+    text += f" About {need} paired seeds would likely decide {best['recipe']} (it has {have})"
+    if need > rules.max_seeds:  # a larger budget alone stops at the seed cap: advise nothing it cannot do
+        return (text + f", more than the seed cap of {rules.max_seeds} allows: a larger budget alone would not "
+                f"decide it ({_setting(inputs, 'confirm_max_seeds', need)} and a budget to match would).")
     runs = spent + 2 * max(need - have, 1)  # each further round: the candidate and the baseline
-    return (text + f" About {need} paired seeds would likely decide {best['recipe']} (it has {have}): rerun with "
-            f"{_setting(inputs, 'confirm_budget_runs', runs)}.")
+    return text + f": rerun with {_setting(inputs, 'confirm_budget_runs', runs)}."
 
 
 def _noise(inputs: ReportInputs) -> str:
@@ -131,4 +135,5 @@ def _noise(inputs: ReportInputs) -> str:
     if rules is not None and rules.speed_noise is not None:
         text += (f"; the race assumed {100 * rules.speed_noise:.0f}% ({rules.noise_source}, weighted as "
                  f"{rules.noise_df} df in a claim)")
-    return text + "."
+    note = race.record_note()
+    return text + "." + (f" The race: {note}." if note else "")
