@@ -111,8 +111,8 @@ def pick_candidates(table: pd.DataFrame, *, max_candidates: int = 3, screen: flo
 
     A searched candidate is a finished trial faster than the baseline on its one seed and within ``screen`` of its
     objective, at least ``min_p`` likely acceptable (:mod:`boosttune.evaluation.handoff`: truly faster and within
-    ``max_drop``, read from its one seed with ``noise`` per paired seed), fastest first, one per family (the boost
-    algorithms it switches on) before a second of any family. ``max_drop``: a Tolerance or a number in the
+    ``max_drop``, read from its one seed with ``noise`` per paired seed), by that chance times its log speed-up,
+    one per family (the boost algorithms it switches on) before a second of any family. ``max_drop``: a Tolerance or a number in the
     objective's gain units (None: the experiment's default); ``noise``: the device's (None: the reference table's;
     its gain sd is in accuracy points, so another objective with no measured gain noise is judged by the screen).
 
@@ -165,7 +165,8 @@ def _trial_name(row: pd.Series) -> str:
 def _why(choice: Choice, objective: Objective, max_drop: float, gain_sd: float | None) -> str:
     p = choice.prospect
     spec = "+.1f" if objective.fraction else "+.3g"
-    within = (f"within {objective.format_gain(-max_drop, spec)}" if gain_sd is not None
+    within = (f"within {objective.format_gain(max_drop, '.1f' if objective.fraction else '.3g')} of O0"
+              if gain_sd is not None
               else "within the screen (its noise unknown)")
     return (f"searched trial, {p.speedup:.2f}x, {objective.format_gain(p.gain, spec)} on one seed: "
             f"{100 * p.p_acceptable:.0f}% likely acceptable ({100 * p.p_faster:.0f}% faster, {100 * p.p_within:.0f}% "

@@ -3,8 +3,9 @@
 The race can decide a recipe well inside the margin in a few seeds, but one near it (-0.8 pt on the search's one
 seed) stays undecided and eats the budget; and three freeze_p values of one recipe race each other for one answer.
 So a searched trial is a candidate by its chance of being acceptable (truly faster, and truly within ``max_drop``)
-given its one seed and the device's noise per paired seed, fastest first among those likely enough, one per family
-(the boost algorithms it switches on) before any family gets a second place. Pure: no Ray, no MindSpore.
+given its one seed and the device's noise per paired seed: among those more likely acceptable than not, the highest
+expected gain (that chance times the log speed-up its seed showed) first, one per family (the boost algorithms it
+switches on) before any family gets a second place. Pure: no Ray, no MindSpore.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from boosttune.errors import ConfigError
 
 __all__ = ["MIN_P_ACCEPTABLE", "Choice", "Prospect", "choose", "family_text", "prospect"]
 
-# A searched trial races only when it is at least this likely acceptable on its one seed: benchmarks/
-# confirm_reliability.py ("the handoff") prints the share of races answering an acceptable recipe at this value.
-MIN_P_ACCEPTABLE = 0.8
+# A searched trial races only when it is at least this likely acceptable on its one seed. benchmarks/
+# confirm_reliability.py ("the handoff") prints the share of races answering an acceptable recipe at this value and
+# at 0.8 and 0.9: a higher bar hands the race fewer recipes (and so a smaller default budget) and answers less often.
+MIN_P_ACCEPTABLE = 0.5
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,11 @@ class Prospect:
     @property
     def p_acceptable(self) -> float:
         return self.p_faster * self.p_within
+
+    @property
+    def expected_gain(self) -> float:
+        """The log speed-up its seed showed, weighted by the chance it is acceptable: what racing it is worth."""
+        return self.p_acceptable * math.log(self.speedup)
 
 
 def prospect(key: Hashable, family: Sequence[str], speedup: float, gain: float, *, max_drop: float,
@@ -74,12 +81,12 @@ def family_text(family: Sequence[str]) -> str:
 
 def choose(prospects: Sequence[Prospect], max_candidates: int,
            min_p: float = MIN_P_ACCEPTABLE) -> list[Choice]:
-    """Up to ``max_candidates`` prospects at least ``min_p`` likely acceptable, fastest (on their seed) first, the
-    fastest of each family before a second of any family: a family gets a second place only when no other family
-    qualifies for it."""
+    """Up to ``max_candidates`` prospects at least ``min_p`` likely acceptable, by expected gain (the chance times
+    the log speed-up on their seed), the best of each family before a second of any family: a family gets a second
+    place only when no other family qualifies for it."""
     if not 0 <= min_p < 1:
         raise ConfigError(f"min_p: must be in [0, 1), got {min_p!r}")
-    likely = sorted((p for p in prospects if p.p_acceptable >= min_p), key=lambda p: -p.speedup)
+    likely = sorted((p for p in prospects if p.p_acceptable >= min_p), key=lambda p: -p.expected_gain)
     counts = {p.family: sum(q.family == p.family for q in likely) for p in likely}
     firsts: list[Choice] = []
     seconds: list[Choice] = []
@@ -87,7 +94,7 @@ def choose(prospects: Sequence[Prospect], max_candidates: int,
         taken = [c for c in firsts if c.prospect.family == p.family]
         if not taken:
             others = counts[p.family] - 1
-            rule = (f"the fastest of {counts[p.family]} likely in family {family_text(p.family)}" if others
+            rule = (f"the best of {counts[p.family]} likely in family {family_text(p.family)}" if others
                     else f"the only likely one in family {family_text(p.family)}")
             firsts.append(Choice(p, rule))
         else:
