@@ -30,12 +30,13 @@ import numpy as np
 import pandas as pd
 
 from boosttune.config.experiment import MAX_DROP
-from boosttune.config.recipe import TrialRecipe, short_name
+from boosttune.config.recipe import TrialRecipe, methods_of, short_name
 from boosttune.errors import ConfigError, DataError
 from boosttune.evaluation.job import TIE, break_even_steps, compile_charges, job_seconds, planned_epochs
 from boosttune.evaluation.results import build_results_table, canonical_json, finite, table_objective
-from boosttune.evaluation.race import Exit, Race, RaceRules
-from boosttune.evaluation.select import Tolerance, pareto_front
+from boosttune.evaluation.handoff import MIN_P_ACCEPTABLE, Choice, choose, prospect
+from boosttune.evaluation.race import REFERENCE_NOISE, Exit, Noise, Race, RaceRules
+from boosttune.evaluation.select import Tolerance
 from boosttune.evaluation.stats import Interval, VerdictCode, paired_delta, paired_ratio, ratio_interval, verdict
 from boosttune.execution.runs import FINISHED, RecordStore, RunRecord, RunSpec
 from boosttune.objective import ACCURACY, Objective
@@ -45,6 +46,7 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "Candidate",
     "ConfirmedSelection",
+    "baseline_candidate",
     "confirm_table",
     "paired_schedule",
     "pick_candidates",
@@ -87,51 +89,94 @@ def recipe_identity(recipe_json: str) -> str:
     return canonical_json(recipe)
 
 
-def pick_candidates(table: pd.DataFrame, *, max_candidates: int = 3, screen: float = 3.0) -> list[Candidate]:
-    """The baseline, the best few distinct searched recipes, and the O1/O2-equivalent presets.
+BASELINE_WHY = "the O0 baseline every figure is relative to"
 
-    Searched candidates are Pareto trials faster than the baseline whose single-seed objective is within
-    ``screen`` of it (its gain units: points for accuracy; a looser screen than the tolerance: one seed is
-    noisy), fastest first.
+
+def _baseline_row(table: pd.DataFrame) -> pd.Series:
+    finished = table[table["status"].isin(FINISHED)]
+    baseline = finished[finished["is_baseline"].astype(bool)]
+    if baseline.empty:
+        raise DataError("results: no finished O0 baseline to confirm against; rerun the experiment")
+    return baseline.iloc[0]
+
+
+def baseline_candidate(table: pd.DataFrame) -> Candidate:
+    """The search's O0 baseline as the confirm stage trains it (the first of :func:`pick_candidates`).
+
+    Raises:
+        DataError: the table has no finished O0 baseline.
+    """
+    row = _baseline_row(table)
+    return Candidate(BASELINE_NAME, json.loads(row["recipe_json"]), BASELINE_WHY, BASELINE_NAME)
+
+
+def pick_candidates(table: pd.DataFrame, *, max_candidates: int = 3, screen: float = 3.0,
+                    max_drop: Tolerance | float | None = None, noise: Noise | None = None,
+                    min_p: float = MIN_P_ACCEPTABLE) -> list[Candidate]:
+    """The baseline, the O1/O2-equivalent presets, and the searched recipes the race can likely confirm.
+
+    A searched candidate is a finished trial faster than the baseline on its one seed and within ``screen`` of its
+    objective, at least ``min_p`` likely acceptable (:mod:`boosttune.evaluation.handoff`: truly faster and within
+    ``max_drop``, read from its one seed with ``noise`` per paired seed), by that chance times its log speed-up,
+    one per family (the boost algorithms it switches on) before a second of any family. ``max_drop``: a Tolerance or a number in the
+    objective's gain units (None: the experiment's default); ``noise``: the device's (None: the reference table's;
+    its gain sd is in accuracy points, so another objective with no measured gain noise is judged by the screen).
 
     Raises:
         DataError: the table has no finished O0 baseline.
     """
     finished = table[table["status"].isin(FINISHED)]
-    baseline = finished[finished["is_baseline"].astype(bool)]
-    if baseline.empty:
-        raise DataError("results: no finished O0 baseline to confirm against; rerun the experiment")
     seen: set[str] = set()
-
-    def add(row: pd.Series, name: str, why: str, preset: str | None) -> Candidate | None:
-        identity = recipe_identity(row["recipe_json"])
-        if identity in seen:
-            return None
-        seen.add(identity)
-        return Candidate(name=name, recipe=json.loads(row["recipe_json"]), why=why, preset=preset)
-
-    chosen = [add(baseline.iloc[0], BASELINE_NAME, "the O0 baseline every figure is relative to", BASELINE_NAME)]
+    chosen = [_candidate(_baseline_row(table), BASELINE_NAME, BASELINE_WHY, BASELINE_NAME, seen)]
     presets = finished[finished["preset"].notna() & (finished["preset"] != BASELINE_NAME)]
     for _, row in presets.iterrows():  # MindSpore's own claims get a verdict on every run
-        chosen.append(add(row, str(row["preset"]), "MindSpore's preset as this device runs it", str(row["preset"])))
+        chosen.append(_candidate(row, str(row["preset"]), "MindSpore's preset as this device runs it",
+                                 str(row["preset"]), seen))
     objective = table_objective(table)
-    front = pareto_front(table)
-    fast = front[(front["speedup_vs_baseline"] > 1.0) & ~front["is_baseline"].astype(bool)
-                 & (front["objective_gain"] >= -screen)]
-    searched = 0
-    for _, row in fast.sort_values("speedup_vs_baseline", ascending=False, kind="stable").iterrows():
-        if searched == max_candidates:
-            break
-        name = next(str(row[c]) for c in ("preset", "label", "trial_id") if c in row and pd.notna(row[c]))
-        if name == str(row["trial_id"]):  # a searched trial without a name: what it switches on, its id to look it up
-            name = f"{short_name(json.loads(row['recipe_json']))} ({name})"
-        why = (f"Pareto trial of the search: {row['speedup_vs_baseline']:.2f}x, "
-               f"{objective.format_gain(row['objective_gain'], '+.1f' if objective.fraction else '+.3g')} on one seed")
-        candidate = add(row, name, why, None)
-        if candidate is not None:
-            chosen.append(candidate)
-            searched += 1
+    noise = noise or REFERENCE_NOISE
+    gain_sd = noise.gain_sd if objective.fraction or noise is not REFERENCE_NOISE else None
+    drop = Tolerance.of(max_drop, MAX_DROP, table).resolved_on(table)
+    rows = {}
+    fast = finished[(finished["speedup_vs_baseline"] > 1.0) & ~finished["is_baseline"].astype(bool)
+                    & (finished["objective_gain"] >= -screen)]
+    for index, row in fast.sort_values("speedup_vs_baseline", ascending=False, kind="stable").iterrows():
+        identity = recipe_identity(row["recipe_json"])
+        if identity not in seen and identity not in rows:  # a preset, or a recipe again with another seed
+            rows[identity] = (index, row)
+    prospects = [prospect(identity, methods_of(json.loads(row["recipe_json"])), float(row["speedup_vs_baseline"]),
+                          float(row["objective_gain"]), max_drop=drop, speed_sd=noise.speed_sd, gain_sd=gain_sd,
+                          screen=screen) for identity, (_, row) in rows.items()]
+    for choice in choose(prospects, max_candidates, min_p):
+        row = rows[choice.prospect.key][1]
+        chosen.append(_candidate(row, _trial_name(row), _why(choice, objective, drop, gain_sd), None, seen))
     return [c for c in chosen if c is not None]
+
+
+def _candidate(row: pd.Series, name: str, why: str, preset: str | None, seen: set[str]) -> Candidate | None:
+    """The row as a candidate; None when its recipe is one already chosen (``seen`` gains it)."""
+    identity = recipe_identity(row["recipe_json"])
+    if identity in seen:
+        return None
+    seen.add(identity)
+    return Candidate(name=name, recipe=json.loads(row["recipe_json"]), why=why, preset=preset)
+
+
+def _trial_name(row: pd.Series) -> str:
+    name = next(str(row[c]) for c in ("preset", "label", "trial_id") if c in row and pd.notna(row[c]))
+    if name == str(row["trial_id"]):  # a searched trial without a name: what it switches on, its id to look it up
+        name = f"{short_name(json.loads(row['recipe_json']))} ({name})"
+    return name
+
+
+def _why(choice: Choice, objective: Objective, max_drop: float, gain_sd: float | None) -> str:
+    p = choice.prospect
+    spec = "+.1f" if objective.fraction else "+.3g"
+    within = (f"within {objective.format_gain(max_drop, '.1f' if objective.fraction else '.3g')} of O0"
+              if gain_sd is not None
+              else "within the screen (its noise unknown)")
+    return (f"searched trial, {p.speedup:.2f}x, {objective.format_gain(p.gain, spec)} on one seed: "
+            f"{100 * p.p_acceptable:.0f}% likely acceptable ({100 * p.p_faster:.0f}% faster, {100 * p.p_within:.0f}% "
+            f"{within}); {choice.family_rule}")
 
 
 def paired_schedule(names: Sequence[str], seeds: Sequence[int]) -> list[tuple[int, int, str]]:

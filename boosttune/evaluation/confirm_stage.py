@@ -13,6 +13,7 @@ import pandas as pd
 from boosttune.config.experiment import CONFIRM_SCREEN, RECOMMENDED_SEEDS, ExperimentConfig
 from boosttune.evaluation.confirm import (
     Candidate,
+    baseline_candidate,
     confirm_table,
     pick_candidates,
     recipe_identity,
@@ -27,7 +28,7 @@ from boosttune.evaluation.select import Tolerance
 from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
 from boosttune.objective import Objective
 
-__all__ = ["confirm_seeds", "device_noise", "judged_on_all", "race_rules", "run_confirm_stage", "run_mode"]
+__all__ = ["confirm_seeds", "device_noise", "handoff", "judged_on_all", "race_rules", "run_confirm_stage", "run_mode"]
 
 
 def confirm_seeds(seed: int, count: int) -> list[int]:
@@ -69,20 +70,17 @@ def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, max_drop: T
     """The experiment's confirm stage: the candidates that passed the screen, trained again on fresh paired seeds
     against the baseline, in a race (the default) or a fixed number of seeds; the runs, and the race's rules.
     ``max_drop`` is the experiment's, on its model's objective; the screen is taken in the same objective."""
-    screen = Tolerance(max_drop.objective, config.confirm_screen, CONFIRM_SCREEN).resolved_on(table)
-    candidates = [judged_on_all(c) if config.confirm_eval_all else c
-                  for c in pick_candidates(table, max_candidates=config.confirm_candidates, screen=screen)]
+    candidates, record, noise = handoff(config, table, max_drop)
     store = RecordStore(output / "confirm")
     if config.confirm_mode == "fixed" or len(candidates) < 2:
         seeds = confirm_seeds(config.seed, config.confirm_seeds)
         log(f"confirm: {len(candidates)} recipes x {len(seeds)} paired seeds {seeds}, interleaved"
-            + ("" if len(candidates) > 1 else " (only the baseline: no searched recipe passed the screen)")
+            + ("" if len(candidates) > 1 else " (only the baseline: no searched recipe was likely enough to be acceptable)")
             + ("" if len(seeds) >= RECOMMENDED_SEEDS else
                f" ({RECOMMENDED_SEEDS} or more seeds recommended: --confirm-seeds)"))
         log_candidates(candidates, log)
         return run_paired(candidates, seeds, store=store, role="confirm", train=train, log=log,
                           max_drop=max_drop), None
-    record, noise = device_noise(config, candidates[0], max_drop.objective)
     rules = race_rules(config, len(candidates), noise)
     seeds = confirm_seeds(config.seed, rules.max_seeds)
     log(f"confirm: a race of {len(candidates) - 1} candidates against the baseline, paired and interleaved rounds "
@@ -102,6 +100,22 @@ def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, max_drop: T
         log(f"confirm: {race.record_note()}")
     record.add(race, race_id=str(output.resolve()), mode=run_mode(config))
     return records, rules
+
+
+def handoff(config: ExperimentConfig, table: pd.DataFrame,
+            max_drop: Tolerance) -> tuple[list[Candidate], NoiseRecord, Noise]:
+    """The candidates (:func:`~boosttune.evaluation.confirm.pick_candidates`: the searched ones by how likely they
+    are acceptable at ``max_drop`` given the device's noise), the device's noise record and the race's prior. The
+    handoff reads a one-seed gain with the reference's accuracy noise when the record has measured none."""
+    baseline = baseline_candidate(table)
+    record, noise = device_noise(config, judged_on_all(baseline) if config.confirm_eval_all else baseline,
+                                 max_drop.objective)
+    seen_with = noise if noise.gain_sd is not None or not max_drop.objective.fraction else \
+        replace(noise, gain_sd=REFERENCE_NOISE.gain_sd)
+    screen = Tolerance(max_drop.objective, config.confirm_screen, CONFIRM_SCREEN).resolved_on(table)
+    picked = pick_candidates(table, max_candidates=config.confirm_candidates, screen=screen, max_drop=max_drop,
+                             noise=seen_with)
+    return [judged_on_all(c) if config.confirm_eval_all else c for c in picked], record, noise
 
 
 def judged_on_all(candidate: Candidate) -> Candidate:

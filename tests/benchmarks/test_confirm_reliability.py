@@ -59,6 +59,16 @@ def test_the_committed_table_replays_every_method_with_its_targets_printed(capsy
             assert re.search(rf"^{re.escape(scenario)}\s+{method}\s", out, re.M), (scenario, method)
     assert "race, measured noise: 1.30x / 0 pt found >= 90%:" in out
     assert "race, nothing measured: false claims at the boundary <= 5%:" in out
+    shares = {}
+    for handoff in ("old: fastest Pareto within 3 pt", "new: likely acceptable, by family",
+                    "fixed {p=0.5, O1, pruned-30}", "fixed {p=0.5, p=0.7, O1, pruned-6}"):
+        row = re.search(rf"^{re.escape(handoff)}\s+(\S+)% \[.*?\]\s+(\S+)%", out, re.M)
+        assert row, handoff
+        shares[handoff] = float(row.group(1)), float(row.group(2))
+    # the new rule hands the race an acceptable recipe nearly always, the old one often not (30 replays: coarse)
+    assert shares["new: likely acceptable, by family"][1] >= 90 > shares["old: fastest Pareto within 3 pt"][1]
+    assert shares["new: likely acceptable, by family"][0] > shares["old: fastest Pareto within 3 pt"][0]
+    assert "target: the new handoff answers an acceptable recipe in >= 85% of races" in out
 
 
 def test_a_budget_too_small_to_claim_anything_is_refused(capsys):

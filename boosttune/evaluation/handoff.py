@@ -1,0 +1,103 @@
+"""The handoff from the search to the confirm race: which searched recipes are worth racing.
+
+The race can decide a recipe well inside the margin in a few seeds, but one near it (-0.8 pt on the search's one
+seed) stays undecided and eats the budget; and three freeze_p values of one recipe race each other for one answer.
+So a searched trial is a candidate by its chance of being acceptable (truly faster, and truly within ``max_drop``)
+given its one seed and the device's noise per paired seed: among those more likely acceptable than not, the highest
+expected gain (that chance times the log speed-up its seed showed) first, one per family (the boost algorithms it
+switches on) before any family gets a second place. Pure: no Ray, no MindSpore.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Hashable, Sequence
+
+from scipy.stats import norm
+
+from boosttune.errors import ConfigError
+
+__all__ = ["MIN_P_ACCEPTABLE", "Choice", "Prospect", "choose", "family_text", "prospect"]
+
+# A searched trial races only when it is at least this likely acceptable on its one seed. benchmarks/
+# confirm_reliability.py ("the handoff") prints the share of races answering an acceptable recipe at this value and
+# at 0.8 and 0.9: a higher bar hands the race fewer recipes (and so a smaller default budget) and answers less often.
+MIN_P_ACCEPTABLE = 0.5
+
+
+@dataclass(frozen=True)
+class Prospect:
+    """A searched trial as the handoff sees it: its one seed's speed-up and objective gain against the baseline, and
+    the chance that its true figures are faster (``p_faster``) and within the margin (``p_within``)."""
+
+    key: Hashable
+    family: tuple[str, ...]
+    speedup: float
+    gain: float
+    p_faster: float
+    p_within: float
+
+    @property
+    def p_acceptable(self) -> float:
+        return self.p_faster * self.p_within
+
+    @property
+    def expected_gain(self) -> float:
+        """The log speed-up its seed showed, weighted by the chance it is acceptable: what racing it is worth."""
+        return self.p_acceptable * math.log(self.speedup)
+
+
+def prospect(key: Hashable, family: Sequence[str], speedup: float, gain: float, *, max_drop: float,
+             speed_sd: float, gain_sd: float | None, screen: float | None = None) -> Prospect:
+    """The chance a trial is acceptable from its one seed: its log speed-up and its gain each read as the truth plus
+    one paired seed's noise (normal, sd ``speed_sd`` and ``gain_sd``, a flat prior), the two independent; so the
+    truth given the seed is normal around what the seed showed. ``gain_sd`` None (the objective's noise unknown):
+    ``p_within`` is 1 inside ``screen`` (the gain units' looser one-seed screen), else 0."""
+    if not (speedup > 0 and math.isfinite(speedup) and math.isfinite(gain)):
+        raise ConfigError(f"prospect {key!r}: speedup must be finite and > 0 and gain finite, got {speedup!r}, {gain!r}")
+    if not speed_sd > 0 or (gain_sd is not None and not gain_sd > 0):
+        raise ConfigError(f"noise: speed_sd and gain_sd must be > 0 (gain_sd may be unset), got {speed_sd!r}, "
+                          f"{gain_sd!r}")
+    p_faster = float(norm.cdf(math.log(speedup) / speed_sd))
+    if gain_sd is not None:
+        p_within = float(norm.cdf((gain + max_drop) / gain_sd))
+    else:
+        p_within = 1.0 if gain >= -(max_drop if screen is None else screen) else 0.0
+    return Prospect(key, tuple(sorted(family)), speedup, gain, p_faster, p_within)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A prospect chosen for the race, with how the family rule let it in."""
+
+    prospect: Prospect
+    family_rule: str
+
+
+def family_text(family: Sequence[str]) -> str:
+    return " + ".join(family) or "no boost"
+
+
+def choose(prospects: Sequence[Prospect], max_candidates: int,
+           min_p: float = MIN_P_ACCEPTABLE) -> list[Choice]:
+    """Up to ``max_candidates`` prospects at least ``min_p`` likely acceptable, by expected gain (the chance times
+    the log speed-up on their seed), the best of each family before a second of any family: a family gets a second
+    place only when no other family qualifies for it."""
+    if not 0 <= min_p < 1:
+        raise ConfigError(f"min_p: must be in [0, 1), got {min_p!r}")
+    likely = sorted((p for p in prospects if p.p_acceptable >= min_p), key=lambda p: -p.expected_gain)
+    counts = {p.family: sum(q.family == p.family for q in likely) for p in likely}
+    firsts: list[Choice] = []
+    seconds: list[Choice] = []
+    for p in likely:
+        taken = [c for c in firsts if c.prospect.family == p.family]
+        if not taken:
+            others = counts[p.family] - 1
+            rule = (f"the best of {counts[p.family]} likely in family {family_text(p.family)}" if others
+                    else f"the only likely one in family {family_text(p.family)}")
+            firsts.append(Choice(p, rule))
+        else:
+            seconds.append(Choice(p, f"another of family {family_text(p.family)}: no other family was likely "
+                                     "enough for this place"))
+    return (firsts + seconds)[:max(0, max_candidates)]

@@ -1,0 +1,51 @@
+"""boosttune.evaluation.confirm_stage: the handoff as the experiment calls it (its max_drop, the device's noise)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from boosttune.config.experiment import ExperimentConfig
+from boosttune.evaluation.confirm_stage import handoff
+from boosttune.evaluation.handoff import prospect
+from boosttune.evaluation.race import REFERENCE_NOISE, Race
+from boosttune.evaluation.results import build_results_table
+from boosttune.evaluation.select import Tolerance
+from boosttune.objective import ACCURACY
+
+BASE = {"model": "lenet5", "epochs": 3, "seed": 0, "data": {"name": "digits"}}
+
+
+def _record(trial_id, preset, sps, acc, extra):
+    return {"trial_id": trial_id, "status": "completed", "preset": preset, "recipe": {**BASE, **extra},
+            "metrics": {"throughput_sps": sps, "objective_value": acc}}
+
+
+def test_the_stage_hands_over_by_its_own_margin_and_the_devices_noise(tmp_path, monkeypatch):
+    monkeypatch.setenv("BOOSTTUNE_CACHE_DIR", str(tmp_path))
+    table = build_results_table([
+        _record("baseline", "O0", 100, 0.900, {}),
+        _record("t1", None, 130, 0.8925, {"amp_level": "O2"}),  # 1.3x, -0.75 pt on its seed
+        _record("t2", None, 112, 0.901, {"optimizer": {"learning_rate": 0.1}}),  # 1.12x, +0.1 pt
+    ], ray_version="x")
+    config = ExperimentConfig()
+
+    def names(margin: float) -> list[str]:
+        candidates, _, noise = handoff(config, table, Tolerance(ACCURACY, margin, 1.0))
+        assert noise is REFERENCE_NOISE and candidates[0].recipe["data"]["final_val_limit"] == "all"
+        return [c.name for c in candidates]
+
+    assert names(1.0) == ["O0", "amp O2 (t1)", "no boost (t2)"]  # 74% x log 1.3 > 100% x log 1.12
+    assert names(0.5) == ["O0", "no boost (t2)"]  # t1 is 26% likely within 0.5 pt
+    # a device whose record measured a wide noise: the chances are read at it, and fewer recipes are likely enough
+    _, record, _ = handoff(config, table, Tolerance(ACCURACY, 1.0, 1.0))
+    rng = np.random.default_rng(5)
+    record.add(Race.at_once({n: np.exp(rng.normal(0, 0.25, 8)) for n in "abcd"},
+                            {n: rng.normal(0, 1.5, 8) for n in "abcd"}, 0.05, 1.0), race_id="/runs/a")
+    candidates, _, noise = handoff(config, table, Tolerance(ACCURACY, 1.0, 1.0))
+    assert noise is not REFERENCE_NOISE and noise.speed_sd > 2 * REFERENCE_NOISE.speed_sd
+    seen = {"amp O2 (t1)": (1.3, -0.75), "no boost (t2)": (1.12, 0.1)}
+    chances = {n: prospect(n, (), s, g, max_drop=1.0, speed_sd=noise.speed_sd, gain_sd=noise.gain_sd).p_acceptable
+               for n, (s, g) in seen.items()}
+    assert [c.name for c in candidates[1:]] == [n for n in seen if chances[n] >= 0.5] != list(seen)
+    for c in candidates[1:]:
+        assert f"{100 * chances[c.name]:.0f}% likely acceptable" in c.why
