@@ -17,18 +17,15 @@ So a recipe clearly slower and less accurate than another at epoch 1 does not tr
 the fastest and the most accurate so far always go on. The search's defaults (reduction factor 2, grace
 period 1 epoch, margin 5 points) come from benchmarks/search_efficiency.py on measured trials.
 
-**Against the baseline's curve** (:class:`BaselineCurve`, given whenever O0's per-epoch accuracy is known, as
-in the search). Comparing trials with each other at epoch 1-2 stopped slow starters: gradient freezing trades
-early progress for speed (a recipe 20 points behind at epoch 2 ends within 0.1 point of O0). With a baseline
-curve a trial's accuracy at a rung is judged by its gap to O0 *at the same epoch*, against the noise of an
-early reading there, ``noise(e) = floor + slope * (O0's final - O0 at e)``: early readings scatter in
-proportion to how much training is left (defaults 0.5 point, O0's seed-to-seed spread at the end in
-benchmarks/data/confirm_table, and 0.7, the spread of early-minus-final gaps over benchmarks/data/search_table's
-recipes). A trial goes on while its gap is within ``max_drop + z * noise(e)`` (z = 3), or closing (at least
-``closing`` = half of the previous rung's gap made up); else it is hopeless and stops, front or not. A trial
-that is not hopeless stops only when beaten on both objectives by more than that allowance (and outside the
-best ``1 / reduction_factor``). The search-efficiency benchmark prints how often each rule stops a recipe
-acceptable at the last epoch (the target is under 5%).
+**Against O0's curve** (:class:`BaselineCurve`, from the search's O0 baseline run). Trials compared with each other at
+epochs 1-2 stop slow starters (gradient freezing trades early progress for speed), so with O0's per-epoch
+accuracy a trial is judged by its gap to O0 *at the same epoch*: it goes on while that gap is within
+``max_drop + z * noise(e)`` (the better of this epoch and the one before: one epoch's dip is no verdict), or
+closing (half the previous rung's gap made up), or at its first rung (one reading shows no trend); else it is hopeless and stops, front or not. One that is not hopeless stops only if
+beaten on both objectives by more than two readings' noise. ``noise(e) = floor + slope * (O0's final - O0 at
+e)``: early readings scatter with the training left (floor 0.5 point: O0's seed spread at the end,
+benchmarks/data/confirm_table; slope 0.7: benchmarks/data/search_table; z = 3). docs/search.md says why;
+benchmarks/search_efficiency.py prints the acceptable recipes each rule stops (target under 5%).
 
 :func:`promote` and :meth:`BaselineCurve.verdict` are the pure rule (unit-tested on made-up rung results;
 the search-efficiency benchmark replays them on measured trials); :class:`MultiObjectiveASHA` applies them
