@@ -413,7 +413,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--samplers", default="random,tpe,gp", help="comma-separated samplers (default random,tpe,gp)")
     p.add_argument("--mf", default=DEFAULT_MF,
                    help="comma-separated scheduler settings to try, each ETA:GRACE:MARGIN_PT[:strict] "
-                        f"(default {DEFAULT_MF}: the search's own)")
+                        f"(default {DEFAULT_MF}: the search's own); each replayed with the old rule and against "
+                        "O0's curve (+curve, the search's rule)")
     p.add_argument("--only", default="", help="comma-separated name parts: replay only the strategies that contain one")
     args = p.parse_args(argv)
 
