@@ -12,7 +12,14 @@ costs only the epochs it trained and counts for nothing on the front.
 Printed per strategy, over --reps repetitions (sampler seeds) with 95% t-intervals: the hypervolume of
 the (speed-up, validation accuracy) front of finished trials after N trials and after 2N, the
 training compute spent (CPU-seconds of training, compile included), and the fewest trials at which
-its mean hypervolume reaches random search's at 2N.
+its mean hypervolume reaches random search's at 2N. Each scheduler setting is replayed with the old rule
+(trials compared with each other, a fixed accuracy margin) and with the rule against O0's curve (``+curve``:
+boosttune.search.scheduler.BaselineCurve, O0's mean curve from the table's reference runs).
+
+The scheduler's own error is printed too: of the table's recipes acceptable at the last epoch (final val_acc
+at most MAX_DROP, boosttune.config.experiment's 1 point, below O0's mean final), the share the scheduler stops
+early, in the replays above (pooled over strategies and seeds) and directly (each acceptable recipe against
+every other recipe of the table and O0 at each rung, the most crowded rungs it can meet). Target: under 5%.
 
     python benchmarks/search_efficiency.py                 # N = 8 (the main job's), 20 repetitions
 """
@@ -33,10 +40,13 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from boosttune.config.experiment import MAX_DROP  # noqa: E402  (the main job's margin, in points)
 from boosttune.evaluation.select import hypervolume  # noqa: E402  (the report draws the same measure)
+from boosttune.search.scheduler import NOISE_FLOOR_PT, BaselineCurve, RungLadder  # noqa: E402
 
 TABLE = HERE / "data" / "search_table"
 SPEED_FLOOR, DROP_CEILING_PT = 0.8, 5.0
+STOP_ERROR_TARGET = 0.05  # issue 45: acceptable recipes stopped early, below 5%
 DEFAULT_MF = "2:1:5"  # reduction factor : grace period (epochs) : accuracy margin (points), as the search uses  # hypervolume reference point: 0.8x O0, O0's accuracy minus 5 points
 
 
@@ -68,6 +78,19 @@ class Table:
     @property
     def epochs(self) -> int:
         return int(self.meta["base"]["epochs"])
+
+    def baseline_curve(self) -> list[float]:
+        """O0's mean val_acc at each epoch (index 0: epoch 1) over the reference runs."""
+        return [statistics.fmean(r.val_acc[e] for r in self.refs) for e in range(self.epochs)]
+
+    def ref_spread(self) -> list[float]:
+        """The reference runs' standard deviation of val_acc at each epoch (0 when they are one seed's reruns)."""
+        return [statistics.stdev(r.val_acc[e] for r in self.refs) if len(self.refs) > 1 else 0.0
+                for e in range(self.epochs)]
+
+    def acceptable(self, max_drop_pt: float = MAX_DROP) -> set[int]:
+        """The rows whose final val_acc is at most ``max_drop_pt`` points below O0's mean final."""
+        return {r.row for r in self.rows if r.val_acc[-1] >= self.baseline_acc - max_drop_pt / 100 - 1e-12}
 
 
 def load_table(folder: Path = TABLE) -> Table:
@@ -153,14 +176,29 @@ class Strategy:
     keep_front: bool = True
     grace_period: int = 1
     margin_pt: float = 0.0
+    curve: bool = False  # judge accuracy against O0's curve (BaselineCurve), else the old fixed margin
 
     @property
     def name(self) -> str:
         parts = [self.sampler, "informed" if self.informed else "presets", "pruned" if self.pruned else "full"]
         if self.multi_fidelity:
             parts.append(f"MF(eta={self.reduction_factor:g},grace={self.grace_period},margin={self.margin_pt:g}pt"
-                         f"{'' if self.keep_front else ',strict'})")
+                         f"{'' if self.keep_front else ',strict'})" + ("+curve" if self.curve else ""))
         return "+".join(parts)
+
+    def ladder(self, table: Table) -> RungLadder:
+        """The rung ladder this strategy's scheduler keeps (accuracy as a fraction, as the table holds it)."""
+        baseline = curve_of(table) if self.curve else None
+        return RungLadder(self.grace_period, self.reduction_factor, table.epochs, self.keep_front,
+                          (0.0, self.margin_pt / 100), baseline)
+
+
+def curve_of(table: Table, noise_by_epoch: dict[int, float] | None = None) -> BaselineCurve:
+    """The scheduler's view of O0 on this table: its mean curve, the main job's margin, the default noise model
+    (or ``noise_by_epoch``, a measured spread per epoch, in val_acc's units)."""
+    by_epoch = {e + 1: v for e, v in enumerate(table.baseline_curve())}
+    return BaselineCurve(by_epoch, table.baseline_acc, MAX_DROP / 100, NOISE_FLOOR_PT / 100,
+                         noise_by_epoch=dict(noise_by_epoch or {}))
 
 
 class _Recording:
@@ -201,6 +239,8 @@ class Replay:
     hv: list[float]  # after each trial
     compute_s: list[float]  # cumulative, after each trial
     stopped: list[int]  # cumulative, after each trial
+    drawn_rows: list[int] = field(default_factory=list)  # the table rows trained, in order
+    stopped_rows: set[int] = field(default_factory=set)  # those the scheduler stopped
 
 
 def replay(strategy: Strategy, table: Table, ctx, base: dict[str, Any], budget: int, n_trials: int, seed: int,
@@ -209,7 +249,6 @@ def replay(strategy: Strategy, table: Table, ctx, base: dict[str, Any], budget: 
     import optuna
 
     from boosttune.search.start import StartPoints, start_points
-    from boosttune.search.scheduler import RungLadder
     from boosttune.search.tune import make_sampler, startup_trials
     from boosttune.space import searchable, suggest_recipe
 
@@ -220,12 +259,12 @@ def replay(strategy: Strategy, table: Table, ctx, base: dict[str, Any], budget: 
     n_start = len(start.points) + len(start.outside)
     sampler = make_sampler(strategy.sampler, seed, startup_trials(budget, n_start))
     study = optuna.create_study(directions=["maximize", "maximize"], sampler=sampler)
-    ladder = RungLadder(strategy.grace_period, strategy.reduction_factor, table.epochs, strategy.keep_front,
-                        (0.0, strategy.margin_pt / 100))
+    ladder = strategy.ladder(table)
     ref = (SPEED_FLOOR, table.baseline_acc - DROP_CEILING_PT / 100)
     front = [(1.0, table.baseline_acc)]  # the O0 baseline: measured by every experiment, free to the search
     used: set[int] = set()
     hv, compute, stopped, spent, n_stopped = [], [], [], 0.0, 0
+    result = Replay(hv=hv, compute_s=compute, stopped=stopped)
     queue = [(p, True) for p in start.points] + [(p, False) for p in start.outside]
     o0, _ = queue.pop(0)  # the O0 preset comes first: a duplicate of the baseline, answered without training
     recording = _Recording(o0, as_search=True)
@@ -250,13 +289,11 @@ def replay(strategy: Strategy, table: Table, ctx, base: dict[str, Any], budget: 
             raise SystemExit(f"the table has only {len(pool)} recipes this strategy can draw; {n_trials} trials need more")
         row = min(unused, key=lambda r: (distance(wanted, r.params), r.row))
         used.add(row.row)
-        last = table.epochs
-        if strategy.multi_fidelity:
-            for epoch in range(1, table.epochs + 1):
-                if not ladder.report(row.row, epoch, (row.speedup[epoch - 1], row.val_acc[epoch - 1])):
-                    last = epoch
-                    n_stopped += 1
-                    break
+        result.drawn_rows.append(row.row)
+        last = _trained_epochs(ladder, row, table.epochs) if strategy.multi_fidelity else table.epochs
+        if last < table.epochs:
+            n_stopped += 1
+            result.stopped_rows.add(row.row)
         spent += row.train_s[last - 1]
         values = (row.speedup[last - 1], row.val_acc[last - 1])
         if last == table.epochs:
@@ -269,7 +306,50 @@ def replay(strategy: Strategy, table: Table, ctx, base: dict[str, Any], budget: 
         hv.append(hypervolume(front, ref))
         compute.append(spent)
         stopped.append(n_stopped)
-    return Replay(hv=hv, compute_s=compute, stopped=stopped)
+    return result
+
+
+def _trained_epochs(ladder: RungLadder, row: Row, epochs: int) -> int:
+    """The epochs ``row`` trains under ``ladder``: the epoch it was stopped at, or all of them."""
+    for epoch in range(1, epochs + 1):
+        if not ladder.report(row.row, epoch, (row.speedup[epoch - 1], row.val_acc[epoch - 1])):
+            return epoch
+    return epochs
+
+
+# --- the scheduler's own error: acceptable recipes it stops ------------------------------------------------
+
+@dataclass(frozen=True)
+class StopError:
+    stopped: int
+    of: int
+
+    @property
+    def share(self) -> float:
+        return self.stopped / self.of if self.of else math.nan
+
+    def __str__(self) -> str:
+        return f"{self.share:.1%} ({self.stopped}/{self.of})"
+
+
+def replayed_stop_error(replays: list[Replay], acceptable: set[int]) -> StopError:
+    """Of the acceptable recipes the replays trained (each time counted), how many the scheduler stopped."""
+    drawn = [row for r in replays for row in r.drawn_rows if row in acceptable]
+    stopped = [row for r in replays for row in r.drawn_rows if row in acceptable and row in r.stopped_rows]
+    return StopError(len(stopped), len(drawn))
+
+
+def direct_stop_error(strategy: Strategy, table: Table, acceptable: set[int]) -> StopError:
+    """Each acceptable recipe fed to a ladder whose rungs already hold every other recipe of the table and O0."""
+    o0 = table.baseline_curve()
+    stopped = 0
+    for row in (r for r in table.rows if r.row in acceptable):
+        ladder = strategy.ladder(table)
+        for m in ladder.milestones:
+            ladder.recorded[m] = {o.row: (o.speedup[m - 1], o.val_acc[m - 1]) for o in table.rows if o is not row}
+            ladder.recorded[m]["O0"] = (1.0, o0[m - 1])
+        stopped += _trained_epochs(ladder, row, table.epochs) < table.epochs
+    return StopError(stopped, len(acceptable))
 
 
 @dataclass(frozen=True)
@@ -313,6 +393,18 @@ def t_interval(values: list[float]) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
+def space_of(table: Table, folder: Path = TABLE):
+    """The search space the table was built on: (SpaceContext, base recipe, the knobs calibrated slow)."""
+    from boosttune.space import SpaceContext
+
+    meta, base = table.meta, table.meta["base"]
+    ctx = SpaceContext(total_steps=meta["space_context"]["total_steps"],
+                       param_count=meta["space_context"]["param_count"],
+                       unsupported=frozenset(meta["space_context"]["unsupported"]),
+                       base_learning_rate=base["optimizer"]["learning_rate"])
+    return ctx, base, frozenset(_calibrated_slow(folder))
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     p.add_argument("--trials", type=int, default=8, help="N, the search budget in trials (default 8, the main job's)")
@@ -321,23 +413,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--samplers", default="random,tpe,gp", help="comma-separated samplers (default random,tpe,gp)")
     p.add_argument("--mf", default=DEFAULT_MF,
                    help="comma-separated scheduler settings to try, each ETA:GRACE:MARGIN_PT[:strict] "
-                        f"(default {DEFAULT_MF}: the search's own)")
+                        f"(default {DEFAULT_MF}: the search's own); each replayed with the old rule and against "
+                        "O0's curve (+curve, the search's rule)")
     p.add_argument("--only", default="", help="comma-separated name parts: replay only the strategies that contain one")
     args = p.parse_args(argv)
 
     import optuna
 
-    from boosttune.space import SpaceContext
-
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     table = load_table(args.table)
     meta = table.meta
-    base = meta["base"]
-    ctx = SpaceContext(total_steps=meta["space_context"]["total_steps"],
-                       param_count=meta["space_context"]["param_count"],
-                       unsupported=frozenset(meta["space_context"]["unsupported"]),
-                       base_learning_rate=base["optimizer"]["learning_rate"])
-    slow = frozenset(_calibrated_slow(args.table))
+    ctx, base, slow = space_of(table, args.table)
     print(f"table: {len(table.rows)} recipes + {len(table.refs)} O0 reference runs ({args.table}); "
           f"O0 val_acc {table.baseline_acc:.4f}; built by: {meta['command']}")
     for line in table.skipped:
@@ -353,7 +439,8 @@ def main(argv: list[str] | None = None) -> int:
         for informed in (False, True):
             for pruned in (False, True):
                 variants = [Strategy(sampler, informed, pruned, False)]
-                variants += [Strategy(sampler, informed, pruned, True, **mf) for mf in mf_settings]
+                variants += [Strategy(sampler, informed, pruned, True, curve=curve, **mf)
+                             for mf in mf_settings for curve in (False, True)]
                 strategies += [v for v in variants if v not in strategies]
     if args.only:
         strategies = [s for s in strategies if s == strategies[0] or any(part in s.name for part in args.only.split(","))]
@@ -364,8 +451,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  [{i + 1}/{len(strategies)} {time.perf_counter() - start:.0f} s] {strategy.name}", file=sys.stderr)
     random_2n = statistics.fmean(r.hv[two_n - 1] for r in results[strategies[0].name])
     print(f"\nrandom search's mean hypervolume at 2N = {two_n} trials: {random_2n:.5f}\n")
+    acceptable = table.acceptable()
     header = (f"{'strategy':<42}{'HV@N [95% CI]':>30}{'HV@2N':>10}{'compute@N s [95% CI]':>28}"
-              f"{'stopped@N':>10}{'trials to random@2N':>21}")
+              f"{'stopped@N':>10}{'trials to random@2N':>21}{'acceptable stopped':>20}")
     print(header)
     print("-" * len(header))
     for name, reps in results.items():
@@ -377,8 +465,28 @@ def main(argv: list[str] | None = None) -> int:
         stopped = statistics.fmean(r.stopped[n - 1] for r in reps)
         print(f"{name:<42}{hv_n[0]:>10.5f} [{hv_n[1]:.5f}, {hv_n[2]:.5f}]{hv_2n:>10.5f}"
               f"{cost[0]:>12.0f} [{cost[1]:>5.0f}, {cost[2]:>5.0f}]{stopped:>10.1f}"
-              f"{(str(reach) if reach else f'>{two_n}'):>21}")
+              f"{(str(reach) if reach else f'>{two_n}'):>21}"
+              f"{str(replayed_stop_error(reps, acceptable)) if '+MF' in name else '-':>20}")
+    print_stop_errors(table, strategies, results)
     return 0
+
+
+def print_stop_errors(table: Table, strategies: list[Strategy], results: dict[str, list[Replay]]) -> None:
+    """The scheduler's error per rule: acceptable recipes stopped early, replayed and directly, beside the target."""
+    acceptable = table.acceptable()
+    spread_pt = max(table.ref_spread()) * 100
+    print(f"\nscheduler: {len(acceptable)} of {len(table.rows)} recipes acceptable at the last epoch (final val_acc "
+          f">= O0's mean {table.baseline_acc:.4f} - {MAX_DROP:g} pt, MAX_DROP of boosttune/config/experiment.py); "
+          f"O0's {len(table.refs)} reference runs spread by at most {spread_pt:.2f} pt at an epoch"
+          + (" (one seed's reruns: the noise is the model's)" if spread_pt == 0 else ""))
+    header = f"{'  acceptable recipes stopped early':<52}{'replayed (pooled)':>22}{'directly':>18}{'target':>9}"
+    print(header)
+    print("-" * len(header))
+    rules = {s.name.split("+", 3)[3]: s for s in strategies if s.multi_fidelity}
+    for rule, strategy in rules.items():
+        pooled = [r for s in strategies if s.multi_fidelity and s.name.endswith(rule) for r in results[s.name]]
+        replayed, direct = replayed_stop_error(pooled, acceptable), direct_stop_error(strategy, table, acceptable)
+        print(f"  {rule:<50}{str(replayed):>22}{str(direct):>18}{'< ' + f'{STOP_ERROR_TARGET:.0%}':>9}")
 
 
 if __name__ == "__main__":

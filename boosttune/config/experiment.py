@@ -136,7 +136,8 @@ class ExperimentConfig(BaseModel):
     early_stop_margin: float | None = Field(
         None, ge=0.0,
         description=f"a lead at the first rung smaller than this is noise, in the objective's units (unset: "
-                    f"{EARLY_STOP_MARGIN:g} points, or {EARLY_STOP_MARGIN:g}% of the baseline's value)")
+                    f"{EARLY_STOP_MARGIN:g} points, or {EARLY_STOP_MARGIN:g}% of the baseline's value); only when the "
+                    "O0 baseline has no per-epoch curve, else trials are judged against that curve")
     prune_slow: bool = Field(
         True, description="leave out of the search the knobs this device measured clearly slower than O0 "
                           "(boosttune.probe.calibrate), unless named in search")

@@ -15,20 +15,32 @@ Asynchronous Successive Halving", MO-ASHA) with NSGA-II's ordering:
 
 So a recipe clearly slower and less accurate than another at epoch 1 does not train to the end, while
 the fastest and the most accurate so far always go on. The search's defaults (reduction factor 2, grace
-period 1 epoch, margin 5 points) come from benchmarks/search_efficiency.py on measured trials. :func:`promote` is the pure rule (unit-tested on
-made-up rung results; the search-efficiency benchmark replays it on measured trials);
-:class:`MultiObjectiveASHA` applies it inside Ray Tune.
+period 1 epoch, margin 5 points) come from benchmarks/search_efficiency.py on measured trials.
+
+**Against O0's curve** (:class:`BaselineCurve`, from the search's O0 baseline run). Trials compared with each other at
+epochs 1-2 stop slow starters (gradient freezing trades early progress for speed), so with O0's per-epoch
+accuracy a trial is judged by its gap to O0 *at the same epoch*: it goes on while that gap is within
+``max_drop + z * noise(e)`` (the better of this epoch and the one before: one epoch's dip is no verdict), or
+closing (half the previous rung's gap made up), or at its first rung (one reading shows no trend); else it is hopeless and stops, front or not. One that is not hopeless stops only if
+beaten on both objectives by more than two readings' noise. ``noise(e) = floor + slope * (O0's final - O0 at
+e)``: early readings scatter with the training left (floor 0.5 point: O0's seed spread at the end,
+benchmarks/data/confirm_table; slope 0.7: benchmarks/data/search_table; z = 3). docs/search.md says why;
+benchmarks/search_efficiency.py prints the acceptable recipes each rule stops (target under 5%).
+
+:func:`promote` and :meth:`BaselineCurve.verdict` are the pure rule (unit-tested on made-up rung results;
+the search-efficiency benchmark replays them on measured trials); :class:`MultiObjectiveASHA` applies them
+inside Ray Tune.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Sequence
+from typing import Any, Callable, Hashable, Literal, Mapping, Sequence
 
 from boosttune.pareto import dominates, nondominated_fronts
 
-__all__ = ["MultiObjectiveASHA", "RungLadder", "crowding_distances", "nondominated_fronts", "promote", "rungs"]
+__all__ = ["BaselineCurve", "MultiObjectiveASHA", "RungLadder", "crowding_distances", "nondominated_fronts", "promote", "rungs"]
 
 Point = Sequence[float]
 
@@ -80,6 +92,86 @@ def promote(candidate: Point, others: Sequence[Point], reduction_factor: float, 
     return me in nsga_order(points)[:keep]
 
 
+Verdict = Literal["within", "closing", "behind", "hopeless", "unknown"]
+
+# The rule against the baseline's curve, in the accuracy's units: see the module docstring for where they come from.
+NOISE_FLOOR_PT, NOISE_SLOPE, NOISE_Z, CLOSING_SHARE = 0.5, 0.7, 3.0, 0.5
+
+
+@dataclass(frozen=True)
+class BaselineCurve:
+    """O0's accuracy per epoch (``by_epoch``, ``final``), and how far below it a trial may sit at a rung.
+
+    All in the accuracy's units, higher is better (gain units in the search, a fraction in the benchmark).
+    ``noise_by_epoch`` (a measured spread, e.g. of several O0 seeds) replaces the noise model where it has the epoch.
+    """
+
+    by_epoch: Mapping[int, float]
+    final: float
+    max_drop: float
+    noise_floor: float
+    noise_slope: float = NOISE_SLOPE
+    z: float = NOISE_Z
+    closing: float = CLOSING_SHARE
+    noise_by_epoch: Mapping[int, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("max_drop", "noise_floor", "noise_slope", "z"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                raise ValueError(f"BaselineCurve.{name}: {value!r} must be a finite number >= 0")
+        if not 0 < self.closing <= 1:
+            raise ValueError(f"BaselineCurve.closing: {self.closing!r} must be in (0, 1] (the share of the gap made up)")
+
+    def noise(self, epoch: int) -> float:
+        """The noise of a reading at ``epoch``: measured if given, else ``floor + slope * (final - O0 at epoch)``."""
+        if epoch in self.noise_by_epoch:
+            return float(self.noise_by_epoch[epoch])
+        return self.noise_floor + self.noise_slope * max(0.0, self.final - self.by_epoch[epoch])
+
+    def allowed(self, epoch: int) -> float:
+        """How far below O0 at ``epoch`` a trial may be and still count as within reach."""
+        return self.max_drop + self.z * self.noise(epoch)
+
+    def beaten_by(self, epoch: int) -> float:
+        """How much more accurate another trial must be at ``epoch`` to stop one within reach: two noisy readings."""
+        return self.max_drop + self.z * math.sqrt(2.0) * self.noise(epoch)
+
+    def gap(self, epoch: int, value: float | None) -> float:
+        """``value`` minus O0's at ``epoch``; -inf for a missing or non-finite value or an epoch O0's curve lacks."""
+        if value is None or not math.isfinite(value) or epoch not in self.by_epoch:
+            return -math.inf
+        return value - self.by_epoch[epoch]
+
+    def reading(self, epoch: int, value: float, before: tuple[int, float] | None = None) -> float:
+        """The accuracy a trial is judged by at ``epoch``: ``value``, or its reading an epoch earlier (``before``) moved
+        to this epoch along O0's curve where that is closer to O0: one epoch's dip does not stop a trial (a diverged
+        run, its value not finite, is judged by that value)."""
+        if before is None or not math.isfinite(self.gap(epoch, value)) or self.gap(*before) <= self.gap(epoch, value):
+            return value
+        return self.by_epoch[epoch] + self.gap(*before)
+
+    def verdict(self, value: float | None, epoch: int, previous: tuple[int, float] | None = None) -> Verdict:
+        """``within`` reach of O0 at ``epoch``; else ``closing`` if it made up at least ``closing`` of its gap at the
+        previous rung (``previous``: that rung's epoch and value), ``behind`` at a trial's first rung (one reading
+        tells no trend: epoch-1 readings 30-40 points behind O0 end within the margin in the committed table), else
+        ``hopeless``. ``unknown`` where O0's curve lacks the epoch; a missing or non-finite value (a diverged run) is
+        hopeless."""
+        if epoch not in self.by_epoch:
+            return "unknown"
+        if value is None or not math.isfinite(value):
+            return "hopeless"
+        gap = self.gap(epoch, value)
+        if gap >= -self.allowed(epoch):
+            return "within"
+        if previous is None:
+            return "behind"
+        earlier = self.gap(*previous)
+        if math.isfinite(earlier) and earlier < 0 and gap - earlier >= -self.closing * earlier:
+            return "closing"
+        return "hopeless"
+
+
 def rungs(grace_period: int, reduction_factor: float, max_t: int) -> list[int]:
     """The rung milestones in epochs, below ``max_t`` (trials that reach ``max_t`` are finished)."""
     if grace_period < 1:
@@ -97,7 +189,9 @@ class RungLadder:
     """The rung bookkeeping both the Tune scheduler and the benchmark's replay use.
 
     ``report(trial, epoch, objectives)`` records the trial at every rung it has now reached for the
-    first time and answers whether it goes on; a stopped trial's rung is in ``stopped_at``.
+    first time and answers whether it goes on; a stopped trial's rung is in ``stopped_at``. With a
+    ``baseline`` (the last objective is the accuracy), a hopeless trial stops and one that is not stops only
+    when beaten by more than :meth:`BaselineCurve.allowed` (``margin`` then applies to the other objectives).
     """
 
     grace_period: int
@@ -105,8 +199,10 @@ class RungLadder:
     max_t: int
     keep_front: bool = True
     margin: tuple[float, ...] | None = None
+    baseline: BaselineCurve | None = None
     recorded: dict[int, dict[Hashable, tuple[float, ...]]] = field(default_factory=dict)
     stopped_at: dict[Hashable, int] = field(default_factory=dict)
+    last_read: dict[Hashable, tuple[int, float]] = field(default_factory=dict)  # (epoch, accuracy) reported last
 
     def __post_init__(self) -> None:
         self.milestones = rungs(self.grace_period, self.reduction_factor, self.max_t)
@@ -121,17 +217,39 @@ class RungLadder:
     def report(self, trial: Hashable, epoch: int, objectives: Point) -> bool:
         if trial in self.stopped_at:
             return False
+        read, self.last_read[trial] = self.last_read.get(trial), (epoch, objectives[-1])
+        before = read if read is not None and read[0] == epoch - 1 else None
         for milestone in self.milestones:
             rung = self.recorded[milestone]
             if epoch < milestone or trial in rung:
                 continue
             others = list(rung.values())
-            rung[trial] = tuple(objectives)
-            if not promote(objectives, others, self.reduction_factor, keep_front=self.keep_front,
-                           margin=self.margin_at(milestone)):
+            point = tuple(objectives)
+            if self.baseline is not None:
+                point = point[:-1] + (self.baseline.reading(milestone, point[-1], before),)
+            rung[trial] = point
+            if not self._goes_on(trial, milestone, point, others):
                 self.stopped_at[trial] = milestone
                 return False
         return True
+
+    def _goes_on(self, trial: Hashable, milestone: int, objectives: tuple[float, ...],
+                 others: list[tuple[float, ...]]) -> bool:
+        verdict = "unknown" if self.baseline is None else self.baseline.verdict(
+            objectives[-1], milestone, self._previous(trial, milestone))
+        if verdict == "hopeless":
+            return False
+        if verdict == "unknown":
+            return promote(objectives, others, self.reduction_factor, keep_front=self.keep_front,
+                           margin=self.margin_at(milestone))
+        rest = tuple(self.margin[:-1]) if self.margin is not None else (0.0,) * (len(objectives) - 1)
+        return promote(objectives, others, self.reduction_factor, keep_front=True,
+                       margin=rest + (self.baseline.beaten_by(milestone),))
+
+    def _previous(self, trial: Hashable, milestone: int) -> tuple[int, float] | None:
+        """The trial's rung before ``milestone`` and its accuracy there, if it was recorded there."""
+        before = [m for m in self.milestones if m < milestone and trial in self.recorded[m]]
+        return (before[-1], self.recorded[before[-1]][trial][-1]) if before else None
 
 
 def _scheduler_base():
@@ -141,7 +259,8 @@ def _scheduler_base():
 
 
 class MultiObjectiveASHA(_scheduler_base()):
-    """A Ray Tune scheduler: MO-ASHA on ``metrics`` (all maximised), one rung ladder for all trials.
+    """A Ray Tune scheduler: MO-ASHA on ``metrics`` (all maximised), one rung ladder for all trials; with a
+    ``baseline`` curve, the last metric (the accuracy, in its units) is judged against it (:class:`RungLadder`).
 
     ``on_stop(trial, rung, history)`` is called once for each trial it stops, with the results the trial
     reported so far, so the caller can record it (Tune only marks it terminated).
@@ -149,12 +268,13 @@ class MultiObjectiveASHA(_scheduler_base()):
 
     def __init__(self, metrics: Sequence[str], *, time_attr: str = "epoch", max_t: int, grace_period: int = 1,
                  reduction_factor: float = 3, keep_front: bool = True, margin: Sequence[float] | None = None,
+                 baseline: BaselineCurve | None = None,
                  on_stop: Callable[[Any, int, list[dict[str, Any]]], None] | None = None):
         super().__init__()
         self.metrics = tuple(metrics)
         self.time_attr = time_attr
         self.ladder = RungLadder(grace_period, reduction_factor, max_t, keep_front,
-                                 tuple(margin) if margin is not None else None)
+                                 tuple(margin) if margin is not None else None, baseline)
         self.on_stop = on_stop
         self.history: dict[str, list[dict[str, Any]]] = {}
 

@@ -32,7 +32,7 @@ from boosttune.execution.runs import CURVE_KEYS, RecordStore, RunRecord, RunSpec
 from boosttune.objective import ACCURACY, Objective
 from boosttune.search.lossy import CONSTRAINT, AvoidLossy, LossyJudge, constrainable
 from boosttune.search.resume import left_to_run, not_recorded, set_aside, state_reads_back
-from boosttune.search.scheduler import MultiObjectiveASHA
+from boosttune.search.scheduler import NOISE_FLOOR_PT, BaselineCurve, MultiObjectiveASHA
 from boosttune.space import SpaceContext, define_by_run, equivalence_key, recipe_from_params
 
 # Ray's OptunaSearch (subclassed below) loads Optuna with it: about 0.2 s on top of ray.tune's own import.
@@ -539,7 +539,35 @@ def _scheduler(config: ExperimentConfig, setup: SearchSetup, *, single: bool):
         return ASHAScheduler(time_attr="epoch", max_t=epochs, grace_period=1, reduction_factor=2)
     return MultiObjectiveASHA(["throughput_sps", "objective_score"], time_attr="epoch", max_t=epochs,
                               grace_period=1, reduction_factor=config.reduction_factor,
-                              margin=(0.0, setup.early_stop_margin), on_stop=_RecordStopped(setup))
+                              margin=(0.0, setup.early_stop_margin), baseline=baseline_curve(setup),
+                              on_stop=_RecordStopped(setup))
+
+
+def baseline_curve(setup: SearchSetup) -> BaselineCurve | None:
+    """The O0 baseline's per-epoch objective as the scheduler judges trials by it (``objective_score``'s scale:
+    gain units, higher is better); None without the baseline's curve (the scheduler then compares trials only)."""
+    if not setup.baseline_by_epoch:
+        return None
+    objective = setup.objective
+    by_epoch = {epoch: objective.oriented(value) for epoch, value in setup.baseline_by_epoch.items()}
+    # The curve's own last epoch, not the final evaluation (often on more samples): the noise model's "final".
+    return BaselineCurve(by_epoch, by_epoch[max(by_epoch)], setup.max_drop,
+                         objective.tolerance(None, NOISE_FLOOR_PT, setup.baseline_objective))
+
+
+def _scheduler_line(config: ExperimentConfig, setup: SearchSetup, scheduler: MultiObjectiveASHA) -> str:
+    """What the multi-objective scheduler stops, in the user's units."""
+    rungs, label, unit = ", ".join(map(str, scheduler.ladder.milestones)), setup.objective.label, setup.objective.unit
+    how = f"multi-objective successive halving, reduction factor {config.reduction_factor:g}"
+    curve = scheduler.ladder.baseline
+    if curve is None:
+        return (f"search: trials beaten on both speed and {label} (by more than {setup.early_stop_margin:.3g} {unit} "
+                f"at epoch 1) at epoch {rungs} stop there ({how})")
+    first, last = min(curve.by_epoch), max(curve.by_epoch)
+    return (f"search: at epoch {rungs} a trial is judged against O0's {label} at the same epoch: one further behind "
+            f"than {curve.allowed(first):.3g} {unit} at epoch {first} ({curve.allowed(last):.3g} {unit} at epoch "
+            f"{last}: the allowed drop plus {curve.z:g} x an early reading's noise) and not closing its gap stops "
+            f"there, as does one beaten on both speed and {label} by more than the noise ({how})")
 
 
 def _log_start(config: ExperimentConfig, setup: SearchSetup, metric: Any, n_startup: int, url: str, scheduler: Any,
@@ -548,10 +576,7 @@ def _log_start(config: ExperimentConfig, setup: SearchSetup, metric: Any, n_star
     log(f"search: {config.num_trials} trials, objective {config.objective} ({metric}), sampler {config.sampler} "
         f"(seed {config.seed}, {how}), {setup.workers} worker(s) per trial, Optuna study {config.name!r} in {redact(url)}")
     if isinstance(scheduler, MultiObjectiveASHA):
-        log(f"search: trials beaten on both speed and {setup.objective.label} (by more than "
-            f"{setup.early_stop_margin:.3g} {setup.objective.unit} at "
-            f"epoch 1) at epoch {', '.join(map(str, scheduler.ladder.milestones))} stop there (multi-objective "
-            f"successive halving, reduction factor {config.reduction_factor:g})")
+        log(_scheduler_line(config, setup, scheduler))
     if setup.lossy is not None:
         objective = setup.objective
         log(f"search: a trial more than {setup.lossy_drop:.3g} {objective.unit} of {objective.label} below O0 at the "

@@ -40,3 +40,30 @@ def test_tunes_table_names_a_teams_objective_as_the_team_does():
     trial = SimpleNamespace(last_result={**flat, "training_iteration": 3, "time_total_s": 10.0})
     assert _infer_user_metrics([trial]) == list(progress_columns(mae))[:3] + ["val_mae"]
     assert _figures(flat, mae) == "1800 samples/s, 1.20x O0, val_mae 0.31 (+0.04 mae)"
+
+
+def test_the_multi_objective_scheduler_judges_trials_against_the_baselines_curve_in_points(tmp_path):
+    """Built as the search builds it: O0's per-epoch accuracy (a fraction) reaches the scheduler in points, the
+    scale of ``objective_score``; the start line says what stops a trial."""
+    from boosttune.config.experiment import parse_experiment
+    from boosttune.search.scheduler import MultiObjectiveASHA
+    from boosttune.search.tune import SearchSetup, _scheduler, _scheduler_line, baseline_curve
+    from boosttune.space import SpaceContext
+
+    base = {"model": "lenet5", "epochs": 4, "batch_size": 32, "data": {"name": "digits"}}
+    config = parse_experiment({"name": "curve", "base": base, "num_trials": 2, "confirm_seeds": 0})
+    setup = SearchSetup(base=base, ctx=SpaceContext(total_steps=40, param_count=10, base_learning_rate=0.05), env={},
+                        workers=1, output=str(tmp_path), presets={}, baseline_objective=0.84, max_drop=1.0,
+                        target=None, max_concurrent=1, baseline_throughput_sps=1000.0,
+                        baseline_by_epoch={1: 0.70, 2: 0.80, 3: 0.84, 4: 0.85})
+    curve = baseline_curve(setup)
+    assert curve.by_epoch == pytest.approx({1: 70.0, 2: 80.0, 3: 84.0, 4: 85.0})
+    assert curve.final == pytest.approx(85.0) and curve.max_drop == 1.0  # the curve's last epoch, not the final eval
+    assert curve.noise(4) == pytest.approx(0.5) and curve.noise(1) == pytest.approx(0.5 + 0.7 * 15.0)
+    scheduler = _scheduler(config, setup, single=False)
+    assert isinstance(scheduler, MultiObjectiveASHA) and scheduler.ladder.baseline == curve
+    assert "judged against O0's val_acc at the same epoch" in _scheduler_line(config, setup, scheduler)
+    no_curve = SearchSetup(**{**setup.__dict__, "baseline_by_epoch": {}})
+    assert baseline_curve(no_curve) is None  # without O0's curve: trials compared with each other only
+    assert "beaten on both speed and val_acc (by more than 5 pt" in _scheduler_line(
+        config, no_curve, _scheduler(config, no_curve, single=False))
