@@ -125,26 +125,30 @@ class Pipeline:
     per_job: bool
     tie: float
     stopper: Callable[[list[str], np.random.Generator], set[str]] | None  # names the scheduler stops
+    handoff: bool = True  # boosttune's handoff as it is (else the fastest within the screen, as it was)
 
 
-def search_table_stopper() -> Callable[[list[str], np.random.Generator], set[str]]:
-    """The search's rung rule fed each recipe's measured curve (benchmarks/data/search_table) in a random order."""
-    from search_efficiency import DEFAULT_MF, load_table
+def search_table_stopper(against_baseline: bool = True) -> Callable[[list[str], np.random.Generator], set[str]]:
+    """The search's rung rule fed each recipe's measured curve (benchmarks/data/search_table) in a random order:
+    judged against O0's curve with its noise (``against_baseline``, as the search does now), or against the other
+    trials alone (as it did)."""
+    from search_efficiency import DEFAULT_MF, curve_of, load_table
 
     from boosttune.search.scheduler import RungLadder
 
     table = load_table()
     curves = {row.label: row for row in table.rows}
     eta, grace, margin = (float(x) for x in DEFAULT_MF.split(":"))
+    baseline = curve_of(table) if against_baseline else None
 
     def stopped(names: list[str], rng: np.random.Generator) -> set[str]:
-        ladder = RungLadder(int(grace), eta, table.epochs, margin=(0.0, margin))
+        ladder = RungLadder(int(grace), eta, table.epochs, True, (0.0, margin / 100), baseline)
         for name in rng.permutation(names):
             row = curves.get(SEARCH_LABEL.get(name, name.removeprefix("search ")))
             if row is None:
                 continue
             for epoch, (speed, acc) in enumerate(zip(row.speedup, row.val_acc), start=1):
-                if not ladder.report(name, epoch, (speed, 100 * acc)):
+                if not ladder.report(name, epoch, (speed, acc)):
                     break
         return set(ladder.stopped_at)
     return stopped
@@ -168,11 +172,22 @@ def _row(name: str, measured: Measured, at: int, base: int) -> dict:
             "objective_gain": float(100 * (measured.accuracy.at[at, name] - measured.accuracy.at[base, "O0"]))}
 
 
-def handoff(view: pd.DataFrame, stopped: set[str]) -> list[str]:
+def handoff(view: pd.DataFrame, stopped: set[str], new: bool) -> list[str]:
+    """The confirm stage's choice from the search's table: as it is (the chance of being acceptable at the margin,
+    with the reference noise a device that measured nothing has), or as it was (the fastest within the screen)."""
     from boosttune.evaluation.confirm import pick_candidates
+    from boosttune.evaluation.race import REFERENCE_NOISE
 
     table = view.assign(status=["stopped" if n in stopped else "completed" for n in view["label"]])
-    return [c.name for c in pick_candidates(table) if c.name != "O0"]
+    if new:
+        return [c.name for c in pick_candidates(table, max_drop=MAX_DROP, noise=REFERENCE_NOISE) if c.name != "O0"]
+    from boosttune.evaluation.select import pareto_front
+
+    front = pareto_front(table)  # as it was: the fastest Pareto trials within 3 pt on their seed, and the preset
+    fast = front[(front["speedup_vs_baseline"] > 1) & front["preset"].isna() & (front["objective_gain"] >= -3.0)]
+    searched = list(fast.sort_values("speedup_vs_baseline", ascending=False)["label"][:3])
+    return [*table.loc[table["preset"].notna() & (table["label"] != "O0") & (table["status"] == "completed"),
+                       "label"], *searched]
 
 
 def race(names: list[str], measured: Measured, pipeline: Pipeline, planned: int,
@@ -218,7 +233,7 @@ class Job:
 def main_job(measured: Measured, pipeline: Pipeline, planned: int, rng: np.random.Generator) -> Job:
     view = search_view(measured, rng)
     stopped = pipeline.stopper(list(measured.names), rng) if pipeline.stopper else set()
-    names = handoff(view, stopped)
+    names = handoff(view, stopped, pipeline.handoff)
     answer, runs = race(names, measured, pipeline, planned, rng) if names else ("O0", 0)
     return Job(answer, runs, frozenset(stopped), tuple(names))
 
@@ -275,9 +290,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--planned", type=int, nargs="+", default=[10, 100], help="planned lengths judged (epochs)")
     args = parser.parse_args(argv)
     measured = load_measured()
-    stopper = search_table_stopper()
-    pipelines = [Pipeline("as it was: per-step race, no tie", False, 0.0, stopper),
-                 Pipeline("now: per-job race, 5% tie", True, TIE, stopper)]
+    pipelines = [Pipeline("as it was: the old scheduler, the fastest handed on, a per-step race, no tie", False, 0.0,
+                          search_table_stopper(False), handoff=False),
+                 Pipeline("now: the scheduler against O0's curve, the likely acceptable handed on, a per-job race, "
+                          "a 5% tie", True, TIE, search_table_stopper())]
     for planned in args.planned:
         truth_ = truth(measured, planned)
         print_truth(truth_)
