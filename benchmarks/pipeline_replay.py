@@ -180,12 +180,16 @@ def handoff(view: pd.DataFrame, stopped: set[str], new: bool) -> list[str]:
 
     table = view.assign(status=["stopped" if n in stopped else "completed" for n in view["label"]])
     if new:
-        return [c.name for c in pick_candidates(table, max_drop=MAX_DROP, noise=REFERENCE_NOISE) if c.name != "O0"]
+        from boosttune.config.experiment import ExperimentConfig
+
+        k = int(ExperimentConfig.model_fields["confirm_candidates"].default)
+        chosen = pick_candidates(table, max_candidates=k, max_drop=MAX_DROP, noise=REFERENCE_NOISE)
+        return [c.name for c in chosen if c.name != "O0"]
     from boosttune.evaluation.select import pareto_front
 
     front = pareto_front(table)  # as it was: the fastest Pareto trials within 3 pt on their seed, and the preset
     fast = front[(front["speedup_vs_baseline"] > 1) & front["preset"].isna() & (front["objective_gain"] >= -3.0)]
-    searched = list(fast.sort_values("speedup_vs_baseline", ascending=False)["label"][:3])
+    searched = list(fast.sort_values("speedup_vs_baseline", ascending=False)["label"][:3])  # 3: the default then
     return [*table.loc[table["preset"].notna() & (table["label"] != "O0") & (table["status"] == "completed"),
                        "label"], *searched]
 
