@@ -163,7 +163,7 @@ def _finish(config: ExperimentConfig, output: Path, table: pd.DataFrame, max_dro
     parquet, _ = save_results(table, output)
     confirm_records, rules = confirm or (None, None)
     confirmed = (save_confirmed(confirm_records, output, max_drop=max_drop, ray_version=ray.__version__,
-                                rules=rules) if confirm_records else None)
+                                rules=rules, prefer_ties=config.prefer_ties) if confirm_records else None)
     best = selected_recipe(table, max_drop=max_drop, experiment_path=str(output), confirmed=confirmed)
     best_config, best_recipe = write_best(best.document, output)
     inputs = ReportInputs(kind="experiment", title=f"boosttune experiment: {config.name}",

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from boosttune import algorithms
-from boosttune.cli.args import ArgumentParser, DefaultsFormatter, FieldFlags, interrupted, quiet_mindspore
+from boosttune.cli.args import ArgumentParser, DefaultsFormatter, FieldFlags, field_help, interrupted, quiet_mindspore
 from boosttune.config.experiment import MAX_DROP, ExperimentConfig, parse_experiment
 from boosttune.config.recipe import DATASETS_WITH_PATH, DEFAULT_FASHION_MNIST, SHIPPED_FASHION_TRAIN
 from boosttune.errors import BoosttuneError, ConfigError
@@ -50,6 +50,7 @@ def script_parser(model: str, description: str) -> argparse.ArgumentParser:
     p.add_argument("--planned-epochs", type=int, default=None,
                    help="epochs your own training will run: recipes are judged by the time of that job, compile "
                         "included (default: --epochs)")
+    p.add_argument("--prefer-ties", action="store_true", help=f"sets prefer_ties ({field_help(ExperimentConfig, 'prefer_ties')})")
     p.add_argument("--train-limit", type=int, default=4096, help="training samples used")
     p.add_argument("--val-limit", type=int, default=2000, help="validation samples used")
     p.add_argument("--image-size", type=int, default=16, help="images are resized to this many pixels a side")
@@ -132,6 +133,7 @@ def _run(args, output: Path) -> int:
                           "val_limit": args.val_limit, "image_size": args.image_size},
                  "optimizer": {"name": "momentum", "learning_rate": args.learning_rate, "lr_schedule": "cosine"}},
         **FIELDS.values(args), "search": args.search.split(",") if args.search else None,
+        "prefer_ties": args.prefer_ties,
     })
     result = run_experiment(config, output, resume=args.resume, log=lambda m: print(m, flush=True),
                             command=" ".join(sys.argv))

@@ -16,7 +16,7 @@ from boosttune.errors import ConfigError
 
 __all__ = ["CONFIRM_SCREEN", "EARLY_STOP_MARGIN", "LEGACY_MAX_DROP", "LOSSY_DROP", "MAX_DROP", "OBJECTIVES",
            "RECOMMENDED_SEEDS", "SAMPLERS", "ExperimentConfig", "parse_experiment",
-           "recorded_max_drop"]
+           "recorded_max_drop", "recorded_prefer_ties"]
 
 # Every default tolerance, in one place. Left unset, a tolerance is that many points for a fraction objective
 # (accuracy) and that many percent of the baseline's value otherwise (boosttune.objective.Objective.tolerance).
@@ -168,6 +168,9 @@ class ExperimentConfig(BaseModel):
                           "last epoch on every held-out sample (less noisy than the per-epoch slice, val_limit)")
     # 4, not 3: benchmarks/pipeline_replay.py on the committed tables, acceptable answers 48% -> 69% (10-epoch jobs)
     # and 78% -> 89% (100-epoch jobs) for 22 -> 24 race runs on average (docs/benchmarks.md).
+    prefer_ties: bool = Field(
+        False, description="a recipe that won the race but is less than 5% faster per job than O0 (a tie) is the "
+                           "answer instead of O0")
     confirm_candidates: int = Field(
         4, ge=0, description="searched recipes confirmed next to the baseline and the O1/O2-equivalent presets")
     confirm_screen: float | None = Field(
@@ -233,3 +236,12 @@ def recorded_max_drop(folder: str | Path) -> tuple[float | None, float]:
                 document = {}
             return document.get("max_drop", document.get("max_accuracy_drop_pt")), default
     return None, MAX_DROP
+
+
+def recorded_prefer_ties(folder: str | Path) -> bool:
+    """Whether a results folder's experiment asked for a recipe that ties with O0 per job (``prefer_ties``)."""
+    try:
+        document = json.loads((Path(folder) / "experiment.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(document, dict) and document.get("prefer_ties") is True

@@ -493,18 +493,22 @@ class ConfirmedSelection:
     tie: tuple[str, float] | None = None  # a winner less than TIE faster per job, and its job speed-up: O0 kept
 
 
-def select_confirmed(summary: pd.DataFrame, max_drop: float, race: bool = False) -> ConfirmedSelection:
+def select_confirmed(summary: pd.DataFrame, max_drop: float, race: bool = False,
+                     prefer_ties: bool = False) -> ConfirmedSelection:
     """The fastest recipe per job that qualifies: whose job speed-up interval lies above 1 and whose mean objective
     gain is within ``max_drop`` (fixed rounds), or that won the race (``race``: shown faster and non-inferior); a
-    recipe less than :data:`~boosttune.evaluation.job.TIE` faster per job ties with the baseline, which is kept."""
+    recipe less than :data:`~boosttune.evaluation.job.TIE` faster per job ties with the baseline, which is kept unless
+    ``prefer_ties``."""
     speed = summary["job_speedup"].where(summary["job_speedup"].map(finite), summary["speedup"]) \
         if "job_speedup" in summary else summary["speedup"]
     qualifying = summary.assign(_speed=speed)[summary["qualifies"].astype(bool)]
     qualifying = qualifying.sort_values("_speed", ascending=False, kind="stable")
     baseline = summary[summary["recipe"] == BASELINE_NAME].iloc[0]
-    if not qualifying.empty and qualifying["_speed"].iloc[0] >= 1 + TIE:
+    if not qualifying.empty and (qualifying["_speed"].iloc[0] >= 1 + TIE or prefer_ties):
         best = qualifying.drop(columns="_speed").iloc[0]
-        return ConfirmedSelection(str(best["recipe"]), best, f"{best['recipe']}: {best['verdict_text']}", False,
+        tied = "" if qualifying["_speed"].iloc[0] >= 1 + TIE else \
+            f" (within {100 * TIE:.0f}% of O0 per job, a tie: the answer as prefer_ties asks)"
+        return ConfirmedSelection(str(best["recipe"]), best, f"{best['recipe']}{tied}: {best['verdict_text']}", False,
                                   max_drop)
     if not qualifying.empty:  # shown faster, by less than the tie: the job takes about as long, O0 stays
         best = qualifying.iloc[0]

@@ -15,7 +15,7 @@ from typing import Iterable
 
 import pandas as pd
 
-from boosttune.config.experiment import MAX_DROP
+from boosttune.config.experiment import MAX_DROP, recorded_prefer_ties
 from boosttune.errors import DataError
 from boosttune.evaluation.confirm import (
     BASELINE_NAME,
@@ -54,11 +54,11 @@ class Confirmed:
 
 
 def _confirmed(runs: pd.DataFrame, tolerance: Tolerance, summary_path: Path | None = None,
-               rules: RaceRules | None = None) -> Confirmed:
+               rules: RaceRules | None = None, prefer_ties: bool = False) -> Confirmed:
     max_drop = tolerance.resolved_on(runs)  # against these runs' own baseline: the mean of its paired seeds
     summary, race = _with_race(summarize(runs, max_drop=max_drop), runs, rules, max_drop, tolerance.objective)
     seeds = tuple(int(s) for s in sorted(runs.loc[runs["recipe"] == BASELINE_NAME, "seed"].dropna().unique()))
-    selection = select_confirmed(summary, max_drop, race=rules is not None)
+    selection = select_confirmed(summary, max_drop, race=rules is not None, prefer_ties=prefer_ties)
     return Confirmed(runs, summary, selection, seeds, max_drop, summary_path, rules, race)
 
 
@@ -156,7 +156,8 @@ def job_words(row: pd.Series) -> str:
 
 
 def save_confirmed(records: Iterable[RunRecord], folder: str | Path, *, max_drop: Tolerance | float | None,
-                   default: float = MAX_DROP, ray_version: str = "", rules: RaceRules | None = None) -> Confirmed:
+                   default: float = MAX_DROP, ray_version: str = "", rules: RaceRules | None = None,
+                   prefer_ties: bool = False) -> Confirmed:
     """Write confirm.parquet, confirm.csv and summary.csv into ``folder`` (and race.json with a race's rules);
     return what they hold.
 
@@ -170,14 +171,14 @@ def save_confirmed(records: Iterable[RunRecord], folder: str | Path, *, max_drop
     if rules is not None:
         write_atomically(folder / RACE_NAME, lambda temp: Path(temp).write_text(
             json.dumps({"rules": rules.to_dict()}, indent=2) + "\n"))
-    confirmed = _confirmed(runs, Tolerance.of(max_drop, default, runs), folder / SUMMARY_NAME, rules)
+    confirmed = _confirmed(runs, Tolerance.of(max_drop, default, runs), folder / SUMMARY_NAME, rules, prefer_ties)
     write_atomically(confirmed.summary_path, lambda temp: confirmed.summary.to_csv(temp, index=False))
     return confirmed
 
 
 def load_confirmed(folder: str | Path, *, max_drop: float | None, default: float = MAX_DROP) -> Confirmed | None:
-    """The confirmed figures of a results folder, judged at ``max_drop`` (see :func:`save_confirmed`); None when
-    it has no confirm runs."""
+    """The confirmed figures of a results folder, judged at ``max_drop`` (see :func:`save_confirmed`) and with the
+    experiment's ``prefer_ties``; None when it has no confirm runs."""
     path = Path(folder) / f"{CONFIRM_NAME}.parquet"
     if not path.is_file():
         return None
@@ -195,7 +196,8 @@ def load_confirmed(folder: str | Path, *, max_drop: float | None, default: float
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise DataError(f"{race}: cannot read the race's rules: {str(e).splitlines()[0]}") from e
     runs = with_job_figures(with_later_columns(runs))
-    return _confirmed(runs, Tolerance.from_table(runs, max_drop, default), Path(folder) / SUMMARY_NAME, rules)
+    return _confirmed(runs, Tolerance.from_table(runs, max_drop, default), Path(folder) / SUMMARY_NAME, rules,
+                      recorded_prefer_ties(folder))
 
 
 

@@ -128,3 +128,19 @@ def test_the_first_screen_states_the_tie_and_the_job(tmp_path):
     answer = figures.header_info(report_inputs(confirmed=win)).answer
     assert answer.startswith("Use gf: 1.1") and "per job (a 200-epoch job, compile included" in answer
     assert "faster after" in answer and "per step" in answer
+
+
+def test_a_tie_is_the_answer_when_the_experiment_prefers_ties(tmp_path):
+    """prefer_ties: the tied winner is the answer, and a folder re-read judges it the same way (experiment.json)."""
+    from boosttune.evaluation.summary import load_confirmed
+
+    effects = {BASELINE_NAME: (1.0, 2.0, 0.0), "gf": (1.03, 2.0, 0.0)}
+    candidates = [Candidate(name, {**_recipe(), "seed": 0}, "planted") for name in effects]
+    records = run_paired(candidates, list(range(1, 9)), store=RecordStore(tmp_path / "runs"), role="confirm",
+                         train=_train(effects), log=lambda _: None)
+    preferred = save_confirmed(records, tmp_path, max_drop=1.0, prefer_ties=True)
+    assert preferred.selection.recipe == "gf" and "a tie: the answer as prefer_ties asks" in preferred.selection.reason
+    (tmp_path / "experiment.json").write_text(json.dumps({"max_drop": 1.0, "prefer_ties": True}))
+    assert load_confirmed(tmp_path, max_drop=1.0).selection.recipe == "gf"
+    (tmp_path / "experiment.json").write_text(json.dumps({"max_drop": 1.0}))
+    assert load_confirmed(tmp_path, max_drop=1.0).selection.recipe == BASELINE_NAME
