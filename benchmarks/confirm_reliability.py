@@ -390,6 +390,7 @@ def handoff_replays(figures: Figures, pick: Callable[[dict[str, tuple[float, flo
     """Each replay: one random seed per recipe as the search saw it, the handoff's set (``pick``, or a fixed set)
     plus the preset, then the race (nothing measured, the default budget) on a fresh order of the table's rounds.
     Acceptable by the all-seed truth: mean gain >= -max_drop and speed-up > 1 (O0 only when no recipe is)."""
+    from boosttune.evaluation.confirm_stage import default_budget_runs
     from boosttune.evaluation.race import REFERENCE_NOISE, RaceRules
 
     rng = np.random.default_rng(seed)
@@ -406,7 +407,9 @@ def handoff_replays(figures: Figures, pick: Callable[[dict[str, tuple[float, flo
         def rounds(r: int, racing: list[str]) -> dict[str, tuple[float, float]]:
             index = order[r % len(order)]
             return {n: (float(figures.ratio.at[index, n]), float(figures.gain.at[index, n])) for n in racing}
-        rules = RaceRules.with_noise(REFERENCE_NOISE, max_runs=default_seeds() * (len(chosen) + 1))
+        presets = sum(n in PRESETS for n in chosen)
+        rules = RaceRules.with_noise(REFERENCE_NOISE, max_runs=default_budget_runs(
+            default_seeds(), len(chosen) + 1, presets, default_candidates()))
         answer, claims, runs = racing(lambda k: rules)(chosen, rounds, max_drop)
         tally.add(answer, claims - ok, runs, ok, speed)
         tally.chances += bool(ok & set(chosen)) - bool(ok)  # here: races handed an acceptable recipe
@@ -440,7 +443,7 @@ def print_handoff(figures: Figures, table: Path, replays: int, seed: int, max_dr
           + f" ({100 * new.found / new.replays:.1f}%; old rule "
             f"{100 * tallies['old: fastest Pareto within 3 pt'].found / new.replays:.1f}%); it hands the race an "
             f"acceptable recipe in {100 * new.chances / new.replays:.1f}%: what is lost is lost in the race (a lucky "
-            f"seed passing a near-margin member of a family; fewer candidates, a smaller default budget)")
+            f"seed passing a near-margin member of a family)")
 
 
 def default_candidates() -> int:
@@ -459,8 +462,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-drop", type=float, default=1.0, help="the margin in accuracy points (default 1, the "
                                                                 "experiment's)")
     p.add_argument("--budget-runs", type=int, default=None,
-                   help="the race's budget in runs, the baseline's included (default: what fixed 3 seeds cost, the "
-                        "experiment's default)")
+                   help="the race's budget in runs, the baseline's included (default: what a fixed stage of the "
+                        "experiment's confirm_seeds costs for these recipes)")
     p.add_argument("--speed-sd", type=float, default=None,
                    help="what if: the planted scenarios' speed noise per paired seed (log-sd) instead of the table's")
     p.add_argument("--seed", type=int, default=0, help="seed of the draws")
@@ -482,10 +485,13 @@ def main(argv: list[str] | None = None) -> int:
     if k > len(names):
         p.error(f"--candidates {k}: the table has {len(names)} recipes besides O0")
     budget = args.budget_runs or default_seeds() * (k + 1)
+    from boosttune.evaluation.confirm_stage import default_budget_runs
+
+    full = default_budget_runs(default_seeds(), k + 1, len(PRESETS), default_candidates())
     print(f"table: {args.table} ({len(names) + 1} recipes x {len(figures.ratio)} complete paired rounds); noise per "
           f"paired seed: speed log-sd {noise.speed_sd:.3f}, accuracy {noise.gain_sd:.3f} pt ({noise.source}); "
           f"max_drop {args.max_drop:g} pt; {args.replays} replays per scenario; O0 + {k} candidates; race budget "
-          f"{budget} runs{f' (the experiment default: what fixed {default_seeds()} seeds cost)' if args.budget_runs is None else ''}")
+          f"{budget} runs{f' (what fixed {default_seeds()} seeds of these recipes cost; the experiment gives a race at least {default_seeds()} x every place, {full} runs by default)' if args.budget_runs is None else ''}")
     runner = methods(noise, args.budget_runs)
     rows: list[tuple[str, str, Tally]] = []
     for scenario, truth in PLANTED.items():

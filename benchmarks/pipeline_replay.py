@@ -200,10 +200,14 @@ def race(names: list[str], measured: Measured, pipeline: Pipeline, planned: int,
     from boosttune.evaluation.race import REFERENCE_NOISE, Race, RaceRules
 
     from boosttune.config.experiment import ExperimentConfig
+    from boosttune.evaluation.confirm_stage import default_budget_runs
 
     fields = ExperimentConfig.model_fields
+    seeds, places = fields["confirm_seeds"].default, len(names) + 1
+    budget = (default_budget_runs(seeds, places, int("O1" in names), int(fields["confirm_candidates"].default))
+              if pipeline.handoff else seeds * places)  # as it was: what a fixed stage of the recipes raced costs
     rules = RaceRules.with_noise(REFERENCE_NOISE, alpha=0.05, max_seeds=fields["confirm_max_seeds"].default,
-                                 max_runs=fields["confirm_seeds"].default * (len(names) + 1))
+                                 max_runs=budget)
     job = measured.job_s(planned)
     speed = (job.rdiv(job["O0"], axis=0) if pipeline.per_job
              else measured.throughput.div(measured.throughput["O0"], axis=0))

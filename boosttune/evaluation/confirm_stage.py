@@ -12,6 +12,7 @@ import pandas as pd
 
 from boosttune.config.experiment import CONFIRM_SCREEN, RECOMMENDED_SEEDS, ExperimentConfig
 from boosttune.evaluation.confirm import (
+    BASELINE_NAME,
     Candidate,
     baseline_candidate,
     confirm_table,
@@ -28,7 +29,7 @@ from boosttune.evaluation.select import Tolerance
 from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
 from boosttune.objective import Objective
 
-__all__ = ["confirm_seeds", "device_noise", "handoff", "judged_on_all", "race_rules", "run_confirm_stage", "run_mode"]
+__all__ = ["confirm_seeds", "default_budget_runs", "device_noise", "handoff", "judged_on_all", "race_rules", "run_confirm_stage", "run_mode"]
 
 
 def confirm_seeds(seed: int, count: int) -> list[int]:
@@ -37,12 +38,21 @@ def confirm_seeds(seed: int, count: int) -> list[int]:
     return [(seed + 1) * 1000 + i for i in range(count)]
 
 
-def race_rules(config: ExperimentConfig, recipes: int, noise: Noise) -> RaceRules:
-    """The race's rules from the experiment and the device's measured noise: the budget defaults to what a fixed
-    stage of confirm_seeds costs."""
+def default_budget_runs(seeds: int, recipes: int, presets: int, searched_places: int) -> int:
+    """The race's default run budget: ``seeds`` paired seeds for every place, the baseline's, the ``presets``' and
+    ``searched_places`` searched recipes' (or for the ``recipes`` raced, when more)."""
+    return seeds * max(recipes, 1 + presets + searched_places)
+
+
+def race_rules(config: ExperimentConfig, recipes: int, noise: Noise, presets: int = 0) -> RaceRules:
+    """The race's rules from the experiment and the device's measured noise. The budget defaults to what a fixed
+    stage of confirm_seeds costs with every place the handoff has filled: the baseline, the ``presets`` raced and
+    all confirm_candidates searched places (or the ``recipes`` raced, when more). A handoff that found fewer likely
+    recipes does not shrink it: the few it hands on are the ones that need the seeds (benchmarks/pipeline_replay.py:
+    a budget sized to what was handed left a third of the main jobs undecided)."""
     runs = config.confirm_budget_runs
     if runs is None and config.confirm_budget_minutes is None:
-        runs = config.confirm_seeds * recipes
+        runs = default_budget_runs(config.confirm_seeds, recipes, presets, config.confirm_candidates)
     return RaceRules.with_noise(noise, alpha=config.confirm_alpha, max_seeds=config.confirm_max_seeds, max_runs=runs,
                                 max_minutes=config.confirm_budget_minutes)
 
@@ -81,7 +91,8 @@ def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, max_drop: T
         log_candidates(candidates, log)
         return run_paired(candidates, seeds, store=store, role="confirm", train=train, log=log,
                           max_drop=max_drop), None
-    rules = race_rules(config, len(candidates), noise)
+    presets = sum(c.preset not in (None, BASELINE_NAME) for c in candidates)
+    rules = race_rules(config, len(candidates), noise, presets)
     seeds = confirm_seeds(config.seed, rules.max_seeds)
     log(f"confirm: a race of {len(candidates) - 1} candidates against the baseline, paired and interleaved rounds "
         f"on seeds {seeds[0]}, {seeds[1]}, ...; budget {rules.budget_text()}; a candidate wins when shown faster and "

@@ -49,3 +49,15 @@ def test_the_stage_hands_over_by_its_own_margin_and_the_devices_noise(tmp_path, 
     assert [c.name for c in candidates[1:]] == [n for n in seen if chances[n] >= 0.5] != list(seen)
     for c in candidates[1:]:
         assert f"{100 * chances[c.name]:.0f}% likely acceptable" in c.why
+
+
+def test_the_default_budget_pays_for_every_place_however_few_were_handed_on():
+    from boosttune.evaluation.confirm_stage import default_budget_runs, race_rules
+
+    config = ExperimentConfig()  # 5 seeds, 5 searched places
+    full = race_rules(config, recipes=7, noise=REFERENCE_NOISE, presets=1)
+    few = race_rules(config, recipes=3, noise=REFERENCE_NOISE, presets=1)  # O0, O1 and one searched recipe
+    assert full.max_runs == few.max_runs == 5 * (1 + 1 + 5) == default_budget_runs(5, 3, 1, 5)
+    assert default_budget_runs(5, 9, 1, 5) == 45  # more raced than the places (a named list): each gets its seeds
+    assert race_rules(config.model_copy(update={"confirm_budget_runs": 12}), 3, REFERENCE_NOISE, 1).max_runs == 12
+    assert race_rules(config.model_copy(update={"confirm_budget_minutes": 5.0}), 3, REFERENCE_NOISE, 1).max_runs is None
