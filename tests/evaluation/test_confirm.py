@@ -152,10 +152,11 @@ def test_candidates_are_the_baseline_the_presets_and_the_searched_trials_likely_
         _search_record("t6", None, 150, 0.89, {"amp_level": "O2", "seed": 5}),  # t2 again with another seed
     ]
     table = build_results_table(records, ray_version="x")
-    # t2 is exactly 1 pt down on its seed: an even chance of being within the margin, below a bar of 80%
-    candidates = pick_candidates(table, max_candidates=3, screen=3.0, max_drop=1.0, min_p=0.8)
+    # t2 is exactly 1 pt down on its seed: an even chance of being within the margin, below a bar of 70%
+    candidates = pick_candidates(table, max_candidates=3, screen=3.0, max_drop=1.0, min_p=0.7)
     assert [c.name for c in candidates] == ["O0", "O1-equivalent", "no boost (t4)"]  # what it switches on, its id
-    assert "90% likely acceptable" in candidates[2].why and "only likely one in family no boost" in candidates[2].why
+    # read with the search's noise (search_noise): 1.2x and -0.5 pt on one seed are 80% likely acceptable
+    assert "80% likely acceptable" in candidates[2].why and "only likely one in family no boost" in candidates[2].why
     # with no bar on the chance, every trial within the screen, fastest first; t6 (t2 on another seed) once
     names = [c.name for c in pick_candidates(table, max_candidates=3, screen=3.0, min_p=0.0)]
     assert names == ["O0", "O1-equivalent", "amp O2 (t2)", "no boost (t4)"]
@@ -240,3 +241,18 @@ def test_a_record_with_a_diverged_loss_is_kept_with_null_for_the_non_finite_figu
     again = store.get("nan")
     assert again.status == "stopped" and again.metrics["train_loss"] is None
     assert "NaN" not in store.path("nan").read_text()
+
+
+def test_a_trial_a_little_slower_on_its_seed_may_still_be_raced():
+    """The search's one seed is noisy (its runs spread in time): a recipe truly 1.09x faster reads below 1 in about a
+    fifth of searches, so a trial at 0.98x within the margin is still a candidate, after the ones faster on their
+    seed; one at 0.8x is not."""
+    table = build_results_table([
+        _search_record("baseline", "O0", 100, 0.90, {}),
+        _search_record("t1", None, 98, 0.905, {"boost_level": "O1", "boost_config_dict": {
+            "boost": {"mode": "manual", "less_bn": True}}}),
+        _search_record("t2", None, 112, 0.90, {"amp_level": "O2"}),
+        _search_record("t3", None, 80, 0.905, {"optimizer": {"learning_rate": 0.1}}),
+    ], ray_version="x")
+    names = [c.name for c in pick_candidates(table, max_candidates=5, max_drop=1.0)]
+    assert names[1:] == ["amp O2 (t2)", "less_bn + grad_freeze p=0.7 (t1)"]
