@@ -375,13 +375,14 @@ def old_rule(seen: dict[str, tuple[float, float]], k: int, screen: float = 3.0) 
 
 def new_rule(seen: dict[str, tuple[float, float]], k: int, family: dict[str, tuple[str, ...]], max_drop: float,
              min_p: float | None = None) -> list[str]:
-    """boosttune.evaluation.handoff at the reference noise (what a device that measured nothing hands it)."""
-    from boosttune.evaluation.handoff import MIN_P_ACCEPTABLE, choose, prospect
+    """boosttune.evaluation.handoff at the reference noise widened as a search's (what a device that measured
+    nothing hands it)."""
+    from boosttune.evaluation.handoff import MIN_P_ACCEPTABLE, choose, prospect, search_noise
     from boosttune.evaluation.race import REFERENCE_NOISE
 
-    prospects = [prospect(n, family[n], s, g, max_drop=max_drop, speed_sd=REFERENCE_NOISE.speed_sd,
-                          gain_sd=REFERENCE_NOISE.gain_sd, screen=3.0)
-                 for n, (s, g) in seen.items() if n not in PRESETS and s > 1 and g >= -3.0]
+    speed_sd, gain_sd = search_noise(REFERENCE_NOISE.speed_sd, REFERENCE_NOISE.gain_sd)
+    prospects = [prospect(n, family[n], s, g, max_drop=max_drop, speed_sd=speed_sd, gain_sd=gain_sd, screen=3.0)
+                 for n, (s, g) in seen.items() if n not in PRESETS and g >= -3.0]
     return [c.prospect.key for c in choose(prospects, k, MIN_P_ACCEPTABLE if min_p is None else min_p)]
 
 

@@ -44,3 +44,20 @@ def test_a_replayed_main_job_answers_from_the_table(bench, measured):
     assert all(set(job.raced) <= set(measured.names) - job.stopped for job in jobs)  # a stopped recipe is not raced
     assert all(0 <= job.runs <= 10 * (len(job.raced) + 1) for job in jobs)
     assert any(job.raced for job in jobs)
+
+
+def test_the_search_view_is_one_seed_read_as_the_search_reads_it(bench, measured):
+    """Every trial and the baseline on one round (the experiment's seed), the accuracy of the last epoch's slice, the
+    throughput spread in time; the handoff sees each recipe's real family."""
+    view = bench.search_view(measured, np.random.default_rng(3)).set_index("label")
+    acc = measured.epoch_accuracy
+    rounds = [r for r in acc.index if np.isclose(acc.at[r, "O0"], view.at["O0", "objective_value"])]
+    assert rounds and any(all(np.isclose(acc.at[r, n], view.at[n, "objective_value"]) for n in measured.names)
+                          for r in rounds)
+    spread = np.log(view["speedup_vs_baseline"].drop("O0") /
+                    (measured.throughput.loc[rounds[0], measured.names] / measured.throughput.at[rounds[0], "O0"]))
+    assert 0 < spread.abs().max() < 6 * bench.SEARCH_TIME_SD * np.sqrt(2)
+    from boosttune.config.recipe import methods_of
+
+    assert methods_of(bench._recipe("grad_freeze p=0.5")) == ("grad_freeze",)
+    assert methods_of(bench._recipe("search pruned-39")) == ("less_bn",)

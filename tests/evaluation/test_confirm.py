@@ -244,8 +244,8 @@ def test_a_record_with_a_diverged_loss_is_kept_with_null_for_the_non_finite_figu
 
 
 def test_a_trial_a_little_slower_on_its_seed_may_still_be_raced():
-    """The search's one seed is noisy (its runs spread in time): a recipe truly 1.09x faster reads below 1 in about a
-    fifth of searches, so a trial at 0.98x within the margin is still a candidate, after the ones faster on their
+    """The search's one seed is noisy (its runs spread in time): a recipe truly 1.09x faster reads below 1 in about one
+    search in six, so a trial at 0.98x within the margin is still a candidate, after the ones faster on their
     seed; one at 0.8x is not."""
     table = build_results_table([
         _search_record("baseline", "O0", 100, 0.90, {}),
