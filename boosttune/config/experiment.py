@@ -169,9 +169,8 @@ class ExperimentConfig(BaseModel):
     prefer_ties: bool = Field(
         False, description="a recipe that won the race but is less than 5% faster per job than O0 (a tie) is the "
                            "answer instead of O0")
-    # 5: benchmarks/pipeline_replay.py on the committed tables, with the race's budget sized to every place
-    # (confirm_stage.race_rules): acceptable answers 83% with 4 -> 95% with 5 (10-epoch jobs), for 26 -> 28 race runs
-    # on average (docs/benchmarks.md).
+    # 5, with the race's budget sized to every place (confirm_stage.default_budget_runs): benchmarks/pipeline_replay.py
+    # on the committed tables, acceptable answers 45.5% -> 73.8% of 10-epoch jobs together (docs/benchmarks.md).
     confirm_candidates: int = Field(
         5, ge=0, description="searched recipes confirmed next to the baseline and the O1/O2-equivalent presets")
     confirm_screen: float | None = Field(

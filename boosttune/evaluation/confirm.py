@@ -138,9 +138,9 @@ def pick_candidates(table: pd.DataFrame, *, max_candidates: int = 3, screen: flo
     gain_sd = noise.gain_sd if objective.fraction or noise is not REFERENCE_NOISE else None
     drop = Tolerance.of(max_drop, MAX_DROP, table).resolved_on(table)
     rows = {}  # not only those faster on their seed: a 1.09x recipe reads below 1 in one search in six
-    fast = finished[(finished["speedup_vs_baseline"] > 0) & ~finished["is_baseline"].astype(bool)
-                    & (finished["objective_gain"] >= -screen)]
-    for index, row in fast.sort_values("speedup_vs_baseline", ascending=False, kind="stable").iterrows():
+    screened = finished[(finished["speedup_vs_baseline"] > 0) & ~finished["is_baseline"].astype(bool)
+                        & (finished["objective_gain"] >= -screen)]
+    for index, row in screened.sort_values("speedup_vs_baseline", ascending=False, kind="stable").iterrows():
         identity = recipe_identity(row["recipe_json"])
         if identity not in seen and identity not in rows:  # a preset, or a recipe again with another seed
             rows[identity] = (index, row)

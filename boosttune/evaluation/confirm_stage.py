@@ -29,7 +29,8 @@ from boosttune.evaluation.select import Tolerance
 from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
 from boosttune.objective import Objective
 
-__all__ = ["confirm_seeds", "default_budget_runs", "device_noise", "handoff", "judged_on_all", "race_rules", "run_confirm_stage", "run_mode"]
+__all__ = ["confirm_seeds", "default_budget_runs", "device_noise", "handoff", "judged_on_all", "race_rules",
+           "run_confirm_stage", "run_mode"]
 
 
 def confirm_seeds(seed: int, count: int) -> list[int]:

@@ -3,7 +3,7 @@
 The race can decide a recipe well inside the margin in a few seeds, but one near it (-0.8 pt on the search's one
 seed) stays undecided and eats the budget; and three freeze_p values of one recipe race each other for one answer.
 So a searched trial is a candidate by its chance of being acceptable (truly faster, and truly within ``max_drop``)
-given its one seed and the device's noise per paired seed: among those more likely acceptable than not, the highest
+given its one seed and the device's noise per paired seed: among those at least MIN_P_ACCEPTABLE likely, the highest
 expected gain (that chance times the log speed-up its seed showed) first, one per family (the boost algorithms it
 switches on) before any family gets a second place. A search trial's one seed is read with the search's own noise
 (:func:`search_noise`: its runs are spread in time, its accuracy read on a slice), not a confirm round's. Pure: no
