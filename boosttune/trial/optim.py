@@ -9,7 +9,7 @@ from mindspore import nn
 
 from boosttune.config.recipe import LossScaleConfig, OptimizerConfig
 from boosttune.errors import BuilderError, ConfigError
-from boosttune.trial.parts import user_error
+from boosttune.trial.messages import user_error
 from boosttune.trial.rebuild import make_rebuildable, recording_constructions
 
 __all__ = ["build_loss_scale_manager", "build_optimizer", "check_factory_takes_learning_rate", "learning_rates",

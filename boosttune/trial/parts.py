@@ -13,8 +13,9 @@ from typing import Any, Callable
 from boosttune.builder import TrialContext, TrialParts, load_builder
 from boosttune.errors import BoosttuneError, BuilderError
 from boosttune.objective import FRACTION_METRICS, Objective
+from boosttune.trial.messages import first_line, user_error
 
-__all__ = ["ModelFacts", "build_parts", "check_parts", "dataset_batches", "first_line", "parts_objective", "preflight"]
+__all__ = ["ModelFacts", "build_parts", "check_parts", "dataset_batches", "parts_objective", "preflight"]
 
 
 def build_parts(entry: str, ctx: TrialContext,
@@ -75,20 +76,6 @@ def dataset_batches(dataset: Any, name: str, entry: str) -> int:
         raise BuilderError(f"model.entry {entry!r}: {name} has no batches (is the batch size larger than the data "
                            f"this rank gets?)")
     return batches
-
-
-def user_error(error: BaseException) -> str:
-    """``ValueError: bad shape (at my_model.py:42, in build)``: the user's last frame, not ours, and MindSpore's
-    first line, not its C++ call stack."""
-    import traceback
-
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if "/boosttune/" not in f.filename
-              and "site-packages" not in f.filename]
-    message = " ".join(first_line(error).split(": ", 1)[-1].split()) if str(error).strip() else ""
-    text = f"{type(error).__name__}: {message}" if message else type(error).__name__
-    if frames:
-        text += f" (at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}, in {frames[-1].name})"
-    return text
 
 
 @dataclass(frozen=True)
@@ -198,22 +185,3 @@ def parts_objective(parts: Any) -> Objective:
     fraction = any(cls.__name__ in FRACTION_METRICS and cls.__module__.startswith("mindspore")
                    for cls in type(metric).__mro__)
     return Objective(str(parts.objective), bool(parts.higher_is_better), fraction)
-
-
-_PIPELINE_HEADER = "- Dataset Pipeline Error Message:"
-
-
-def first_line(error: BaseException) -> str:
-    """MindSpore's first meaningful line, after the exception's type (its messages carry pages of C++ context)."""
-    text = str(error).strip() or type(error).__name__
-    if _PIPELINE_HEADER in text:  # the dataset engine's own message names the op and the file it failed on
-        after = [line.strip() for line in text.split(_PIPELINE_HEADER, 1)[1].splitlines()]
-        message = next((line for line in after if line and not line.startswith("-")), "")
-        message = message.removeprefix("[ERROR] ").split(" Dump the abnormal image")[0]
-        if message:
-            return f"{type(error).__name__}: dataset pipeline: {message}"
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith("-"):
-            return f"{type(error).__name__}: {line}"
-    return type(error).__name__

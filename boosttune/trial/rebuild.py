@@ -28,7 +28,7 @@ from mindspore import Parameter, Tensor, nn
 from mindspore.boost.base import OptimizerProcess, ParameterProcess
 from mindspore.boost.grad_freeze import FreezeOpt, GradientFreeze
 
-from boosttune.trial.parts import first_line
+from boosttune.trial.messages import first_line
 
 __all__ = ["Construction", "make_rebuildable", "rebuild_problems", "recording_constructions"]
 

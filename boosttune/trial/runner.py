@@ -28,7 +28,8 @@ from boosttune.config.recipe import TrialRecipe
 from boosttune.errors import BoosttuneError, ConfigError, TrialError
 from boosttune.runtime import current_runtime_env
 from boosttune.trial.graphs import GraphCache, graph_key
-from boosttune.trial.parts import build_parts, dataset_batches, first_line, parts_objective
+from boosttune.trial.messages import first_line
+from boosttune.trial.parts import build_parts, dataset_batches, parts_objective
 
 __all__ = ["TrialResult", "observed_boost", "run_trial"]
 

@@ -943,7 +943,7 @@ def test_a_damaged_image_the_trial_meets_is_named_in_one_line(tmp_path, monkeypa
     import mindspore.dataset as ds
     import mindspore.dataset.vision as vision
 
-    from boosttune.trial.parts import first_line
+    from boosttune.trial.messages import first_line
 
     root = make_flat_image_folder(tmp_path / "images", per_class=3)
     damaged = root / "bee" / "img1.png"
