@@ -522,7 +522,7 @@ def select_confirmed(summary: pd.DataFrame, max_drop: float, race: bool = False,
     why = "; ".join(f"{r['recipe']}: {r['verdict_text']}" for _, r in others.iterrows()) or "no candidate ran"
     unit = baseline["gain_unit"] if isinstance(baseline.get("gain_unit"), str) else "pt"
     name = baseline["objective"] if isinstance(baseline.get("objective"), str) else "val_acc"
-    shown = "won the race (shown faster and non-inferior" if race else "is shown faster than the O0 baseline ("
-    reason = (f"no recipe {shown} within {max_drop:.3g} {unit} of its {name}), so the answer is the baseline "
+    shown = "won the race (shown faster and non-inferior, " if race else "is shown faster than the O0 baseline ("
+    reason = (f"no recipe {shown}within {max_drop:.3g} {unit} of its {name}), so the answer is the baseline "
               f"({why})")
     return ConfirmedSelection(BASELINE_NAME, baseline, reason, True, max_drop)

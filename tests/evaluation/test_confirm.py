@@ -115,6 +115,9 @@ def test_no_qualifying_recipe_falls_back_to_the_baseline_with_the_reason(tmp_pat
     chosen = select_confirmed(summarize(confirm_table(records), max_drop=1.0), 1.0)
     assert chosen.fell_back_to_baseline and chosen.recipe == BASELINE_NAME
     assert "lossy:" in chosen.reason and "loses more than" in chosen.reason
+    assert "O0 baseline (within 1 pt of its" in chosen.reason  # the clause reads whole, no "( within"
+    raced = select_confirmed(summarize(confirm_table(records), max_drop=1.0), 1.0, race=True)
+    assert "(shown faster and non-inferior, within 1 pt of its" in raced.reason
 
 
 def test_failed_runs_are_counted_and_left_out_of_the_pairs(tmp_path):
