@@ -443,18 +443,19 @@ def _add_export(sub) -> None:
         "export", help="write the best recipe's boost_config_dict and recipe as JSON",
         description="Select the best recipe and write best_boost_config.json (what mindspore.Model takes as "
                     "boost_config_dict) and best_recipe.json. With confirm runs in RESULTS (an experiment's "
-                    "confirm stage, or a bench folder): the fastest recipe whose paired speed-up interval lies "
-                    "above 1 and whose mean objective is no more than --max-drop worse than the baseline's, with "
-                    "its intervals and verdict. Without: the fastest finished trial within --max-drop of the O0 "
-                    "baseline on its one seed. The baseline itself when nothing qualifies. The objective is the "
-                    "one the runs were judged on (accuracy for the built-in models, a builder's own metric).",
+                    "confirm stage, or a bench folder): the race decides, replayed from those paired runs at "
+                    "--max-drop: the fastest recipe per job that won it (shown faster and no more than --max-drop "
+                    "worse, at the race's level), with its intervals; a winner under 5%% faster per job is a tie "
+                    "and O0 is kept unless the run preferred ties. Without: the fastest finished trial within "
+                    "--max-drop of the O0 baseline on its one seed. The baseline itself when nothing qualifies. "
+                    "The objective is the one the runs were judged on (accuracy for the built-in models, a "
+                    "builder's own metric).",
     )
     export.add_argument("results", metavar="RESULTS", help="results folder, or its results.parquet / results.csv")
     export.add_argument("--max-drop", dest="max_drop", type=float, default=None,
-                        help="how much worse than the baseline's objective is still accepted, in its units: points "
-                             "for accuracy, else the same share (%%) of the baseline's value, as for a loss or MAE "
-                             "(default: the run's own max_drop); with confirm runs in RESULTS the choice is re-judged "
-                             "on their paired figures")
+                        help="how much worse than the baseline's objective is still accepted, in the objective's "
+                             "units: points for accuracy, the metric's own units for a loss or MAE (default: the "
+                             "max_drop the run was judged at); with confirm runs in RESULTS the race is replayed at it")
     add_deprecated_alias(export, "--tolerance", "--max-drop", type=float)
     export.add_argument("--output", metavar="DIR", default=None, help="folder for the two files: RESULTS, or a new or empty folder (default: RESULTS)")
     export.set_defaults(func=cmd_export)

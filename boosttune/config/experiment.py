@@ -147,8 +147,8 @@ class ExperimentConfig(BaseModel):
     confirm_seeds: int = Field(
         5, ge=0, description="paired seeds per recipe of a fixed confirm stage; a race's default budget is what that "
                              "stage would cost (0 skips the confirm stage, and the answer then rests on one seed; 5: "
-                             "the budget at which benchmarks/confirm_reliability.py finds a 1.15x / -0.3 pt recipe in "
-                             ">= 70% of races on a device whose noise is measured, 3 finding it in 43%)")
+                             "the budget benchmarks/confirm_reliability.py judges against its targets, figures in "
+                             "docs/benchmarks.md)")
     confirm_mode: Literal["race", "fixed"] = Field(
         "race", description="race: candidates leave as soon as their paired seeds decide them, the seeds go to the "
                             "undecided ones, and a recipe wins only when shown faster and non-inferior at the "
