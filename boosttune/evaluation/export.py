@@ -104,6 +104,7 @@ def selected_recipe(df: pd.DataFrame, *, max_drop: Tolerance | float | None = MA
     recipe["objective"] = tolerance.objective.to_dict()
     if confirmed is not None:
         recipe["confirmed"] = _confirmed_document(confirmed)
+        recipe["measured"] = _decided_measurements(recipe["confirmed"]["figures"], recipe["measured"])
     return SelectedRecipe(selection, recipe)
 
 
@@ -158,6 +159,26 @@ def _confirmed_document(confirmed: Confirmed) -> dict[str, Any]:
         "figures": figures(chosen),
         "all_recipes": {str(row["recipe"]): figures(row) for _, row in summary.iterrows()},
         "race": confirmed.rules.to_dict() if confirmed.rules is not None else None,
+    }
+
+
+def _decided_measurements(figures: dict[str, Any], first_run: dict[str, Any]) -> dict[str, Any]:
+    """``measured`` of a confirmed recipe: the decision's own figures over its paired seeds (the ones the page and
+    summary.csv show), not one run's; the run the file's provenance names is kept apart, labelled as one seed."""
+    return {
+        "source": f"the confirm stage's decision over {figures.get('n_seeds')} paired seed(s)",
+        "n_seeds": figures.get("n_seeds"),
+        "job_speedup": figures.get("job_speedup"),
+        "job_ci": [figures.get("job_ci_low"), figures.get("job_ci_high")],
+        "speedup_vs_baseline": figures.get("speedup"),  # per step: geometric mean of the paired ratios
+        "speedup_ci": [figures.get("speedup_ci_low"), figures.get("speedup_ci_high")],
+        "objective_value": figures.get("objective_value"),
+        "objective_gain": figures.get("objective_gain"),
+        "objective_gain_ci": [figures.get("objective_gain_ci_low"), figures.get("objective_gain_ci_high")],
+        "compile_s": first_run.get("compile_s"),
+        "peak_rss_mb": first_run.get("peak_rss_mb"),
+        "one_run": {"seed_note": "the first paired run alone (provenance.seed); not the decision's figures",
+                    **first_run},
     }
 
 

@@ -221,6 +221,12 @@ def test_confirmed_figures_reach_summary_csv_export_and_report(tmp_path):
     recipe = json.loads(recipe_path.read_text())
     assert recipe["confirmed"]["recipe"] == "fast" and recipe["confirmed"]["seeds"] == [1, 2, 3, 4]
     assert recipe["confirmed"]["figures"]["speedup"] == pytest.approx(confirmed.summary.loc[1, "speedup"])
+    # One set of numbers: "measured" is the decision's figures over the paired seeds, not the first run's.
+    decided, row = recipe["measured"], confirmed.summary.loc[1]
+    assert decided["n_seeds"] == 4 and decided["speedup_vs_baseline"] == pytest.approx(row["speedup"])
+    assert decided["objective_gain"] == pytest.approx(row["objective_gain"])
+    assert decided["job_speedup"] == pytest.approx(row["job_speedup"])
+    assert decided["one_run"]["speedup_vs_baseline"] != pytest.approx(row["speedup"])  # one seed, labelled apart
     assert json.loads((tmp_path / "best_boost_config.json").read_text()) == {"less_bn": {"gc_flag": True}}
     assert not recipe["selection"]["fell_back_to_baseline"]
 
