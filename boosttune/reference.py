@@ -25,10 +25,8 @@ from boosttune.cli.search import script_parser
 from boosttune.config.experiment import ExperimentConfig
 from boosttune.config.recipe import DataConfig, LossScaleConfig, ModelEntry, OptimizerConfig, TrialRecipe
 from boosttune.evaluation.confirm import SUMMARY_COLUMNS
-from boosttune.evaluation.race import Exit
 from boosttune.evaluation.results import SCHEMA, SCHEMA_VERSION
-from boosttune.evaluation.stats import VerdictCode
-from boosttune.evaluation.summary import DECISION_SHORT, decision_words
+from boosttune.evaluation.decisions import SHORT, Exit, VerdictCode, decision_words
 
 __all__ = ["render_reference"]
 
@@ -118,7 +116,7 @@ def render_reference() -> str:
     out += ["## Decisions (summary.csv's `verdict`)", "", "| code | in a table | in words |", "|---|---|---|"]
     codes = [Exit.WON, Exit.SLOWER, Exit.TOO_LOSSY, Exit.BEHIND, Exit.UNDECIDED, Exit.BUDGET, Exit.FUTILE, Exit.RACING,
              VerdictCode.BASELINE, VerdictCode.NO_DATA]
-    out += [f"| `{code}` | {DECISION_SHORT[code]} | {_cell(decision_words(code))} |" for code in codes]
+    out += [f"| `{code}` | {SHORT[code]} | {_cell(decision_words(code))} |" for code in codes]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -628,3 +628,34 @@ def test_the_test_rules_catch_what_they_should(tmp_path):
     assert [line.split(" without")[0] for line in unmarked_ray_tests(tests)] == [
         "tests/e2e/test_anything.py:12 test_job starts Ray (job)",
         "tests/e2e/test_anything.py:23 test_init starts Ray (a call of its own)"]
+
+
+# The one module that words a decision (issue 41: the words for one decision once lived in five places).
+DECISIONS = "boosttune.evaluation.decisions"
+_DECISION_CODES = {"Exit", "VerdictCode"}
+
+
+def word_tables(path: Path) -> list[int]:
+    """Lines of dict displays keyed by decision codes (``{Exit.WON: "...", ...}``) and if-chains that word one."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        keys = node.keys if isinstance(node, ast.Dict) else []
+        if sum(isinstance(k, ast.Attribute) and isinstance(k.value, ast.Name) and k.value.id in _DECISION_CODES
+               for k in keys) >= 2 and any(isinstance(v, ast.JoinedStr) or (isinstance(v, ast.Constant)
+                                               and isinstance(v.value, str)) for v in node.values):
+            found.append(node.lineno)
+    return found
+
+
+def test_a_decision_is_worded_in_one_module():
+    elsewhere = [f"{MODULES[m].relative_to(ROOT)}:{line}" for m in MODULES if m != DECISIONS
+                 for line in word_tables(MODULES[m])]
+    assert not elsewhere, f"word decisions in {DECISIONS} (SHORT, decision_words, card_words, ...): {elsewhere}"
+    assert word_tables(MODULES[DECISIONS])
+
+
+def test_the_decision_rule_catches_a_second_table(tmp_path):
+    module = tmp_path / "words.py"
+    module.write_text('WORDS = {Exit.WON: "won", Exit.SLOWER: "slower"}\nCOUNTS = {Exit.WON: 1, Exit.SLOWER: 2}\n')
+    assert word_tables(module) == [1]

@@ -35,9 +35,10 @@ from boosttune.errors import ConfigError, DataError
 from boosttune.evaluation.job import TIE, break_even_steps, compile_charges, job_seconds, planned_epochs
 from boosttune.evaluation.results import build_results_table, canonical_json, finite, table_objective
 from boosttune.evaluation.handoff import MIN_P_ACCEPTABLE, Choice, choose, prospect, search_noise
-from boosttune.evaluation.race import REFERENCE_NOISE, Exit, Noise, Race, RaceRules
+from boosttune.evaluation.decisions import Exit, VerdictCode
+from boosttune.evaluation.race import REFERENCE_NOISE, Noise, Race, RaceRules
 from boosttune.evaluation.select import Tolerance
-from boosttune.evaluation.stats import Interval, VerdictCode, paired_delta, paired_ratio, ratio_interval, verdict
+from boosttune.evaluation.stats import Interval, paired_delta, paired_ratio, ratio_interval, verdict
 from boosttune.execution.runs import FINISHED, RecordStore, RunRecord, RunSpec
 from boosttune.objective import ACCURACY, Objective
 

@@ -58,33 +58,14 @@ import numpy as np
 from scipy import stats as _st
 
 from boosttune.errors import ConfigError
+from boosttune.evaluation.decisions import Exit
 from boosttune.evaluation.race_model import Fit, RecordCheck, check_record, fit, pooled_sd, t_quantile
 
-__all__ = ["Bounds", "Exit", "Noise", "REFERENCE_NOISE", "Race", "RaceRules", "Standing", "claim_level"]
+__all__ = ["Bounds", "Noise", "REFERENCE_NOISE", "Race", "RaceRules", "Standing", "claim_level"]
 
 DROP_PRIOR_DF = 4  # the weight of the measured noise in a drop when the race has measured little itself
 UNCHECKED_WEIGHT = 0  # a record's most weight in a claim before the race's runs can check it (CHECK_MIN_DF)
 FUTILITY_LEVEL = 0.2  # one-sided: the optimistic bound a candidate must be unable to show from to be stopped
-
-
-class Exit:
-    """Why a candidate left the race (``race_exit`` in summary.csv)."""
-
-    RACING = "racing"
-    WON = "won"  # shown faster and non-inferior
-    SLOWER = "slower"
-    TOO_LOSSY = "too_lossy"
-    BEHIND = "behind"  # shown slower than a winner: cannot be the answer
-    UNDECIDED = "undecided"  # max_seeds reached
-    BUDGET = "budget"  # the budget could not pay for another round
-    FUTILE = "futile"  # even at its optimistic bound it needs more seeds than the budget and the seed cap leave
-
-    # a drop claims nothing (it stops spending on a recipe at a laxer, one-sided 90% bound): "likely", not "shown"
-    TEXT = {RACING: "still racing", WON: "shown faster and non-inferior", SLOWER: "dropped: likely slower than the baseline",
-            TOO_LOSSY: "dropped: likely beyond the margin",
-            BEHIND: "dropped: likely slower than a winner, so it cannot be the answer",
-            UNDECIDED: "undecided at the seed cap", BUDGET: "undecided when the budget ran out",
-            FUTILE: "stopped: it cannot be decided within what the budget and the seed cap leave"}
 
 
 @dataclass(frozen=True)

@@ -16,23 +16,11 @@ from scipy import stats as _st
 
 from boosttune.config.experiment import RECOMMENDED_SEEDS
 from boosttune.errors import ConfigError
+from boosttune.evaluation.decisions import VerdictCode
 from boosttune.objective import ACCURACY, Objective
 
-__all__ = ["AccuracyClass", "Interval", "SpeedClass", "Verdict", "VerdictCode", "mean_interval", "ratio_interval",
+__all__ = ["AccuracyClass", "Interval", "SpeedClass", "Verdict", "mean_interval", "ratio_interval",
            "paired_delta", "paired_ratio", "seeds_to_show_noninferiority", "verdict", "RECOMMENDED_SEEDS"]
-
-
-class VerdictCode:
-    """A recipe's verdict for programs: ``Verdict.code`` and the ``verdict`` column of summary.csv (on disk)."""
-
-    FASTER = "faster"  # faster, objective within max_drop shown
-    FASTER_CONSISTENT = "faster_noninferiority_consistent"  # faster, within max_drop on average, not shown
-    FASTER_TOO_LOSSY = "faster_too_lossy"  # faster, but loses more than max_drop
-    SLOWER = "slower"
-    NOT_FASTER = "not_faster"  # speed not separable from the baseline's
-    INCONCLUSIVE = "inconclusive"  # fewer than 2 paired seeds
-    BASELINE = "baseline"  # the baseline's own row
-    NO_DATA = "no_data"  # no round where both the recipe and the baseline finished
 
 
 class SpeedClass:

@@ -26,15 +26,15 @@ from boosttune.evaluation.confirm import (
     summarize,
     with_job_figures,
 )
-from boosttune.evaluation.race import Exit, Race, RaceRules
+from boosttune.evaluation.decisions import SHORT, Exit, decision_words
+from boosttune.evaluation.race import Race, RaceRules
 from boosttune.evaluation.results import finite, fmt, from_accuracy_schema, with_later_columns
 from boosttune.evaluation.select import Tolerance
-from boosttune.objective import ACCURACY, Objective
-from boosttune.evaluation.stats import VerdictCode
+from boosttune.objective import Objective
 from boosttune.execution.runs import RunRecord
 from boosttune.files import write_atomically
 
-__all__ = ["CONFIRM_NAME", "SUMMARY_NAME", "Confirmed", "DECISION_SHORT", "decision_words", "format_confirmed", "load_confirmed",
+__all__ = ["CONFIRM_NAME", "SUMMARY_NAME", "Confirmed", "format_confirmed", "load_confirmed",
            "job_words", "save_confirmed"]
 
 CONFIRM_NAME, SUMMARY_NAME, RACE_NAME = "confirm", "summary.csv", "race.json"
@@ -98,27 +98,6 @@ def _with_race(summary: pd.DataFrame, runs: pd.DataFrame, rules: RaceRules | Non
         summary.at[i, "verdict_text"] = _decision_text(summary.loc[i], standing, decided, rules is not None,
                                                        max_drop, objective)
     return summary, race
-
-
-DECISION_SHORT = {Exit.WON: "won: faster, within the margin", Exit.SLOWER: "dropped: slower",
-                  Exit.TOO_LOSSY: "dropped: too lossy", Exit.BEHIND: "dropped: behind a winner",
-                  Exit.UNDECIDED: "undecided (seed cap)", Exit.BUDGET: "undecided (budget ran out)", Exit.FUTILE: "undecided (futile)", Exit.RACING: "undecided (stopped)",
-                  VerdictCode.BASELINE: "the baseline", VerdictCode.NO_DATA: "no data"}
-
-
-def decision_words(code: str, objective: Objective = ACCURACY, max_drop: float | None = None) -> str:
-    """A summary's verdict (the decision) in a few words; the margin named when given."""
-    margin = f"{max_drop:.3g} {objective.unit}" if max_drop is not None else "the margin"
-    return {Exit.WON: f"shown faster, and {objective.noun} within {margin} of the baseline's shown",
-            Exit.SLOWER: "dropped: likely slower than the baseline",
-            Exit.TOO_LOSSY: f"dropped: likely loses more {objective.noun} than {margin}",
-            Exit.BEHIND: "dropped: likely slower than a recipe that won, so it cannot be the answer",
-            Exit.UNDECIDED: "not decided at the seed cap",
-            Exit.BUDGET: "not decided: the budget ran out",
-            Exit.FUTILE: "not decided: stopped, it could not be decided within the budget and the seed cap",
-            Exit.RACING: "not decided: the race was stopped",
-            VerdictCode.BASELINE: "the baseline itself",
-            VerdictCode.NO_DATA: "no paired run finished"}.get(code, code)
 
 
 def _decision_text(row: pd.Series, standing, decided: int | None, raced: bool, max_drop: float,
@@ -215,7 +194,7 @@ def format_confirmed(summary: pd.DataFrame) -> str:
         delta = (f"{fmt(row.objective_gain, spec)} [{fmt(row.objective_gain_ci_low, spec)}, "
                  f"{fmt(row.objective_gain_ci_high, spec)}]")
         lines.append(f"{str(row.recipe)[:23]:<24}{int(row.n_seeds):>6}  {job:<26}{speed:<26}"
-                     f"{fmt(row.e2e_speedup, '.2f'):>7}  {delta:<26}  {DECISION_SHORT.get(str(row.verdict), str(row.verdict))}")
+                     f"{fmt(row.e2e_speedup, '.2f'):>7}  {delta:<26}  {SHORT.get(str(row.verdict), str(row.verdict))}")
     lines.append("")
     lines += [f"{row.recipe}: {row.verdict_text}" for row in summary.itertuples() if row.recipe != BASELINE_NAME]
     planned = [int(x) for x in summary.get("planned_epochs", pd.Series(dtype=float)) if finite(x)]

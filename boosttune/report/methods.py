@@ -17,9 +17,8 @@ import pandas as pd
 
 from boosttune.algorithms.base import CardMatch
 from boosttune.errors import DataError
-from boosttune.evaluation.race import Exit
+from boosttune.evaluation.decisions import Exit, VerdictCode, card_words
 from boosttune.evaluation.results import finite, fmt
-from boosttune.evaluation.stats import VerdictCode
 from boosttune.execution.provenance import load_run_info
 from boosttune.files import claim_output_folder, write_atomically
 from boosttune.objective import ACCURACY, Objective
@@ -77,6 +76,11 @@ def card_figures(key: str, summary: pd.DataFrame, runs: pd.DataFrame, left_out: 
     return CardFigures(rows, tuple(unsupported), tuple(collapsed))
 
 
+# Decisions a card states even without a speed interval; any other code without one is "not judged".
+_JUDGED_ON_ONE_SEED = (VerdictCode.FASTER, Exit.WON, VerdictCode.FASTER_CONSISTENT, VerdictCode.FASTER_TOO_LOSSY,
+                       Exit.TOO_LOSSY, VerdictCode.SLOWER, Exit.SLOWER)
+
+
 def verdict_line(figures: CardFigures, max_drop: float, obj: Objective = ACCURACY) -> str:
     """The card's verdict in one line, from the measured rows (best first) or why nothing was measured."""
     rows = figures.rows
@@ -95,20 +99,10 @@ def verdict_line(figures: CardFigures, max_drop: float, obj: Objective = ACCURAC
         if obj.fraction and (broke[0] or (finite(r["objective_gain"]) and r["objective_gain"] < -_COLLAPSE_PT)):
             judged = (f"broke training here ({broke[0]} of {broke[1]} seeds lost more than {_COLLAPSE_PT:g} pt)"
                       if broke[1] else "broke training here")
-        elif code in (VerdictCode.FASTER, Exit.WON):
-            judged = "helped here"
-        elif code == VerdictCode.FASTER_CONSISTENT:
-            judged = f"helped here ({obj.noun} within the margin on average, not shown)"
-        elif code in (VerdictCode.FASTER_TOO_LOSSY, Exit.TOO_LOSSY):
-            judged = f"lost more than {max_drop:.3g} {obj.unit} here"
-        elif code in (VerdictCode.SLOWER, Exit.SLOWER):
-            judged = "did not help here: slower than O0"
-        elif code in (VerdictCode.INCONCLUSIVE, VerdictCode.NO_DATA) or not finite(r["speedup_ci_low"]):
-            judged = "not judged: fewer than 2 paired seeds"
-        elif code in (Exit.UNDECIDED, Exit.BUDGET, Exit.FUTILE, Exit.RACING):
-            judged = "not decided here on these seeds"
+        elif finite(r["speedup_ci_low"]) or code in _JUDGED_ON_ONE_SEED:
+            judged = card_words(code, obj, max_drop)
         else:
-            judged = "did not help here: no speed-up separable from noise"
+            judged = card_words(VerdictCode.INCONCLUSIVE, obj, max_drop)
         parts.append(f"{r['recipe']}: {judged}, {speed}, {delta}")
     return "; ".join(parts)
 

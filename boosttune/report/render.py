@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.offline
 
 from boosttune.evaluation.results import FINISHED, finite, fmt
-from boosttune.evaluation.summary import decision_words
+from boosttune.evaluation.decisions import decision_words
 from boosttune.files import write_atomically
 from boosttune.report import figures
 from boosttune.report.inputs import ReportInputs

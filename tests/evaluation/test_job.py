@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from boosttune.evaluation.confirm import BASELINE_NAME, Candidate, run_paired, run_race
-from boosttune.evaluation.race import Exit, RaceRules
+from boosttune.evaluation.decisions import Exit
+from boosttune.evaluation.race import RaceRules
 from boosttune.evaluation.job import TIE, break_even_steps, compile_charges, job_seconds, planned_epochs
 from boosttune.evaluation.summary import save_confirmed
 from boosttune.execution.runs import RecordStore, RunRecord, RunSpec

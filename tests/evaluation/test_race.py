@@ -17,7 +17,8 @@ import pytest
 from boosttune.errors import ConfigError
 from boosttune.evaluation import race as race_module
 from boosttune.evaluation.confirm import BASELINE_NAME, Candidate, confirm_table, replay_race, run_race
-from boosttune.evaluation.race import Exit, Race, RaceRules, claim_level
+from boosttune.evaluation.decisions import Exit
+from boosttune.evaluation.race import Race, RaceRules, claim_level
 from boosttune.execution.runs import RecordStore, RunRecord
 from tests.helpers.benchmark_scripts import load_benchmark
 

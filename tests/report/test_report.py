@@ -46,7 +46,7 @@ def test_scatter_is_speedup_vs_accuracy_points_with_front_band_and_confirmed_int
 def test_one_decision_per_recipe_in_the_answer_the_tables_and_the_figure(tmp_path, search, confirmed):
     """The page reads the confirm stage's one decision everywhere: the answer table, the summary table, the
     figure's hover and the text in full say the same words, and no second verdict (a paired test's) appears."""
-    from boosttune.evaluation.summary import decision_words
+    from boosttune.evaluation.decisions import decision_words
 
     inputs = report_inputs(search, confirmed)
     _, md_path = write_report(inputs, tmp_path)

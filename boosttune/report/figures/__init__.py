@@ -18,7 +18,7 @@ from boosttune.report.figures.apply import ApplyInfo, apply_info
 from boosttune.report.figures.claims import CLAIMS, ClaimInfo, claims_info, judge_claim
 from boosttune.report.figures.curves import CurveInfo, CurveSeries, curves_info, draw_curves
 from boosttune.report.figures.failures import FailedRun, failures_info
-from boosttune.report.figures.header import HeaderInfo, header_info, verdict_words
+from boosttune.report.figures.header import HeaderInfo, header_info
 from boosttune.report.figures.hypervolume import HypervolumeInfo, draw_hypervolume, hypervolume_info
 from boosttune.report.figures.importance import ImportanceInfo, draw_importance, importance_info
 from boosttune.report.figures.parallel import ParallelInfo, draw_parallel, parallel_info
@@ -38,7 +38,6 @@ __all__ = [
     "TimelineBar", "TimelineInfo",
     "ablation_info", "answer_info", "apply_info", "claims_info", "confirmed_points", "curves_info", "failures_info", "header_info",
     "hypervolume_info", "importance_info", "judge_claim", "parallel_info", "scatter_info", "timeline_info",
-    "verdict_words",
     "draw_ablation", "draw_curves", "draw_hypervolume", "draw_importance", "draw_parallel", "draw_scatter",
     "draw_timeline",
 ]

@@ -8,9 +8,8 @@ import math
 from typing import NamedTuple
 
 from boosttune.evaluation.confirm import BASELINE_NAME
-from boosttune.evaluation.race import Exit
+from boosttune.evaluation.decisions import Exit, decision_words
 from boosttune.evaluation.results import finite
-from boosttune.evaluation.summary import decision_words
 from boosttune.report.inputs import ReportInputs
 
 __all__ = ["AnswerInfo", "AnswerRow", "answer_info"]

@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from boosttune.evaluation.race import Exit
+from boosttune.evaluation.decisions import DROPPED
 from boosttune.evaluation.results import FINISHED, finite, fmt
 from boosttune.report.inputs import ReportInputs
 
@@ -15,9 +15,6 @@ __all__ = ["CLAIMS", "ClaimInfo", "claims_info", "judge_claim"]
 # MindSpore's own claims for its presets (mindspore.boost docs): speed-up and the accuracy loss allowed, points.
 CLAIMS = {"O1": (1.20, 0.0, "~20% faster at equal accuracy"), "O2": (1.30, 3.0, "~30% faster at < 3 pt loss")}
 
-
-_DROPPED = {Exit.SLOWER: "the confirm stage dropped it as likely slower than the baseline",
-            Exit.BEHIND: "the confirm stage dropped it as likely slower than the recipe that won"}
 
 
 class ClaimInfo(NamedTuple):
@@ -44,8 +41,8 @@ def claims_info(inputs: ReportInputs) -> tuple[ClaimInfo, ...]:
                     f"), {int(row['n_seeds'])} paired seeds")
         allowed = (max(loss_pt, inputs.max_drop) if loss_pt == 0 else loss_pt) if obj.fraction else inputs.max_drop
         judged = judge_claim(row, speed, allowed, obj.unit)
-        if str(row.get("verdict")) in _DROPPED and not judged.startswith("does not hold"):  # never contradict it
-            judged = f"does not hold here: {_DROPPED[str(row['verdict'])]}"
+        if str(row.get("verdict")) in DROPPED and not judged.startswith("does not hold"):  # never contradict it
+            judged = f"does not hold here: {DROPPED[str(row['verdict'])]}"
         out.append(ClaimInfo(level, claim, measured, judged))
     return tuple(out)
 

@@ -10,36 +10,13 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from boosttune.evaluation.results import finite, fmt
-from boosttune.evaluation.race import Exit
-from boosttune.evaluation.stats import VerdictCode
 from boosttune.evaluation.job import TIE
-from boosttune.evaluation.summary import decision_words, job_words
-from boosttune.objective import ACCURACY, Objective
+from boosttune.evaluation.decisions import decision_words
+from boosttune.evaluation.summary import job_words
 from boosttune.report.inputs import ReportInputs
 from boosttune.report.recipes import describe_recipe, recipe_of
 
-__all__ = ["HeaderInfo", "header_info", "verdict_words"]
-
-_VERDICT_WORDS = {
-    VerdictCode.FASTER: "faster, and accuracy within the margin is shown",
-    VerdictCode.FASTER_CONSISTENT: "faster; the accuracy is within the margin on average, not yet shown",
-    VerdictCode.FASTER_TOO_LOSSY: "faster, but loses more accuracy than the margin allows",
-    VerdictCode.SLOWER: "slower than O0",
-    VerdictCode.NOT_FASTER: "not shown faster than O0",
-    VerdictCode.INCONCLUSIVE: "too few seeds to judge",
-    VerdictCode.BASELINE: "the baseline itself",
-    VerdictCode.NO_DATA: "no paired run finished",
-}
-
-
-def verdict_words(code: str, objective: Objective = ACCURACY) -> str:
-    """A verdict code in words, naming the objective: the confirm stage's decision (a summary's ``verdict``), or a
-    paired test's :class:`~boosttune.evaluation.stats.VerdictCode`."""
-    if code in Exit.TEXT:
-        return decision_words(code, objective)
-    words = _VERDICT_WORDS.get(code, code)
-    return words if objective == ACCURACY else words.replace("accuracy", objective.noun)
-
+__all__ = ["HeaderInfo", "header_info"]
 
 class HeaderInfo(NamedTuple):
     answer: str  # the answer in one sentence

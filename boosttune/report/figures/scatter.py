@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from boosttune.evaluation.results import FINISHED, PARAM_PREFIX, baseline_row, finite, fmt
-from boosttune.evaluation.summary import decision_words
+from boosttune.evaluation.decisions import decision_words
 from boosttune.objective import ACCURACY, Objective
 from boosttune.pareto import non_dominated
 from boosttune.report.figures._common import (

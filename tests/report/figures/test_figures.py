@@ -9,6 +9,7 @@ import math
 import pandas as pd
 import pytest
 
+from boosttune.evaluation.decisions import decision_words
 from boosttune.evaluation.results import build_results_table
 from boosttune.objective import Objective
 from boosttune.report import ReportInputs, figures, recipes
@@ -207,7 +208,7 @@ def test_header_of_a_search_names_the_candidate_and_its_recipe(small):
     assert header.recipe == "t2" and header.verdict == "search_only"
     assert header.answer.startswith("Candidate t2: 1.10x at +0.50 accuracy points on one seed")
     assert dict(header.facts)["recommended recipe"] == "boost_level O0: momentum lr 0.1 constant"
-    assert figures.verdict_words("faster_too_lossy", MAE) == "faster, but loses more val_mae than the margin allows"
+    assert decision_words("faster_too_lossy", MAE) == "faster, but loses more val_mae than the margin allows"
 
 
 def test_claims_without_paired_seeds_say_what_the_search_measured_or_why_not():
