@@ -92,15 +92,15 @@ def _run(config: ExperimentConfig, started: Started, base: dict[str, Any], *, re
         with _stage("baseline", times, log):
             baseline = train_baseline(config, ctx, base, started.output, started.train, log)
         note = judge_baseline(baseline, facts.objective, config, facts.steps_per_epoch(config.recipe.epochs), log)
+        max_drop = _max_drop(config, facts, baseline, started.output, log)
         start = plan_start(config, started.output, started.report, ctx, base, slow, log)
-        setup = search_setup(config, started, facts, ctx, base, baseline, start, log)
+        setup = search_setup(config, started, facts, ctx, base, baseline, start, max_drop.resolved(), log)
         if pool is not None:
             pool.ensure(setup.max_concurrent)
             setup = replace(setup, pool=started.client)
         with _stage("search", times, log):
             outcome = run_search(config, started.output, setup=setup, points=start.points, resume=resume, log=log)
         table = _search_table(outcome, started, log)
-        max_drop = Tolerance(facts.objective, config.max_drop, MAX_DROP)  # the model's objective, known typed
         confirm = None
         if config.confirm_seeds and not outcome.aborted_reason:
             with _stage("confirm", times, log):
@@ -109,6 +109,19 @@ def _run(config: ExperimentConfig, started: Started, base: dict[str, Any], *, re
         result = _finish(config, started.output, table, max_drop, confirm, outcome.aborted_reason)
     result.stage_s, result.baseline_note, result.left_out = times, note, {**slow, **outcome.left_out}
     return result
+
+
+def _max_drop(config: ExperimentConfig, facts: ModelFacts, baseline: RunRecord, output: Path,
+              log: Callable[[str], None]) -> Tolerance:
+    """The one tolerance of the run: ``max_drop`` on the model's objective, resolved once against the baseline stage's
+    run and recorded (``max_drop_resolved`` in run_info.json), so a folder read later is judged at the same number."""
+    objective = facts.objective
+    max_drop = Tolerance(objective, config.max_drop, MAX_DROP).fixed_at(baseline.metrics.get("objective_value"))
+    if config.max_drop is None and not objective.fraction:
+        log(f"max_drop: {max_drop.given:.4g} {objective.unit} ({MAX_DROP:g}% of the baseline's {objective.label}; "
+            "set max_drop in its units to choose)")
+    record_run_info(output, max_drop_resolved=max_drop.given)
+    return max_drop
 
 
 @contextmanager

@@ -659,3 +659,36 @@ def test_the_decision_rule_catches_a_second_table(tmp_path):
     module = tmp_path / "words.py"
     module.write_text('WORDS = {Exit.WON: "won", Exit.SLOWER: "slower"}\nCOUNTS = {Exit.WON: 1, Exit.SLOWER: 2}\n')
     assert word_tables(module) == [1]
+
+
+# Where a run's max_drop is resolved: once, where the run starts (issue 41: it was resolved again at about eleven
+# places, and a non-fraction metric's search and confirm stage used different numbers).
+TOLERANCE_OWNERS = {"boosttune.experiment", "boosttune.bench"}  # read config.max_drop and resolve it, once
+TOLERANCE_MATH = {"boosttune.objective", "boosttune.evaluation.select"}  # Objective.tolerance, Tolerance
+
+
+def tolerance_reads(path: Path) -> list[str]:
+    """``config.max_drop`` read, or ``.tolerance(...)`` called on a max_drop: where a module resolves it itself."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if (isinstance(node, ast.Attribute) and node.attr == "max_drop" and isinstance(node.value, ast.Name)
+                and node.value.id == "config"):
+            found.append(f"{node.lineno}: reads config.max_drop")
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "tolerance"
+                and node.args and "max_drop" in ast.unparse(node.args[0])):
+            found.append(f"{node.lineno}: resolves a max_drop with .tolerance()")
+    return found
+
+
+def test_the_max_drop_is_resolved_where_the_run_starts_and_nowhere_else():
+    elsewhere = [f"{MODULES[m].relative_to(ROOT)}:{hit}" for m in MODULES if m not in TOLERANCE_OWNERS | TOLERANCE_MATH
+                 for hit in tolerance_reads(MODULES[m])]
+    assert not elsewhere, ("take the run's resolved tolerance (a Tolerance, or its number) from the stage that "
+                           "started the run:\n" + "\n".join(elsewhere))
+    assert any(tolerance_reads(MODULES[m]) for m in TOLERANCE_OWNERS)
+
+
+def test_the_tolerance_rule_catches_a_stage_that_resolves_its_own(tmp_path):
+    module = tmp_path / "stage.py"
+    module.write_text("def f(config, objective, base):\n    return objective.tolerance(config.max_drop, 1.0, base)\n")
+    assert sorted(tolerance_reads(module)) == ["2: reads config.max_drop", "2: resolves a max_drop with .tolerance()"]

@@ -222,9 +222,11 @@ def recorded_max_drop(folder: str | Path) -> tuple[float | None, float]:
     """
     folder = Path(folder)
     try:
-        recorded = json.loads((folder / "run_info.json").read_text()).get("max_drop_default")
-    except (OSError, ValueError, AttributeError):
-        recorded = None
+        info = json.loads((folder / "run_info.json").read_text())
+    except (OSError, ValueError):
+        info = {}
+    info = info if isinstance(info, dict) else {}
+    recorded, resolved = info.get("max_drop_default"), info.get("max_drop_resolved")
     for name in ("bench.json", "experiment.json"):
         default = recorded if isinstance(recorded, (int, float)) else LEGACY_MAX_DROP[name]
         if (folder / name).is_file():
@@ -234,7 +236,10 @@ def recorded_max_drop(folder: str | Path) -> tuple[float | None, float]:
                 document = {}
             if not isinstance(document, dict):
                 document = {}
-            return document.get("max_drop", document.get("max_accuracy_drop_pt")), default
+            given = document.get("max_drop", document.get("max_accuracy_drop_pt"))
+            if given is None and isinstance(resolved, (int, float)) and not isinstance(resolved, bool):
+                given = float(resolved)  # the number the run resolved once (a share of its baseline's value)
+            return given, default
     return None, MAX_DROP
 
 

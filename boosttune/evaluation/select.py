@@ -59,6 +59,11 @@ class Tolerance:
         """``value`` itself, or a tolerance given as a number (None: ``default``) on ``table``'s own objective."""
         return value if isinstance(value, Tolerance) else cls.from_table(table, value, default)
 
+    def fixed_at(self, baseline_value: Any) -> Tolerance:
+        """This tolerance resolved once, against the baseline the experiment trained first: every stage after it
+        (search, confirm, summary, export, report) then reads the same number, whatever baseline runs it sees."""
+        return Tolerance(self.objective, self.resolved(baseline_value), self.default)
+
     def resolved(self, baseline_value: Any = None) -> float:
         """In the objective's gain units, against a baseline whose objective_value is ``baseline_value`` (read only
         for a non-fraction objective without a given value; 0 when it is unknown)."""

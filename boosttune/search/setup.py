@@ -9,7 +9,7 @@ from typing import Any, Callable
 import ray
 
 from boosttune.algorithms.adasum import adasum_applies
-from boosttune.config.experiment import EARLY_STOP_MARGIN, LOSSY_DROP, MAX_DROP, ExperimentConfig
+from boosttune.config.experiment import EARLY_STOP_MARGIN, LOSSY_DROP, ExperimentConfig
 from boosttune.execution.cluster import default_concurrency
 from boosttune.execution.provenance import record_run_info
 from boosttune.execution.runs import RunRecord
@@ -42,15 +42,13 @@ def space_context(config: ExperimentConfig, started: Started, facts: ModelFacts,
 
 
 def search_setup(config: ExperimentConfig, started: Started, facts: ModelFacts, ctx: SpaceContext,
-                 base: dict[str, Any], baseline: RunRecord, start: StartPoints,
+                 base: dict[str, Any], baseline: RunRecord, start: StartPoints, max_drop: float,
                  log: Callable[[str], None]) -> SearchSetup:
-    """What the search needs: the start points, the baseline's figures, the allowed drop, trials at once."""
+    """What the search needs: the start points, the baseline's figures, the allowed drop (``max_drop``: the run's one
+    tolerance, resolved where the experiment starts, in the objective's gain units), trials at once."""
     objective = facts.objective
     base_value = baseline.metrics["objective_value"]
-    drop = objective.tolerance(config.max_drop, MAX_DROP, base_value)
-    if config.max_drop is None and not objective.fraction:
-        log(f"search: max_drop {drop:.4g} {objective.unit} ({MAX_DROP:g}% of the baseline's {objective.label}; "
-            "set max_drop in its units to choose)")
+    drop = max_drop
     return SearchSetup(
         base=base, ctx=ctx, env=started.env, workers=config.workers_per_trial, output=str(started.output),
         presets=start.presets, labels=start.labels, outside=start.outside, objective=objective,

@@ -50,6 +50,8 @@ def test_a_folder_that_left_max_drop_unset_is_judged_at_the_default_of_its_time(
     assert recorded_max_drop(results_dir) == (None, 1.0) and MAX_DROP == 1.0
     assert main(["export", str(results_dir)]) == 0
     assert capsys.readouterr().out.startswith("selected: trial t_00002 is the fastest within 1 pt")
+    record_run_info(results_dir, max_drop_resolved=0.25)  # what a run resolved once: read as the run's own
+    assert recorded_max_drop(results_dir) == (0.25, 1.0)
 
 
 def test_export_from_a_csv_file_with_max_drop_and_output(results_dir, tmp_path, capsys):

@@ -96,6 +96,17 @@ def test_a_tolerance_left_unset_on_another_objective_is_percent_of_the_tables_ow
     assert Tolerance(MAE, None, 10.0).resolved_on(table.iloc[1:]) == 0.0  # no baseline: nothing allowed
 
 
+def test_a_tolerance_fixed_at_the_first_baseline_is_one_number_for_every_later_table(table):
+    """Resolved once where the run starts (the baseline stage's value): the search's table and the confirm stage's
+    paired baselines, with another mean, then read the same number."""
+    fixed = Tolerance(MAE, None, 10.0).fixed_at(0.5)
+    assert fixed.given == pytest.approx(0.05) and fixed.objective == MAE
+    paired = table.copy()
+    paired.loc[paired["trial_id"] == "t_00001", "is_baseline"] = True  # a baseline mean of 0.785, not 0.5
+    assert fixed.resolved_on(table) == fixed.resolved_on(paired) == fixed.resolved() == pytest.approx(0.05)
+    assert Tolerance(ACCURACY, None, 1.0).fixed_at(0.9).given == 1.0  # points for a fraction: no baseline read
+
+
 def test_a_tolerance_from_a_table_takes_the_tables_objective_and_a_carried_one_is_kept(table):
     assert Tolerance.from_table(table, None, 1.0) == Tolerance.of(None, 1.0, table) == Tolerance(ACCURACY, None, 1.0)
     carried = Tolerance(MAE, 0.02, 1.0)
