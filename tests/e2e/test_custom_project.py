@@ -13,6 +13,7 @@ import textwrap
 import pytest
 
 from tests.helpers.example_project import BOOSTTUNE, copy_example, user_env
+from tests.helpers.one_answer import disagreements
 
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
@@ -74,6 +75,9 @@ def test_a_project_outside_the_repository_is_tuned_confirmed_and_exported(user_p
     assert best["confirmed"]["max_drop"] == 0.05
     report = (output / "report.md").read_text()
     assert "val_loss" in report and "val_acc" not in report and "accuracy points" not in report
+    # One answer, one set of numbers: every figure of the decision reads the same on the page, in summary.csv, in
+    # best_recipe.json and in the console.
+    assert disagreements(output, done.stdout) == []
 
     # The exported dict goes into the team's own Model as it is, and MindSpore builds what was measured.
     best = json.loads((output / "best_recipe.json").read_text())
