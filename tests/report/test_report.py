@@ -41,6 +41,10 @@ def test_scatter_is_speedup_vs_accuracy_points_with_front_band_and_confirmed_int
     # a confirmed recipe is linked to its own search trial (one seed) by position; one the search never ran is not
     o1 = {c.recipe: c for c in scatter.confirmed}["O1-equivalent"]
     assert (o1.search_x, o1.search_y) == (pytest.approx(1.28), pytest.approx(-3.0)) and math.isnan(gf.search_x)
+    # The star marks the answer: the confirmed recipe, not the search's best single-seed trial
+    assert not any(p.is_selected for p in scatter.points) and scatter.answer == "grad_freeze p=0.5"
+    stars = [t.name for t in figures.draw_scatter(scatter).data if getattr(t.marker, "symbol", None) == "star"]
+    assert stars == ["grad_freeze p=0.5 (the answer): 5 paired seeds (95% CI)"]
 
 
 def test_one_decision_per_recipe_in_the_answer_the_tables_and_the_figure(tmp_path, search, confirmed):

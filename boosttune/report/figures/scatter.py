@@ -81,6 +81,7 @@ class ScatterInfo(NamedTuple):
     not_plotted: tuple[FailedRun, ...]  # (trial_id, status, reason)
     max_drop: float = 0.0  # the tolerance, in the objective's gain units
     objective: Objective = ACCURACY
+    answer: str = ""  # the run's answer (the recipe best_recipe.json names; O0 when it keeps the baseline)
 
 
 def scatter_info(inputs: ReportInputs) -> ScatterInfo:
@@ -101,7 +102,8 @@ def scatter_info(inputs: ReportInputs) -> ScatterInfo:
     if searched and complete.any():
         on_front[complete] = non_dominated(plotted[x_column].to_numpy(float)[complete],
                                            sign * plotted[y_column].to_numpy(float)[complete])
-    selected = inputs.selection.search_trial
+    # The star marks the answer: the search's pick only when no confirm stage decided (else the confirmed recipe)
+    selected = inputs.selection.search_trial if inputs.confirmed is None else None
     points = tuple(_point(row, x_column, y_column, bool(front), row["trial_id"] == selected)
                    for (_, row), front in zip(plotted.iterrows(), on_front))
     pareto = tuple(sorted(((p.x, p.y) for p in points if p.is_pareto), key=lambda xy: (xy[0], -sign * xy[1])))
@@ -114,7 +116,7 @@ def scatter_info(inputs: ReportInputs) -> ScatterInfo:
         points=points, pareto=pareto, baseline_y=0.0 if relative else None,
         max_drop_y=-max_drop if relative else None,
         selection_reason=_selection_reason(inputs), confirmed=confirmed,
-        not_plotted=failures_info(inputs), max_drop=max_drop, objective=obj,
+        not_plotted=failures_info(inputs), max_drop=max_drop, objective=obj, answer=inputs.selection.recipe,
     )
 
 
@@ -172,7 +174,8 @@ _GROUPS = (  # (legend name, which points, marker); the first name is chosen by 
     ("presets (O1/O2-equivalent)", lambda p: p.is_preset and not p.is_baseline and p.status in _TRAINED,
      dict(symbol="square", size=10, color=ORANGE, opacity=0.85)),
     ("O0 baseline", lambda p: p.is_baseline and p.status in _TRAINED, dict(symbol="diamond", size=12, color=BLACK)),
-    ("best trial of the search (one seed)", lambda p: p.is_selected, dict(symbol="star", size=16, color=RED)),
+    ("the answer: the search's best trial (one seed)", lambda p: p.is_selected and not p.is_baseline,
+     dict(symbol="star", size=16, color=RED)),
 )
 # one colour per confirmed recipe, none of the blue, orange, green, red and grey the search's points and lines use
 CONFIRMED_COLOURS = ("#7b4fa0", "#9d755d", "#1b9e9e", "#d4a017", "#d6609c", "#444444")
@@ -196,7 +199,9 @@ def draw_scatter(info: ScatterInfo) -> go.Figure:
         chosen = [p for p in info.points if keep(p) and p.y >= low]
         if chosen:
             fig.add_trace(go.Scatter(
-                x=[p.x for p in chosen], y=[p.y for p in chosen], mode="markers", name=name or runs_name,
+                x=[p.x for p in chosen], y=[p.y for p in chosen], mode="markers",
+                name=(name or runs_name) + (" (the answer: keep O0)" if name == "O0 baseline" and info.answer == "O0"
+                                            else ""),
                 marker=marker, text=[p.label for p in chosen], hovertext=[_hover(p, obj) for p in chosen],
                 hoverinfo="text"))
     below = [p for p in info.points if p.y < low]
@@ -257,9 +262,11 @@ def _add_confirmed(fig: go.Figure, q: ConfirmedPoint, colour: str, index: int, o
                                  line=dict(color=colour, width=1, dash="dot"), legendgroup=group, showlegend=False,
                                  hoverinfo="skip"))
     fig.add_trace(go.Scatter(
-        x=[q.speedup], y=[q.delta_pt], mode="markers", name=f"{q.recipe}: {q.n_seeds} paired seeds (95% CI)",
+        x=[q.speedup], y=[q.delta_pt], mode="markers",
+        name=f"{q.recipe}{' (the answer)' if q.is_selected else ''}: {q.n_seeds} paired seeds (95% CI)",
         legendgroup=group,
-        marker=dict(symbol="x-thin-open", size=18 if q.is_selected else 13, color=colour, line=dict(width=3)),
+        marker=(dict(symbol="star", size=18, color=colour, line=dict(width=1, color=BLACK)) if q.is_selected
+                else dict(symbol="x-thin-open", size=13, color=colour, line=dict(width=3))),
         error_x=error_bars([q.speedup], [q.speedup_low], [q.speedup_high]) | dict(color=colour),
         error_y=error_bars([q.delta_pt], [q.delta_low_pt], [q.delta_high_pt]) | dict(color=colour),
         hovertext=[f"<b>{html.escape(q.recipe)}</b>: {q.speedup:.3f}x [{q.speedup_low:.2f}, {q.speedup_high:.2f}], "
