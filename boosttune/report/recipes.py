@@ -14,7 +14,7 @@ from boosttune.config.boost import parse_boost_config
 from boosttune.config.recipe import methods_of, short_name
 from boosttune.errors import BoosttuneError
 
-__all__ = ["describe_recipe", "methods_of", "recipe_of", "run_name", "short_name"]
+__all__ = ["describe_recipe", "methods_of", "recipe_of", "recipe_settings", "run_name", "settings_diff", "short_name"]
 
 
 def recipe_of(row: pd.Series) -> dict[str, Any]:
@@ -47,6 +47,47 @@ def describe_recipe(recipe: dict[str, Any]) -> str:
     parts.append(" ".join(str(p) for p in (optimizer.get("name", "momentum"), f"lr {_short(lr)}" if lr else "",
                                              optimizer.get("lr_schedule", "")) if p))
     return f"boost_level {recipe.get('boost_level', 'O0')}: " + " + ".join(parts)
+
+
+_LOSS_SCALE_KNOBS = {"none": (), "fixed": ("loss_scale", "drop_overflow_update"),
+                     "dynamic": ("init_loss_scale", "scale_factor", "scale_window"),
+                     "group": ("init_loss_scale", "scale_factor", "scale_window")}
+_OPTIMIZER_KNOBS = ("name", "learning_rate", "lr_schedule", "momentum", "weight_decay", "warmup_steps")
+
+
+def recipe_settings(recipe: dict[str, Any]) -> dict[str, str]:
+    """Every setting that acts in a recipe, by name, as text: levels, batch and epochs, each applied boost algorithm's
+    knobs (what MindSpore builds, not the unused rest of the dict), the loss scale's knobs for its kind, the optimizer."""
+    out = {"boost_level": str(recipe.get("boost_level", "O0")), "amp_level": str(recipe.get("amp_level", "O0")),
+           "batch_size": str(recipe.get("batch_size")), "epochs": str(recipe.get("epochs"))}
+    try:
+        settings = parse_boost_config(recipe.get("boost_config_dict") or {},
+                                      recipe.get("boost_level") or "O0").effective().settings
+    except BoosttuneError:
+        settings = {}
+    for method, knobs in sorted(settings.items()):
+        for knob, value in sorted((knobs or {}).items()):
+            if knob != "total_steps":  # the run's length: the same for every recipe of a run
+                out[f"{method}.{knob}"] = _short(value)
+    loss_scale = recipe.get("loss_scale") or {}
+    kind = str(loss_scale.get("kind", "none"))
+    out["loss_scale.kind"] = kind
+    for knob in _LOSS_SCALE_KNOBS.get(kind, ()):
+        out[f"loss_scale.{knob}"] = _short(loss_scale.get(knob))
+    optimizer = recipe.get("optimizer") or {}
+    for knob in _OPTIMIZER_KNOBS:
+        if knob in optimizer:
+            out[f"optimizer.{knob}"] = _short(optimizer[knob])
+    return out
+
+
+def settings_diff(recipe: dict[str, Any], baseline: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(setting, O0's value, the recipe's value) for every setting in which ``recipe`` differs from ``baseline``
+    ("off": not set there), in the order :func:`recipe_settings` gives them."""
+    ours, theirs = recipe_settings(recipe), recipe_settings(baseline)
+    names = list(theirs) + [name for name in ours if name not in theirs]
+    return [(name, theirs.get(name, "off"), ours.get(name, "off")) for name in names
+            if theirs.get(name, "off") != ours.get(name, "off")]
 
 
 def _short(value: Any) -> str:

@@ -11,10 +11,10 @@ from typing import Callable, NamedTuple
 import pandas as pd
 import plotly.offline
 
-from boosttune.evaluation.results import FINISHED, finite, fmt
 from boosttune.evaluation.decisions import decision_words
+from boosttune.evaluation.results import FINISHED, finite, fmt
 from boosttune.files import write_atomically
-from boosttune.report import figures
+from boosttune.report import figures, recipes
 from boosttune.report.inputs import ReportInputs
 
 __all__ = ["HTML_NAME", "MARKDOWN_NAME", "Section", "Table", "build_sections", "render_html", "render_markdown",
@@ -82,14 +82,29 @@ def _confirmed(inputs: ReportInputs) -> Section:
             tables=(claims_table,))
     obj = inputs.objective
     text = (f"Paired seeds {list(confirmed.seeds)}: every recipe of a round shares its seed, rounds interleaved. "
-            "Speed-up: geometric mean of per-round throughput ratios (steady state, compile apart); e2e: training "
-            f"time to the baseline's {obj.noun} less the margin, compile included; Δ: better than the baseline by "
-            f"({obj.describe()}). Intervals are 95% ones of the model the decision is taken on (recipe + round, noise "
-            "pooled over the recipes); the decision itself is one-sided, at the level its rules give each look.",)
+            "Each figure has one estimator. Per job (the decision's speed) and Δ (better than the baseline by, "
+            f"{obj.describe()}): the estimates of the model the decision is taken on (recipe + round, noise pooled "
+            "over the recipes), with its 95% intervals. Per step: the geometric mean of the per-round throughput "
+            "ratios (steady state, compile apart), with a paired t interval. Time to target (secondary): training "
+            f"time to the baseline's {obj.noun} less the margin, compile included. The decision itself is one-sided, "
+            "at the level its rules give each look.",)
     details = (*_race_text(confirmed),
                *[f"{r['recipe']}: {r['verdict_text']}" for _, r in confirmed.summary.iterrows() if r["recipe"] != "O0"])
-    return Section("confirmed", "Confirmed over paired seeds", text, tables=(_summary_table(inputs), claims_table),
+    return Section("confirmed", "Confirmed over paired seeds", text,
+                   tables=(_summary_table(inputs), _settings_table(confirmed), claims_table),
                    details=details, details_title="Every recipe's decision in full, and the race's rules")
+
+
+def _settings_table(confirmed) -> Table:
+    """Each raced recipe's settings against O0's: only what differs, so a name never hides a setting."""
+    runs = confirmed.runs
+    first = {str(name): recipes.recipe_of(group.iloc[0]) for name, group in runs.groupby("recipe", sort=False)}
+    baseline = first.get("O0", {})
+    rows = tuple((name if i == 0 else "", setting, base, value)
+                 for name in confirmed.summary["recipe"] if name != "O0" and str(name) in first
+                 for i, (setting, base, value) in enumerate(recipes.settings_diff(first[str(name)], baseline)))
+    return Table(("recipe", "setting", "O0", "this recipe"), rows,
+                 "What each raced recipe changes from O0 (every setting that differs; the rest is O0's)")
 
 
 def _race_text(confirmed) -> tuple[str, ...]:

@@ -21,6 +21,16 @@ from tests.helpers.records import RAY_VERSION, sample_records
 
 # --- figure data ---------------------------------------------------------------------------------------
 
+def test_the_confirmed_section_lists_what_each_raced_recipe_changes_from_o0(search, confirmed):
+    from boosttune.report.render import build_sections
+
+    section = next(s for s in build_sections(report_inputs(search, confirmed, max_drop=0.5)) if s.anchor == "confirmed")
+    table = next(t for t in section.tables if t.headers == ("recipe", "setting", "O0", "this recipe"))
+    named = [row[0] for row in table.rows if row[0]]
+    assert named and "O0" not in named and all(row[2] != row[3] for row in table.rows)
+    assert any(row[1] == "boost_level" and row[3] in ("O1", "O2") for row in table.rows)
+
+
 def test_scatter_is_speedup_vs_accuracy_points_with_front_band_and_confirmed_intervals(search, confirmed):
     scatter = figures.scatter_info(report_inputs(search, confirmed, max_drop=0.5))
     by_id = {p.trial_id: p for p in scatter.points}
