@@ -158,7 +158,9 @@ def test_ablation_takes_paired_figures_and_marks_the_recommended_recipes_methods
 
 def test_hypervolume_grows_in_start_order_and_ends_at_the_fronts(search):
     hv = figures.hypervolume_info(report_inputs(search))
-    assert hv.trial_ids == tuple(f"t_0000{i}" for i in range(6))  # the baseline first: where the search starts
+    assert hv.trial_ids == tuple(f"t_0000{i}" for i in range(1, 6))  # the search's own trials: O0 is where it starts
+    assert ("search", "5 trials after the O0 baseline, one seed each (seed 0)") in \
+        figures.header_info(report_inputs(search)).facts
     assert all(b >= a for a, b in zip(hv.hypervolume, hv.hypervolume[1:]))
     finished = search[search["status"] == "completed"]
     points = list(zip(finished["speedup_vs_baseline"], finished["objective_gain"]))

@@ -9,14 +9,23 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from boosttune.evaluation.results import finite, fmt
-from boosttune.evaluation.job import TIE
 from boosttune.evaluation.decisions import decision_words
+from boosttune.evaluation.job import TIE
+from boosttune.evaluation.results import baseline_row, finite, fmt
 from boosttune.evaluation.summary import job_words
 from boosttune.report.inputs import ReportInputs
 from boosttune.report.recipes import describe_recipe, recipe_of
 
 __all__ = ["HeaderInfo", "header_info"]
+
+def search_count(search: pd.DataFrame) -> str:
+    """The search's trials as its log counts them (the baseline stage's O0 apart, duplicates named)."""
+    base = baseline_row(search)
+    trials = search if base is None else search[search["trial_id"] != base["trial_id"]]
+    duplicates = int((trials["status"] == "duplicate").sum())
+    words = f"{len(trials)} trials" + (f" ({duplicates} a duplicate, not trained again)" if duplicates else "")
+    return words + (" after the O0 baseline" if base is not None else "")
+
 
 class HeaderInfo(NamedTuple):
     answer: str  # the answer in one sentence
@@ -104,7 +113,7 @@ def _facts(inputs: ReportInputs) -> tuple[tuple[str, str], ...]:
                           f"{_first(runs, 'world_size')} worker(s)")]
     if inputs.search is not None:
         seeds = _first(inputs.search, "seed")
-        facts.append(("search", f"{len(inputs.search)} trials, one seed each (seed {seeds})"))
+        facts.append(("search", search_count(inputs.search) + f", one seed each (seed {seeds})"))
     if inputs.confirmed is not None:
         what = "bench" if inputs.kind == "bench" else "confirm stage"
         facts.append((what, f"{inputs.confirmed.summary['recipe'].nunique()} recipes x paired seeds "

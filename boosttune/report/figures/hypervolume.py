@@ -32,9 +32,10 @@ def hypervolume_info(inputs: ReportInputs) -> HypervolumeInfo | None:
     base = None if inputs.search is None else baseline_row(inputs.search)
     if base is None:
         return None
-    ordered = _search_order(inputs.search)
+    search = inputs.search
+    ordered = _search_order(search[search["trial_id"] != base["trial_id"]])  # the search's own trials
     ref = (HV_SPEED_FLOOR, -inputs.objective.tolerance(None, HV_DROP_CEILING_PT, base["objective_value"]))
-    points: list[tuple[float, float]] = []
+    points: list[tuple[float, float]] = [(1.0, 0.0)]  # the baseline stage's O0, where every search starts
     values = []
     for _, row in ordered.iterrows():
         if row["status"] in FINISHED and finite(row["speedup_vs_baseline"]) and finite(row["objective_gain"]):

@@ -79,9 +79,9 @@ def test_scatter_without_a_baseline_takes_raw_values_in_the_objectives_direction
 
 def test_hypervolume_after_each_trial_in_start_order(small):
     hv = figures.hypervolume_info(_inputs(small))
-    assert hv.trial_ids == ("t2", "O0", "t1", "t3") and hv.reference == (0.8, -5.0)
-    # t2 alone: 0.3 x 5.5; O0 adds nothing (t2 dominates it); t1 adds 0.1 x 4; t3 failed.
-    assert hv.hypervolume == pytest.approx((1.65, 1.65, 2.05, 2.05))
+    assert hv.trial_ids == ("t2", "t1", "t3") and hv.reference == (0.8, -5.0)  # the search's trials: O0 apart
+    # t2 alone: 0.3 x 5.5 (it dominates O0, where the search starts); t1 adds 0.1 x 4; t3 failed.
+    assert hv.hypervolume == pytest.approx((1.65, 2.05, 2.05))
 
 
 # --- curves ----------------------------------------------------------------------------------------------------
