@@ -27,6 +27,16 @@ def search_count(search: pd.DataFrame) -> str:
     return words + (" after the O0 baseline" if base is not None else "")
 
 
+def confirmed_count(summary: pd.DataFrame, seeds: tuple[int, ...]) -> str:
+    """How many recipes ran on which paired seeds: each its own number in a race, all of them in fixed rounds."""
+    counts = pd.to_numeric(summary["n_seeds"], errors="coerce").dropna().astype(int)
+    recipes = summary["recipe"].nunique()
+    if counts.empty or counts.min() == counts.max():
+        return f"{recipes} recipes x {len(seeds)} paired seeds {list(seeds)}"
+    return (f"{recipes} recipes on paired seeds {list(seeds)}, from {counts.min()} to {counts.max()} seeds each "
+            "(a race: each recipe's number is in the table)")
+
+
 class HeaderInfo(NamedTuple):
     answer: str  # the answer in one sentence
     recipe: str  # the recipe it recommends (O0 when none qualifies)
@@ -116,8 +126,7 @@ def _facts(inputs: ReportInputs) -> tuple[tuple[str, str], ...]:
         facts.append(("search", search_count(inputs.search) + f", one seed each (seed {seeds})"))
     if inputs.confirmed is not None:
         what = "bench" if inputs.kind == "bench" else "confirm stage"
-        facts.append((what, f"{inputs.confirmed.summary['recipe'].nunique()} recipes x paired seeds "
-                            f"{list(inputs.confirmed.seeds)}"))
+        facts.append((what, confirmed_count(inputs.confirmed.summary, inputs.confirmed.seeds)))
     obj = inputs.objective
     facts.append(("objective", obj.describe()))
     facts.append((f"{obj.noun} margin", f"{inputs.max_drop:.3g} {obj.unit} worse than the O0 baseline"))

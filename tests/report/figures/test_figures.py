@@ -227,3 +227,14 @@ def test_recipe_helpers_read_the_methods_and_describe_them():
     assert recipes.recipe_of(row) == GF and recipes.recipe_of(pd.Series({"recipe_json": "{"})) == {}
     assert recipes.methods_of(recipes.recipe_of(row)) == ("grad_freeze",)
     assert recipes.describe_recipe(RECIPE) == "boost_level O0: momentum lr 0.05"
+
+
+def test_the_confirm_stage_is_counted_per_recipe_when_a_race_gave_each_its_own_seeds():
+    from boosttune.report.figures.header import confirmed_count
+
+    raced = pd.DataFrame({"recipe": ["O0", "a", "b"], "n_seeds": [5, 5, 1]})
+    assert confirmed_count(raced, (1000, 1001, 1002, 1003, 1004)) == (
+        "3 recipes on paired seeds [1000, 1001, 1002, 1003, 1004], from 1 to 5 seeds each (a race: each recipe's "
+        "number is in the table)")
+    fixed = pd.DataFrame({"recipe": ["O0", "a"], "n_seeds": [3, 3]})
+    assert confirmed_count(fixed, (1, 2, 3)) == "2 recipes x 3 paired seeds [1, 2, 3]"
