@@ -194,9 +194,9 @@ def _search(inputs: ReportInputs) -> Section:
         if any(names is not None and "(unset)" in names for _, _, names in parallel.dimensions):
             text.append("Parallel coordinates: one line per trial trained to the end; \"(unset)\" on an axis marks a "
                         "trial that did not draw that knob (its method was off).")
-    left_out = inputs.left_out
+    left_out = _left_out_rows(inputs)
     tables.append(Table(("left out of the search", "why"),
-                        tuple(left_out.items()) or (("nothing", "every knob the device supports was searched"),)))
+                        left_out or (("nothing", "every knob the device supports was searched"),)))
     if inputs.unsupported:
         device = str(inputs.run_info.get("device", "this device")).split(":")[0]
         tables.append(Table((f"not supported on {device} (the probe, on a trial node)", "MindSpore's reason"),
@@ -217,6 +217,20 @@ _TOP = ("trial_id", "label", "status", "boost_level", "amp_level", "loss_scale_k
         "learning_rate", "throughput_sps", "speedup_vs_baseline", "objective_value", "objective_gain", "compile_s")
 _FORMATS = {"throughput_sps": ".1f", "speedup_vs_baseline": ".3f", "objective_value": ".4f", "objective_gain": "+.2f",
             "compile_s": ".2f", "learning_rate": ".4g"}
+
+
+def _left_out_rows(inputs: ReportInputs) -> tuple[tuple[str, str], ...]:
+    """The knobs the search left out, each with why; one a trial ran all the same (a preset, a forced start point)
+    says so, so the table never contradicts the trials table."""
+    ran: dict[str, list[str]] = {}
+    for _, row in inputs.runs.iterrows():
+        settings = recipes.recipe_settings(recipes.recipe_of(row))
+        knobs = {f"amp.{settings['amp_level']}"} | {f"boost.{k.split('.')[0]}" for k in settings if "." in k
+                                                    and not k.startswith(("loss_scale.", "optimizer."))}
+        for knob in knobs:
+            ran.setdefault(knob, []).append(recipes.run_name(row))
+    return tuple((knob, why + (f"; run all the same by {', '.join(sorted(set(ran[knob])))}" if knob in ran else ""))
+                 for knob, why in inputs.left_out.items())
 
 
 def _top_trials(inputs: ReportInputs, top: int = 15) -> Table:

@@ -238,3 +238,18 @@ def test_the_confirm_stage_is_counted_per_recipe_when_a_race_gave_each_its_own_s
         "number is in the table)")
     fixed = pd.DataFrame({"recipe": ["O0", "a"], "n_seeds": [3, 3]})
     assert confirmed_count(fixed, (1, 2, 3)) == "2 recipes x 3 paired seeds [1, 2, 3]"
+
+
+def test_a_knob_left_out_but_run_all_the_same_says_which_trial_ran_it():
+    from boosttune.report.render import build_sections
+
+    amp = make_record("t1", preset="O2-equivalent", level="O2", sps=450.0, acc=0.79)
+    amp["recipe"]["amp_level"] = "O3"
+    table = _table(make_record("O0", preset="O0", sps=500.0, acc=0.800), amp)
+    inputs = ReportInputs(kind="experiment", title="t", max_drop=1.0, search=table,
+                          run_info={"left_out": {"amp.O3": "amp O3: 0.51x O0's throughput, not searched",
+                                                 "amp.O2": "amp O2: 0.46x O0's throughput, not searched"}})
+    search = next(s for s in build_sections(inputs) if s.anchor == "search")
+    rows = dict(next(t for t in search.tables if t.headers[0] == "left out of the search").rows)
+    assert rows["amp.O3"].endswith("not searched; run all the same by O2-equivalent")
+    assert rows["amp.O2"] == "amp O2: 0.46x O0's throughput, not searched"  # nothing ran it
