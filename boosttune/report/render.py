@@ -191,7 +191,7 @@ def _search(inputs: ReportInputs) -> Section:
     parallel = figures.parallel_info(inputs)
     if parallel is not None:
         drawn.append(lambda: figures.draw_parallel(parallel))
-        if any(names is not None and "(unset)" in names for _, _, names in parallel.dimensions):
+        if any(axis.names is not None and "(unset)" in axis.names for axis in parallel.dimensions):
             text.append("Parallel coordinates: one line per trial trained to the end; \"(unset)\" on an axis marks a "
                         "trial that did not draw that knob (its method was off).")
     left_out = _left_out_rows(inputs)

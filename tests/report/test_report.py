@@ -185,7 +185,7 @@ def test_parameter_importance_per_objective_from_optuna(search):
 def test_parallel_coordinates_code_categories_and_end_with_the_objectives(search):
     parallel = figures.parallel_info(report_inputs(search))
     labels = [d[0] for d in parallel.dimensions]
-    assert labels[-2:] == ["speed-up (x)", "accuracy (pt)"] and len(parallel.trial_ids) == 5
+    assert labels[-2:] == ["speed-up (x)", "accuracy (pt)"] and len(parallel.trial_ids) == 4  # not O0, not failed
     switches = dict((d[0], d) for d in parallel.dimensions)["boost.grad_freeze"]
     assert switches[2] == ("(unset)", "True") and set(switches[1]) == {0.0, 1.0}
 

@@ -12,11 +12,18 @@ from boosttune.evaluation.results import PARAM_PREFIX, finite
 from boosttune.report.figures._common import LAYOUT, compared, inert, present, varies
 from boosttune.report.inputs import ReportInputs
 
-__all__ = ["ParallelInfo", "draw_parallel", "parallel_info"]
+__all__ = ["Axis", "ParallelInfo", "draw_parallel", "parallel_info"]
+
+
+class Axis(NamedTuple):
+    label: str
+    values: tuple[float, ...]
+    names: tuple[str, ...] | None  # tick names: a choice's (its values are codes into them) or an integer knob's
+    ticks: tuple[float, ...] | None = None  # where the names go (None: at the codes 0, 1, ...)
 
 
 class ParallelInfo(NamedTuple):
-    dimensions: tuple[tuple[str, tuple[float, ...], tuple[str, ...] | None], ...]  # (label, values, tick names)
+    dimensions: tuple[Axis, ...]
     color: tuple[float, ...]  # speed-up of each trial
     trial_ids: tuple[str, ...]
 
@@ -27,6 +34,7 @@ def parallel_info(inputs: ReportInputs) -> ParallelInfo | None:
     if inputs.search is None:
         return None
     finished = compared(inputs.search)
+    finished = finished[~finished["is_baseline"].astype(bool)]  # O0 draws no knob: it would sit on "(unset)"
     cannot = inert(inputs)
     params = [c for c in finished.columns if c.startswith(PARAM_PREFIX) and varies(finished[c])
               and c.removeprefix(PARAM_PREFIX) not in cannot]
@@ -34,28 +42,35 @@ def parallel_info(inputs: ReportInputs) -> ParallelInfo | None:
         return None
     dimensions = [_dimension(column.removeprefix(PARAM_PREFIX), finished[column]) for column in params]
     speed = tuple(float(v) for v in finished["speedup_vs_baseline"])
-    dimensions.append(("speed-up (x)", speed, None))
+    dimensions.append(Axis("speed-up (x)", speed, None))
     obj = inputs.objective
-    dimensions.append((f"{obj.noun} ({obj.unit})", tuple(float(v) for v in finished["objective_gain"]), None))
+    dimensions.append(Axis(f"{obj.noun} ({obj.unit})", tuple(float(v) for v in finished["objective_gain"]), None))
     return ParallelInfo(tuple(dimensions), speed, tuple(finished["trial_id"].astype(str)))
 
 
-def _dimension(name: str, values: pd.Series) -> tuple[str, tuple[float, ...], tuple[str, ...] | None]:
+def _dimension(name: str, values: pd.Series) -> Axis:
     """A numeric knob as it is; a switch or choice as codes into its sorted names ("(unset)" where not drawn)."""
     numeric = pd.to_numeric(values, errors="coerce")
     if numeric.notna().sum() == values.notna().sum() and values.map(lambda v: not isinstance(v, bool)).all():
-        return name, tuple(float(v) if finite(v) else math.nan for v in numeric), None
+        drawn = tuple(float(v) if finite(v) else math.nan for v in numeric)
+        whole = sorted({int(v) for v in drawn if finite(v)}) if all(
+            float(v).is_integer() for v in drawn if finite(v)) else []
+        if whole and len(whole) <= 12:  # an integer knob: ticks on its values, not at fractions
+            return Axis(name, drawn, tuple(str(v) for v in whole), tuple(float(v) for v in whole))
+        return Axis(name, drawn, None)
     names = sorted({str(v) for v in values if present(v)} | ({"(unset)"} if values.isna().any() else set()))
     codes = tuple(float(names.index(str(v) if present(v) else "(unset)")) for v in values)
-    return name, codes, tuple(names)
+    return Axis(name, codes, tuple(names))
 
 
 def draw_parallel(info: ParallelInfo) -> go.Figure:
     dimensions = []
-    for label, values, names in info.dimensions:
-        dimension = dict(label=label, values=list(values))  # one line: a second would sit on the range's value
-        if names is not None:
-            dimension.update(tickvals=list(range(len(names))), ticktext=list(names))
+    for axis in info.dimensions:
+        # a knob's name over two lines at its dot ("grad_freeze." / "param_groups"): neighbours' titles do not meet
+        dimension = dict(label=axis.label.replace(".", ".<br>", 1), values=list(axis.values))
+        if axis.names is not None:
+            ticks = axis.ticks if axis.ticks is not None else range(len(axis.names))
+            dimension.update(tickvals=list(ticks), ticktext=list(axis.names))
         dimensions.append(dimension)
     fig = go.Figure(go.Parcoords(line=dict(color=list(info.color), colorscale="Viridis", showscale=True,
                                            colorbar=dict(title="speed-up")), dimensions=dimensions,

@@ -151,8 +151,8 @@ def test_importance_gives_no_share_to_a_knob_the_device_cannot_act_on_and_needs_
     importance = figures.importance_info(inputs)
     assert all("less_bn.gc_flag" not in dict(scores) for _, scores in importance.objectives)
     assert importance.left_out == (("less_bn.gc_flag", "Unsupported op [Centralization] on CPU"),)
-    assert "less_bn.gc_flag" not in {label for label, _, _ in figures.parallel_info(inputs).dimensions}
-    assert "less_bn.gc_flag" in {label for label, _, _ in figures.parallel_info(_inputs(table)).dimensions}
+    assert "less_bn.gc_flag" not in {axis.label for axis in figures.parallel_info(inputs).dimensions}
+    assert "less_bn.gc_flag" in {axis.label for axis in figures.parallel_info(_inputs(table)).dimensions}
     few = figures.importance_info(_inputs(_table(*records[:6])))
     assert isinstance(few, str) and "5 search trial(s) trained to the end" in few and "10 are needed" in few
 
@@ -161,13 +161,21 @@ def test_importance_gives_no_share_to_a_knob_the_device_cannot_act_on_and_needs_
 
 def test_parallel_dimensions_are_the_knobs_as_values_or_codes_then_the_objectives(small):
     parallel = figures.parallel_info(_inputs(small))
-    dims = {label: (values, names) for label, values, names in parallel.dimensions}
-    assert parallel.trial_ids == ("O0", "t1", "t2")  # the failed t3 has no figures
-    assert dims["boost.grad_freeze"] == ((0.0, 1.0, 0.0), ("(unset)", "True"))
+    dims = {axis.label: (axis.values, axis.names) for axis in parallel.dimensions}
+    assert parallel.trial_ids == ("t1", "t2")  # the failed t3 has no figures; O0 draws no knob, so no line
+    assert dims["boost.grad_freeze"] == ((1.0, 0.0), ("(unset)", "True"))
     # a number drawn by one trial only never varied: no axis (and no range invented for it)
     assert "optimizer.learning_rate" not in dims and "grad_freeze.freeze_p" not in dims
-    assert dims["speed-up (x)"][0] == pytest.approx((1.0, 1.2, 1.1)) and parallel.color == dims["speed-up (x)"][0]
-    assert dims["accuracy (pt)"][0] == pytest.approx((0.0, -1.0, 0.5))
+    assert dims["speed-up (x)"][0] == pytest.approx((1.2, 1.1)) and parallel.color == dims["speed-up (x)"][0]
+    assert dims["accuracy (pt)"][0] == pytest.approx((-1.0, 0.5))
+
+
+def test_an_integer_knob_is_ticked_at_its_values_not_at_fractions():
+    from boosttune.report.figures.parallel import _dimension
+
+    axis = _dimension("grad_freeze.param_groups", pd.Series([2, 10, 4, None]))
+    assert axis.names == ("2", "4", "10") and axis.ticks == (2.0, 4.0, 10.0)
+    assert _dimension("grad_freeze.freeze_p", pd.Series([0.3, 0.5])).names is None
 
 
 # --- timeline and failures -------------------------------------------------------------------------------------
