@@ -248,7 +248,7 @@ def replay(strategy: Strategy, table: Table, ctx, base: dict[str, Any], budget: 
     """One search of ``budget`` trials (its start points and sampler set up for that), continued to ``n_trials``."""
     import optuna
 
-    from boosttune.search.start import StartPoints, start_points
+    from boosttune.search.start_points import StartPoints, start_points
     from boosttune.search.tune import make_sampler, startup_trials
     from boosttune.space import searchable, suggest_recipe
 

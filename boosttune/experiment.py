@@ -2,7 +2,7 @@
 confirm, results table, best recipe, report.
 
 Each stage's policy lives in its package: the start-up in :mod:`boosttune.execution.start`, the baseline in
-:mod:`boosttune.evaluation.baseline`, the start points and the search's setup in :mod:`boosttune.search.start` and
+:mod:`boosttune.evaluation.baseline`, the start points and the search's setup in :mod:`boosttune.search.start_points` and
 :mod:`boosttune.search.setup`, the confirm stage in :mod:`boosttune.evaluation.confirm_stage`. Every stage's runs are
 run records (:mod:`boosttune.execution.runs`) trained by one function
 (:func:`boosttune.execution.ray_train.train_run`) and kept as they end, so ``--resume`` continues any stage without
@@ -37,7 +37,7 @@ from boosttune.execution.start import Launch, Started, start_run
 from boosttune.probe.calibrate import slow_knobs
 from boosttune.report import ReportInputs, figures, write_report
 from boosttune.search.setup import search_setup, space_context
-from boosttune.search.start import plan_start
+from boosttune.search.start_points import plan_start
 from boosttune.search.tune import SearchOutcome, run_search
 from boosttune.trial.parts import ModelFacts
 

@@ -692,3 +692,28 @@ def test_the_tolerance_rule_catches_a_stage_that_resolves_its_own(tmp_path):
     module = tmp_path / "stage.py"
     module.write_text("def f(config, objective, base):\n    return objective.tolerance(config.max_drop, 1.0, base)\n")
     assert sorted(tolerance_reads(module)) == ["2: reads config.max_drop", "2: resolves a max_drop with .tolerance()"]
+
+
+# One name, one meaning (issue 41: start.py, summary.py and apply.py each meant two things). The algorithm folders'
+# contract files share their names on purpose (each folder has the same parts); config/experiment.py is the
+# experiment's configuration, boosttune/experiment.py its run.
+SHARED_MODULE_NAMES = {"fragment", "notes", "section", "experiment"}
+
+
+def shared_module_names(modules: dict[str, Path]) -> dict[str, list[str]]:
+    by_name: dict[str, list[str]] = {}
+    for module, path in modules.items():
+        if path.name != "__init__.py":
+            by_name.setdefault(path.stem, []).append(module)
+    return {name: found for name, found in by_name.items() if len(found) > 1 and name not in SHARED_MODULE_NAMES}
+
+
+def test_no_two_modules_share_a_name():
+    shared = shared_module_names(MODULES)
+    assert not shared, f"name each module by what it holds: {shared}"
+
+
+def test_the_module_name_rule_catches_a_shared_name(tmp_path):
+    assert shared_module_names({"a.start": tmp_path / "a" / "start.py", "b.start": tmp_path / "b" / "start.py",
+                                "c.fragment": tmp_path / "c" / "fragment.py",
+                                "d.fragment": tmp_path / "d" / "fragment.py"}) == {"start": ["a.start", "b.start"]}

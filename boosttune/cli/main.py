@@ -295,7 +295,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_tune(args: argparse.Namespace) -> int:
     import time
 
-    from boosttune.cli.summary import format_summary
+    from boosttune.cli.closing import format_summary
     from boosttune.experiment import run_experiment
 
     config = _experiment(args)

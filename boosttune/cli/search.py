@@ -122,7 +122,7 @@ def run(model: str, description: str, argv: list[str] | None = None) -> int:
 
 
 def _run(args, output: Path) -> int:
-    from boosttune.cli.summary import format_summary
+    from boosttune.cli.closing import format_summary
     from boosttune.experiment import run_experiment
 
     config = parse_experiment({

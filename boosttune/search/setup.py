@@ -14,7 +14,7 @@ from boosttune.execution.cluster import default_concurrency
 from boosttune.execution.provenance import record_run_info
 from boosttune.execution.runs import RunRecord
 from boosttune.execution.start import Started
-from boosttune.search.start import StartPoints
+from boosttune.search.start_points import StartPoints
 from boosttune.search.tune import SearchSetup
 from boosttune.space import SpaceContext
 from boosttune.trial.parts import ModelFacts

@@ -1,11 +1,11 @@
-"""The search's start points (boosttune/search/start.py): O0 and the presets as this device runs them, then the
+"""The search's start points (boosttune/search/start_points.py): O0 and the presets as this device runs them, then the
 informed variations, up to half the trial budget."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from boosttune.search.start import start_points
+from boosttune.search.start_points import start_points
 from tests.helpers.space import BASE
 from tests.helpers.space import cpu_context as _ctx
 
