@@ -177,7 +177,23 @@ def cmd_export(args: argparse.Namespace) -> int:
     print(f"selected: {selection['reason']}")
     print(f"boost_config_dict written to {config_path}")
     print(f"recipe written to {recipe_path}")
+    if args.max_drop is not None and not args.output:  # re-judged in place: every file tells the new decision
+        _rejudge_in_place(folder, args.max_drop, confirmed)
     return 0
+
+
+def _rejudge_in_place(folder: Path, max_drop: float, confirmed) -> None:
+    """summary.csv and the report rewritten at ``max_drop``, and that margin recorded (run_info.json
+    ``max_drop_rejudged``), so the summary, the page, the JSON files and a later report or export all agree."""
+    from boosttune.evaluation.summary import write_summary
+    from boosttune.execution.provenance import record_run_info
+    from boosttune.report import load_report_inputs, write_report
+
+    record_run_info(folder, max_drop_rejudged=max_drop)
+    if confirmed is not None:
+        print(f"summary written to {write_summary(confirmed).summary_path}")
+    html_path, _ = write_report(load_report_inputs(folder, max_drop=max_drop))
+    print(f"report written to {html_path} (at max_drop {max_drop:g})")
 
 
 def _load_any_results(results: str):
@@ -455,7 +471,9 @@ def _add_export(sub) -> None:
     export.add_argument("--max-drop", dest="max_drop", type=float, default=None,
                         help="how much worse than the baseline's objective is still accepted, in the objective's "
                              "units: points for accuracy, the metric's own units for a loss or MAE (default: the "
-                             "max_drop the run was judged at); with confirm runs in RESULTS the race is replayed at it")
+                             "max_drop the run was judged at); with confirm runs in RESULTS the race is replayed at it. "
+                             "Without --output the folder is re-judged in place: summary.csv and the report are "
+                             "rewritten too, and later reports and exports keep this margin")
     add_deprecated_alias(export, "--tolerance", "--max-drop", type=float)
     export.add_argument("--output", metavar="DIR", default=None, help="folder for the two files: RESULTS, or a new or empty folder (default: RESULTS)")
     export.set_defaults(func=cmd_export)

@@ -227,6 +227,9 @@ def recorded_max_drop(folder: str | Path) -> tuple[float | None, float]:
         info = {}
     info = info if isinstance(info, dict) else {}
     recorded, resolved = info.get("max_drop_default"), info.get("max_drop_resolved")
+    rejudged = info.get("max_drop_rejudged")  # `boosttune export --max-drop` re-judged the folder in place
+    if isinstance(rejudged, (int, float)) and not isinstance(rejudged, bool):
+        return float(rejudged), recorded if isinstance(recorded, (int, float)) else MAX_DROP
     for name in ("bench.json", "experiment.json"):
         default = recorded if isinstance(recorded, (int, float)) else LEGACY_MAX_DROP[name]
         if (folder / name).is_file():

@@ -34,7 +34,7 @@ from boosttune.objective import Objective
 from boosttune.execution.runs import RunRecord
 from boosttune.files import write_atomically
 
-__all__ = ["CONFIRM_NAME", "SUMMARY_NAME", "Confirmed", "format_confirmed", "load_confirmed",
+__all__ = ["CONFIRM_NAME", "SUMMARY_NAME", "Confirmed", "format_confirmed", "load_confirmed", "write_summary",
            "job_words", "save_confirmed"]
 
 CONFIRM_NAME, SUMMARY_NAME, RACE_NAME = "confirm", "summary.csv", "race.json"
@@ -151,7 +151,13 @@ def save_confirmed(records: Iterable[RunRecord], folder: str | Path, *, max_drop
         write_atomically(folder / RACE_NAME, lambda temp: Path(temp).write_text(
             json.dumps({"rules": rules.to_dict()}, indent=2) + "\n"))
     confirmed = _confirmed(runs, Tolerance.of(max_drop, default, runs), folder / SUMMARY_NAME, rules, prefer_ties)
-    write_atomically(confirmed.summary_path, lambda temp: confirmed.summary.to_csv(temp, index=False))
+    return write_summary(confirmed)
+
+
+def write_summary(confirmed: Confirmed) -> Confirmed:
+    """Write ``confirmed``'s summary.csv where it belongs (a re-judged decision replaces the old one whole)."""
+    if confirmed.summary_path is not None:
+        write_atomically(confirmed.summary_path, lambda temp: confirmed.summary.to_csv(temp, index=False))
     return confirmed
 
 

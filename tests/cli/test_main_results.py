@@ -109,3 +109,29 @@ def test_missing_column_is_one_line_exit_2(results_dir, capsys):
     assert capsys.readouterr().err.strip() == (f"boosttune: error: {results_dir / 'broken.csv'}: missing column "
                                                "'speedup_vs_baseline'; not a boosttune results table (it says schema "
                                                "version 4; this boosttune reads versions 1 to 4)")
+
+
+def test_a_max_drop_re_export_changes_the_answer_in_every_file_at_once(tmp_path, search, confirmed, capsys):
+    """Re-judged in place: best_recipe.json, best_boost_config.json, summary.csv, the report and what a later
+    `boosttune report` reads all move to the new margin together."""
+    import pandas as pd
+
+    from tests.helpers.paired_runs import experiment_folder
+
+    folder = experiment_folder(tmp_path, search, confirmed)
+    assert main(["export", str(folder)]) == 0 and main(["report", str(folder)]) == 0
+    assert json.loads((folder / "best_recipe.json").read_text())["confirmed"]["recipe"] == "grad_freeze p=0.5"
+    assert "**Use grad_freeze p=0.5" in (folder / "report.md").read_text()
+    capsys.readouterr()
+
+    assert main(["export", str(folder), "--max-drop", "0"]) == 0  # its -0.2 pt no longer fits
+    out = capsys.readouterr().out
+    assert "summary written to" in out and "report written to" in out
+    best = json.loads((folder / "best_recipe.json").read_text())
+    assert best["selection"]["fell_back_to_baseline"] and best["confirmed"]["max_drop"] == 0
+    summary = pd.read_csv(folder / "summary.csv")
+    assert set(summary["margin"]) == {0} and "won" not in set(summary["verdict"])
+    report = (folder / "report.md").read_text()
+    assert "**Use grad_freeze" not in report and "**Keep O0" in report
+    assert main(["report", str(folder)]) == 0  # a later report, without the flag, keeps the re-judged margin
+    assert "**Keep O0" in (folder / "report.md").read_text()
