@@ -243,8 +243,8 @@ def _top_trials(inputs: ReportInputs, top: int = 15) -> Table:
     for _, row in rows.iterrows():
         delta = row["objective_gain"]
         within = "" if not finite(delta) else "yes" if delta >= -inputs.max_drop - 1e-9 else "no"
-        cells.append(tuple(_f(row[c], formats[c]) if c in formats else ("" if pd.isna(row[c]) else str(row[c]))
-                           for c in _TOP) + (within,))
+        cells.append(tuple(_f(row[c], formats[c]) if c in formats else recipes.run_name(row) if c == "label"
+                           else ("" if pd.isna(row[c]) else str(row[c])) for c in _TOP) + (within,))
     header = tuple({"objective_value": obj.label, "objective_gain": f"Δ {obj.unit}"}.get(c, c) for c in _TOP)
     return Table(header + (f"within {inputs.max_drop:.3g} {obj.unit}",), tuple(cells))
 

@@ -352,3 +352,11 @@ def test_the_report_reads_the_recipe_the_experiment_exported_and_makes_the_same_
     monkeypatch.undo()
     again = write_report(report_inputs(search, confirmed), tmp_path / "from-tables")
     assert [p.read_bytes() for p in pages] == [p.read_bytes() for p in again]
+
+
+def test_the_trials_table_names_each_trial_by_what_it_runs_never_by_a_bare_id(search):
+    from boosttune.report.render import build_sections
+
+    section = next(s for s in build_sections(report_inputs(search)) if s.anchor == "search")
+    trials = next(t for t in section.tables if t.headers[:2] == ("trial_id", "label"))
+    assert trials.rows and all(row[1] and row[1] != row[0] for row in trials.rows), trials.rows
