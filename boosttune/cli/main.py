@@ -26,6 +26,7 @@ from boosttune.config.experiment import ExperimentConfig, parse_experiment, reco
 from boosttune.config.io import load_yaml_text
 from boosttune.config.recipe import DataConfig, OptimizerConfig, TrialRecipe, parse_recipe
 from boosttune.errors import BoosttuneError, ConfigError, DataError
+from boosttune.execution.provenance import record_run_info
 from boosttune.files import check_new_file, claim_output_folder, write_json
 from boosttune.probe import check_recipe, load_cached, run_probe
 from boosttune.probe.calibrate import run_calibration
@@ -186,7 +187,6 @@ def _rejudge_in_place(folder: Path, max_drop: float, confirmed) -> None:
     """summary.csv and the report rewritten at ``max_drop``, and that margin recorded (run_info.json
     ``max_drop_rejudged``), so the summary, the page, the JSON files and a later report or export all agree."""
     from boosttune.evaluation.summary import write_summary
-    from boosttune.execution.provenance import record_run_info
     from boosttune.report import load_report_inputs, write_report
 
     record_run_info(folder, max_drop_rejudged=max_drop)

@@ -32,6 +32,7 @@ __all__ = [
     "baseline_row",
     "build_results_table",
     "canonical_json",
+    "check_cells",
     "finite",
     "fmt",
     "from_accuracy_schema",
@@ -39,6 +40,7 @@ __all__ = [
     "table_objective",
     "save_results",
     "schema_columns",
+    "schema_dtypes",
     "with_later_columns",
 ]
 
@@ -121,6 +123,11 @@ _DEFAULTS = {"graph_cached": False}
 
 def schema_columns() -> list[str]:
     return [column.name for column in SCHEMA]
+
+
+def schema_dtypes() -> dict[str, str]:
+    """Each schema column's dtype, by name."""
+    return dict(_DTYPES)
 
 
 def canonical_json(value: Any) -> str:
@@ -290,7 +297,60 @@ def load_results(folder_or_file: str | Path) -> pd.DataFrame:
     table = from_accuracy_schema(table)
     _check_schema(table, str(path), older_may_miss=True)  # before filling: a foreign table is named, not filled
     table = with_later_columns(table)
+    check_cells(table, str(path), _DTYPES)
+    _check_rows(table, str(path))
     return _coerce(table)
+
+
+_TRUTH = {"true": True, "false": False, "1": True, "0": False, "1.0": True, "0.0": False}
+
+
+def check_cells(table: pd.DataFrame, source: str, dtypes: Mapping[str, str]) -> None:
+    """Every cell of a typed column parses as its type, or the table is refused, naming the file, the row (its
+    trial id), the column and the value: a damaged cell is never read as missing.
+
+    Raises:
+        DataError: the first cell that does not parse.
+    """
+    ids = table["trial_id"].astype(str).tolist() if "trial_id" in table else [str(i) for i in range(len(table))]
+    for name, dtype in dtypes.items():
+        if name not in table.columns:
+            continue
+        column = table[name]
+        if dtype in ("float64", "Int64"):
+            parsed = pd.to_numeric(column.astype(object).where(column.notna(), np.nan), errors="coerce")
+            bad = column.notna() & parsed.isna()
+            if dtype == "Int64":
+                bad |= parsed.notna() & (parsed != parsed.round())
+            expected = "a number" if dtype == "float64" else "a whole number"
+        elif dtype in ("bool", "boolean"):
+            bad = column.notna() & ~column.map(lambda v: isinstance(v, (bool, np.bool_)) or str(v).strip().lower()
+                                               in _TRUTH)
+            expected = "True or False"
+        else:
+            continue
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise DataError(f"{source}: row {row + 1} (trial {ids[row]}), column {name!r}: {column.iloc[row]!r} is "
+                            f"not {expected}")
+
+
+def _check_rows(table: pd.DataFrame, source: str) -> None:
+    """One row per trial id, and at most one baseline (per round, in a confirm or bench table's runs)."""
+    ids = table["trial_id"].astype(str)
+    repeated = ids[ids.duplicated()]
+    if not repeated.empty:
+        raise DataError(f"{source}: trial {repeated.iloc[0]!r} appears in more than one row; a results table has one "
+                        "row per trial")
+    if "is_baseline" in table.columns:
+        flags = table["is_baseline"].map(lambda v: v is True or str(v).strip().lower() in ("true", "1", "1.0"))
+        groups = table["round"].astype(str) if "round" in table.columns else pd.Series("", index=table.index)
+        for group, marked in flags.groupby(groups):
+            if int(marked.sum()) > 1:
+                where = f" in round {group}" if group else ""
+                raise DataError(f"{source}: {int(marked.sum())} rows are marked is_baseline{where} (trials "
+                                f"{', '.join(ids[marked.index[marked.to_numpy()]].tolist())}); a results table has "
+                                f"one baseline{' per round' if group else ''}")
 
 
 def from_accuracy_schema(table: pd.DataFrame) -> pd.DataFrame:

@@ -28,7 +28,14 @@ from boosttune.evaluation.confirm import (
 )
 from boosttune.evaluation.decisions import SHORT, Exit, decision_words
 from boosttune.evaluation.race import Race, RaceRules
-from boosttune.evaluation.results import finite, fmt, from_accuracy_schema, with_later_columns
+from boosttune.evaluation.results import (
+    check_cells,
+    finite,
+    fmt,
+    from_accuracy_schema,
+    schema_dtypes,
+    with_later_columns,
+)
 from boosttune.evaluation.select import Tolerance
 from boosttune.objective import Objective
 from boosttune.execution.runs import RunRecord
@@ -175,6 +182,7 @@ def load_confirmed(folder: str | Path, *, max_drop: float | None, default: float
     missing = [c for c in ("recipe", "round", "status", "throughput_sps", "objective_value", "curve_json") if c not in runs]
     if missing:
         raise DataError(f"{path}: missing column {missing[0]!r}; not a boosttune confirm table")
+    check_cells(runs, str(path), {**schema_dtypes(), "round": "Int64", "job_s": "float64"})
     race = Path(folder) / RACE_NAME
     try:
         rules = RaceRules.from_dict(json.loads(race.read_text())["rules"]) if race.is_file() else None

@@ -135,3 +135,42 @@ def test_a_max_drop_re_export_changes_the_answer_in_every_file_at_once(tmp_path,
     assert "**Use grad_freeze" not in report and "**Keep O0" in report
     assert main(["report", str(folder)]) == 0  # a later report, without the flag, keeps the re-judged margin
     assert "**Keep O0" in (folder / "report.md").read_text()
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+@pytest.mark.parametrize("command", ["report", "export"])
+def test_a_damaged_baseline_cell_is_refused_by_every_command_that_reads_the_folder(results_dir, capsys, command,
+                                                                                    suffix):
+    """The issue-46 case: the O0 row's throughput_sps 'fast' and val_acc 'n/a'. One line naming the file, the row,
+    the column and the value; exit 2; nothing written."""
+    import pandas as pd
+
+    for other in ("csv", "parquet"):
+        if other != suffix:
+            (results_dir / f"results.{other}").unlink()
+    path = results_dir / f"results.{suffix}"
+    raw = pd.read_csv(path, dtype=str) if suffix == "csv" else pd.read_parquet(path)
+    for column, value in (("throughput_sps", "fast"), ("objective_value", "n/a")):
+        raw[column] = raw[column].map(lambda v: None if pd.isna(v) else str(v))
+        raw.loc[raw["trial_id"] == "t_00000", column] = value
+    raw.to_csv(path, index=False) if suffix == "csv" else raw.to_parquet(path, index=False)
+    before = sorted(p.name for p in results_dir.iterdir())
+    assert main([command, str(results_dir)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"boosttune: error: {path}: row 1 (trial t_00000), column 'throughput_sps': 'fast' is not a number"]
+    assert sorted(p.name for p in results_dir.iterdir()) == before  # no report, no best_recipe.json
+
+
+def test_a_damaged_cell_of_the_confirm_runs_is_refused_too(tmp_path, search, confirmed, capsys):
+    import pandas as pd
+
+    from tests.helpers.paired_runs import experiment_folder
+
+    folder = experiment_folder(tmp_path, search, confirmed)
+    runs = pd.read_parquet(folder / "confirm.parquet")
+    runs["throughput_sps"] = runs["throughput_sps"].map(lambda v: None if pd.isna(v) else str(v))
+    runs.loc[3, "throughput_sps"] = "1,5e3"
+    runs.to_parquet(folder / "confirm.parquet", index=False)
+    for command in ("report", "export"):
+        assert main([command, str(folder)]) == 2
+        assert "column 'throughput_sps': '1,5e3' is not a number" in capsys.readouterr().err

@@ -191,3 +191,53 @@ def test_saved_files_follow_the_umask(tmp_path):
     finally:
         os.umask(umask)
     assert stat.S_IMODE(parquet.stat().st_mode) == 0o644 and stat.S_IMODE(csv.stat().st_mode) == 0o644
+
+
+_TYPED = [c.name for c in SCHEMA if c.dtype in ("float64", "Int64", "bool", "boolean")]
+
+
+def _damaged(table, tmp_path, suffix, column, value, row=0):
+    """The table saved, then one cell of ``column`` in ``row`` replaced by ``value`` in the file itself."""
+    import pandas as pd
+
+    save_results(table, tmp_path)
+    path = tmp_path / f"results.{suffix}"
+    raw = pd.read_csv(path, dtype=str) if suffix == "csv" else pd.read_parquet(path)
+    raw[column] = raw[column].map(lambda v: None if pd.isna(v) else str(v))  # text: a cell parquet can hold too
+    raw.loc[row, column] = value
+    raw.to_csv(path, index=False) if suffix == "csv" else raw.to_parquet(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+@pytest.mark.parametrize("column", _TYPED)
+def test_a_damaged_cell_in_any_typed_column_is_refused_naming_the_file_row_column_and_value(table, tmp_path, suffix,
+                                                                                          column):
+    path = _damaged(table, tmp_path, suffix, column, "fast")
+    with pytest.raises(DataError) as raised:
+        load_results(path)
+    message = str(raised.value)
+    trial = table["trial_id"].iloc[0]
+    assert message == (f"{path}: row 1 (trial {trial}), column {column!r}: 'fast' is not "
+                       + {"float64": "a number", "Int64": "a whole number"}.get(
+                           next(c.dtype for c in SCHEMA if c.name == column), "True or False"))
+
+
+def test_the_issue_46_baseline_row_is_refused_at_the_damaged_cell_not_reported_as_unfinished(table, tmp_path):
+    base = int(table.index[table["is_baseline"]][0])
+    path = _damaged(table, tmp_path, "csv", "throughput_sps", "fast", row=base)
+    with pytest.raises(DataError, match=r"column 'throughput_sps': 'fast' is not a number"):
+        load_results(path)
+
+
+def test_a_duplicated_row_or_a_second_baseline_is_refused(table, tmp_path):
+    import pandas as pd
+
+    save_results(pd.concat([table, table.iloc[[1]]], ignore_index=True), tmp_path / "twice")
+    with pytest.raises(DataError, match=r"trial 't_00001' appears in more than one row"):
+        load_results(tmp_path / "twice")
+    two = table.copy()
+    two.loc[1, "is_baseline"] = True
+    save_results(two, tmp_path / "two")
+    with pytest.raises(DataError, match=r"2 rows are marked is_baseline \(trials t_00000, t_00001\)"):
+        load_results(tmp_path / "two")

@@ -34,6 +34,8 @@ def hypervolume_info(inputs: ReportInputs) -> HypervolumeInfo | None:
         return None
     search = inputs.search
     ordered = _search_order(search[search["trial_id"] != base["trial_id"]])  # the search's own trials
+    if ordered.empty:  # the baseline alone: nothing was searched
+        return None
     ref = (HV_SPEED_FLOOR, -inputs.objective.tolerance(None, HV_DROP_CEILING_PT, base["objective_value"]))
     points: list[tuple[float, float]] = [(1.0, 0.0)]  # the baseline stage's O0, where every search starts
     values = []
