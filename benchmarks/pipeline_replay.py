@@ -311,7 +311,7 @@ def judge(measured: Measured, pipeline: Pipeline, truth_: Truth, replays: int, s
 
 
 def print_truth(truth_: Truth) -> None:
-    print(f"truth per job at {truth_.planned} epochs (all 10 seeds; compile charged fresh): "
+    print(f"truth per job at {truth_.planned} epochs (every seed of the table; compile charged fresh): "
           + "; ".join(f"{n} {truth_.speed[n]:.3f}x {truth_.gain[n]:+.2f} pt" for n in sorted(truth_.speed)))
     right = sorted(n for n in truth_.speed if truth_.acceptable(n))
     print(f"  acceptable answers: {', '.join(right) or 'none'}" + ("; keep O0" if truth_.acceptable("O0") else ""))
@@ -322,8 +322,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replays", type=int, default=400, help="main jobs replayed per pipeline and truth")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--planned", type=int, nargs="+", default=[10, 100], help="planned lengths judged (epochs)")
+    parser.add_argument("--table", type=Path, action="append", default=None,
+                        help="a confirm table folder to take the truth and the runs from (repeat for several; default: "
+                             "benchmarks/data/confirm_table and every benchmarks/data/confirm_table_* beside it, each a "
+                             "day's measurement of the same recipes)")
     args = parser.parse_args(argv)
-    measured = load_measured()
+    for table in args.table or default_tables():
+        replay_table(table, args)
+    return 0
+
+
+def default_tables() -> list[Path]:
+    """The committed confirm tables: the first one, then each later day's (``confirm_table_<date>``)."""
+    return [CONFIRM_TABLE, *sorted(CONFIRM_TABLE.parent.glob(CONFIRM_TABLE.name + "_*"))]
+
+
+def replay_table(table: Path, args: argparse.Namespace) -> None:
+    meta = json.loads((table / "meta.json").read_text())
+    runs = pd.read_csv(table / "runs.csv")
+    o0 = runs.loc[runs["recipe"] == "O0", "throughput_sps"]
+    print(f"== table {table.relative_to(HERE.parent) if table.is_relative_to(HERE.parent) else table}: "
+          f"{runs['recipe'].nunique()} recipes x {runs['round'].nunique()} paired seeds, measured "
+          f"{meta.get('started', 'n/a')}; O0 at {o0.median():.0f} samples/s (median)")
+    measured = load_measured(table)
     pipelines = [Pipeline("as it was: the old scheduler, the fastest handed on, a per-step race, no tie", False, 0.0,
                           search_table_stopper(False), handoff=False),
                  Pipeline("now: the scheduler against O0's curve, the likely acceptable handed on, a per-job race, "
@@ -333,7 +354,6 @@ def main(argv: list[str] | None = None) -> int:
         print_truth(truth_)
         for pipeline in pipelines:
             judge(measured, pipeline, truth_, args.replays, args.seed)
-    return 0
 
 
 if __name__ == "__main__":
