@@ -311,12 +311,12 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_tune(args: argparse.Namespace) -> int:
     import time
 
-    from boosttune.cli.closing import format_summary
-    from boosttune.experiment import run_experiment
-
-    config = _experiment(args)
+    config = _experiment(args)  # first: what the command line alone decides is refused before anything loads
     if args.resume and not args.output:
         raise ConfigError("--resume: needs --output, the folder of the run to continue")
+    from boosttune.cli.closing import format_summary  # deferred: loads Ray, MindSpore and pandas
+    from boosttune.experiment import run_experiment
+
     output = Path(args.output or f"runs/{config.name}-{time.strftime('%Y%m%d-%H%M%S')}")
     try:
         result = run_experiment(config, output, resume=args.resume, log=lambda m: print(m, flush=True),

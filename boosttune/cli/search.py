@@ -122,10 +122,7 @@ def run(model: str, description: str, argv: list[str] | None = None) -> int:
 
 
 def _run(args, output: Path) -> int:
-    from boosttune.cli.closing import format_summary
-    from boosttune.experiment import run_experiment
-
-    config = parse_experiment({
+    config = parse_experiment({  # first: what the command line alone decides is refused before anything loads
         "name": f"{args.model}-search",
         "base": {"model": args.model, "batch_size": args.batch_size, "epochs": args.epochs, "seed": args.seed,
                  "planned_epochs": args.planned_epochs,
@@ -135,6 +132,9 @@ def _run(args, output: Path) -> int:
         **FIELDS.values(args), "search": args.search.split(",") if args.search else None,
         "prefer_ties": args.prefer_ties,
     })
+    from boosttune.cli.closing import format_summary  # deferred: loads Ray, MindSpore and pandas
+    from boosttune.experiment import run_experiment
+
     result = run_experiment(config, output, resume=args.resume, log=lambda m: print(m, flush=True),
                             command=" ".join(sys.argv))
     print(format_summary(result))

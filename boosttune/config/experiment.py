@@ -58,6 +58,34 @@ CACHE_GRAPHS = Field(
                       "compiled graph (where its algorithms allow: boosttune.trial.graphs); false: compile every run")
 
 
+# What the command line alone decides about a storage location, checked as the file or the flags are read (before
+# the preflight, the probe or Ray): a folder, or a URI whose scheme Ray's storage (pyarrow.fs) can open; an Optuna
+# study storage, an SQLAlchemy URL of a database RDBStorage runs on. Whether it is reachable is checked later.
+STORAGE_SCHEMES = ("file", "s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss")
+STUDY_DIALECTS = ("sqlite", "postgresql", "postgres", "mysql", "mariadb", "oracle", "mssql")
+
+
+def _scheme(value: str) -> str | None:
+    head, sep, _ = value.partition("://")
+    return head.lower() if sep else None
+
+
+def _storage_location(value: str) -> str:
+    scheme = _scheme(value)
+    if not value.strip() or (scheme is not None and scheme not in STORAGE_SCHEMES):
+        raise ValueError("not a folder or a storage URI Ray can open; allowed: a path, or a URI of "
+                         + ", ".join(f"{s}://" for s in STORAGE_SCHEMES))
+    return value
+
+
+def _study_url(value: str) -> str:
+    dialect = (_scheme(value) or "").split("+", 1)[0]
+    if dialect not in STUDY_DIALECTS:
+        raise ValueError("not a database URL Optuna's RDBStorage takes; allowed: "
+                         + ", ".join(f"{d}://..." for d in STUDY_DIALECTS) + " (a driver as dialect+driver://)")
+    return value
+
+
 def _searchable(name: str) -> str:
     """A fragment name, as the algorithm folders declare them (boosttune.algorithms)."""
     names = fragment_names()
@@ -121,10 +149,10 @@ class ExperimentConfig(BaseModel):
                           "base.model is your builder)")
     py_modules: list[str] = Field(default_factory=list,
                                   description="more of your code shipped to every node: package folders, .py files")
-    storage: str | None = Field(
+    storage: Annotated[str, AfterValidator(_storage_location)] | None = Field(
         None, description="where Ray Train and Tune persist, reachable from every node: a shared folder or a bucket "
                           "URI such as s3://bucket/runs (unset: inside the output folder, enough on one machine)")
-    study_storage: str | None = Field(
+    study_storage: Annotated[str, AfterValidator(_study_url)] | None = Field(
         None, description="Optuna study RDB URL, e.g. postgresql://... (unset: sqlite:///OUTPUT/optuna.db)")
     accelerator_type: str | None = Field(
         None, pattern=r"^[A-Za-z0-9_.-]+$",

@@ -375,3 +375,25 @@ def test_a_real_process_prints_one_line_without_mindspore_noise(argv, fragment, 
     assert done.returncode == 2, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert fragment in done.stderr
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["experiments/resnet.py", "--smoke", "--data", "digits", "--storage", "nosuchdb://localhost/study"], "storage"),
+    (["experiments/resnet.py", "--study-storage", "redis://localhost/0"], "study_storage"),
+    (["-m", "boosttune.cli.main", "tune", "{experiment}", "--set", "storage=nosuchdb://x/y"], "storage"),
+], ids=["script-storage", "script-study-storage", "tune-storage"])
+def test_a_value_the_command_line_decides_is_refused_first_without_loading_mindspore_or_ray(argv, field, corpus,
+                                                                                            tmp_path):
+    """The issue-46 case: one line, exit 2, before the preflight or the probe speak; MindSpore, Ray and Optuna are
+    never imported (read from ``python -X importtime``)."""
+    experiment = tmp_path / "experiment.yaml"
+    experiment.write_text("name: x\nbase: {model: lenet5, data: {name: digits}}\n")
+    argv = [part.format(experiment=experiment) for part in argv]
+    done = subprocess.run([sys.executable, "-X", "importtime", *argv], cwd=REPO, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("import time:")]
+    assert len(lines) == 1 and f"{field}: " in lines[0] and "allowed:" in lines[0], lines
+    assert "preflight" not in done.stdout and "probe" not in done.stdout
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert not imported & {"mindspore", "ray", "optuna"}, sorted(imported & {"mindspore", "ray", "optuna"})
