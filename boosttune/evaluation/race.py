@@ -5,47 +5,7 @@ slower than the baseline) as on one that needs ten. Racing, as SMAC's intensific
 do, spends the seeds where the answer is still open. Every round trains the O0 baseline and every
 candidate still racing on the round's seed (paired, interleaved: :func:`~boosttune.evaluation.confirm.paired_schedule`).
 
-**The model.** Each measure (the log of throughput, the objective) of every run is read as
-``recipe effect + round effect + noise`` (a two-way additive model fitted by least squares over every run
-of the race, the baseline's included): the round effect takes what a round's seed does to every recipe
-(initialisation, data order, the machine's state at the time), the recipe effect against the baseline's
-is the candidate's log speed-up or objective gain, and the noise's variance is **pooled over every
-candidate that shares the baseline**. With one t-interval per candidate on its own paired differences a
-claim at 3 seeds had 2 degrees of freedom (t = 12.6 at the per-look level); pooled, 4 candidates over 3
-rounds give 8. Where the candidates left after one round, the pool is thin; the device's **measured
-noise** (:class:`Noise`: from earlier races and calibrations on this device, or the reference table
-when nothing was measured, and so labelled) joins it as a prior of ``df`` degrees of freedom
-(a moderated variance, as limma's), weighted like that many runs; it never replaces what the race measured.
-
-After each round each candidate is judged:
-
-- **won** ("shown faster and non-inferior"): the one-sided lower bound of its log speed-up is above 0 *and*
-  that of its objective gain is above ``-max_drop``, both at the level the multiplicity rule gives it now
-  (an intersection-union test: the claim needs both, each at that level). Never on fewer than
-  ``min_seeds`` paired seeds.
-- **slower** / **too lossy**: the one-sided upper bound (``1 - drop_level``) of its speed-up is below 1, or
-  that of its gain below ``-max_drop``: a recipe twice as slow, or ten points worse, leaves after one round,
-  so the budget goes to the ones still in contention. **behind**: its speed-up is shown below a winner's,
-  so it cannot be the answer (the fastest winner). These drops claim nothing, so they spend no error rate.
-- otherwise it races on, until it has ``max_seeds`` paired seeds (**undecided**) or the budget (runs or
-  minutes) cannot pay for the next round (**budget**).
-
-**Multiplicity.** A false claim is a "won" for a recipe that is not faster, or not within ``max_drop``.
-Its chance over the whole race is held at ``alpha`` (one-sided) by a Holm step over the candidates with
-alpha spent across the looks: a candidate with ``n`` paired seeds may claim at level
-``alpha / (K - W) * (s(n) - s(n - 1))``, where ``K`` is the number of candidates, ``W`` the winners already
-declared (Holm's step-down: a winner's share passes to the others, by the graphical approach of Maurer and
-Bretz, 2013) and ``s`` the spending function over the looks at ``min_seeds .. max_seeds`` seeds: evenly
-(``max_seeds`` no more than the run budget can pay for one candidate, so no alpha goes to looks that
-cannot happen; ``first_look_share`` puts more at the first look, which the benchmark found to cost power:
-a recipe whose rivals left after one round wins at its later looks). The looks are combined by the union bound, which needs no assumption
-on how they correlate; it is conservative. ``tests/evaluation/test_race.py`` checks the rate on simulated nulls at the
-default budget and the power on planted effects; ``benchmarks/confirm_reliability.py`` prints both.
-
-Pure: numpy and scipy, no Ray, no MindSpore; the confirm stage, the summary (which replays the race from
-the stored runs, so ``boosttune export --max-drop`` re-judges it) and ``benchmarks/confirm_reliability.py``
-share it. No library offers a race with a pooled two-way model, Holm and alpha spending together (irace's
-F-race uses Friedman tests without a non-inferiority arm), hence this module.
+Why, and what was measured: docs/design/race.md.
 """
 
 from __future__ import annotations

@@ -6,27 +6,7 @@ actors, MindSpore's import and the device (and, with several ranks, the communic
 stage and the multi-fidelity rungs make many short runs by design, so that start-up was a third of
 an experiment's wall time.
 
-Design (the one Ray Train offers no ready form of, hence this module): a :class:`WarmPool` keeps
-``slots`` long-lived Ray Train runs (``DataParallelTrainer.fit()``, each in a driver thread), one per
-trial that may train at once. Their training function does not train one run: it sets the device up
-once, then asks a dispatcher actor for the next run spec, trains it with the same
-:func:`~boosttune.execution.ray_train.train_rank` a one-off run uses, sends its reports back, and asks
-again. Every rank of a slot takes the same runs in the same order, so a data-parallel group keeps its
-MindSpore communication group for all of them. Trials stay Ray Train workers running MindSpore, placed
-by Ray Train's placement group as before; isolation between the runs of one process rests on
-``run_trial``'s reset of MindSpore's boost state, context and seeds (the 20 alternating recipes of
-``tests/trial/test_runner.py``, and again through a warm worker in ``tests/execution/test_warm.py``).
-
-Failures: a run that raises ends its worker group (the training function re-raises), its
-``fit()`` fails with Ray's report, the run is failed with the same one-line reason a one-off run
-would give, and the slot starts a new group for the next run; no other run is touched. A worker
-killed (a signal, Ray's memory monitor) fails the same way. A run whose caller goes away (a trial
-the scheduler stopped, Ctrl-C in a trial driver) is cancelled: the worker stops it within a second
-at a step boundary and takes the next.
-
-Who calls what: the driver owns the pool (:meth:`WarmPool.client` is what it hands to Tune's trial
-functions, pickled with the search's setup); :func:`~boosttune.execution.ray_train.train_run` sends a
-run through a client when it has one.
+Why, and what was measured: docs/design/warm-workers.md.
 """
 
 from __future__ import annotations

@@ -1,43 +1,9 @@
 """Recipes that cannot train here: Optuna is told, and the search stops drawing the algorithm that broke them.
 
-Why this exists. README command 1 on 2026-11-25 spent 4 of its 8 trials on DimReduce recipes that lost 25-50
-points at epoch 1, so its confirm race had one searched candidate. The causes, in the code:
+A recipe that loses most of its objective at the first rung is told to Optuna as failed, and the algorithm that
+broke it is no longer drawn, so the search's trials go to recipes that can train here.
 
-- The space asks ``boost.dim_reduce`` first, as a yes/no question, and DimReduce switches LessBN, GradientFreeze and
-  AdaSum off: half of all random draws (the default sampler, which learns nothing) are DimReduce recipes. The
-  informed start points hold none.
-- A trial the multi-objective scheduler stops is not lost on Optuna: Ray Tune calls
-  ``OptunaSearch.on_trial_complete`` with the stopped trial's last (rung) result, which tells it COMPLETE with its
-  epoch-1 figures. But after 4 start points TPE first draws the category it has not seen, and with one trial in its
-  "good" group it weighs DimReduce evenly after one bad trial: replayed on ``benchmarks/data/search_table`` with
-  DimReduce in the space, TPE drew it in 2.0 of 4 modelled trials, as random search did.
-- The speed calibration cannot see it: its 30-step runs lose accuracy for knobs that are fine at the main job's
-  length (LessBN -22 pt, gradient accumulation -20, DimReduce -17 there; at 10 epochs only DimReduce stays lossy).
-
-What the search does about it:
-
-1. **A constraint, told to Optuna.** With every finished or stopped trial the search tells Optuna how far its
-   objective fell below the O0 baseline's *at the same epoch*, beyond ``LOSSY_DROP`` (20 points for accuracy: tens
-   of points, not the lag of a slow first epoch): ``trial.set_constraint("lossy", shortfall - drop)``, Optuna 5's
-   way (``constraints_func`` is deprecated). Positive is infeasible. TPE ranks infeasible trials after every feasible
-   one, GP models the constraint (log-EHVI with constraints), NSGA-II ranks by constraint dominance; the study (and
-   ``boosttune dashboard``) shows which trials were infeasible. Random sampling ignores it.
-2. **The algorithm left out.** A boost algorithm is left out of the rest of the search once a lossy trial had it
-   on and every other algorithm that trial had on has been *proven* (was on in a trial that was not lossy), and no
-   trial with it on was lossy-free: from then on its switch is answered ``False``, whatever the sampler, as
-   Optuna's ``PartialFixedSampler`` fixes a parameter. The informed start points prove GradientFreeze and LessBN, so
-   a lossy GradientFreeze recipe (a learning rate too high, say) leaves nothing out; a lossy DimReduce recipe
-   leaves DimReduce out. The search says so when it happens (``search space: dim_reduce: ...``), and the closing
-   summary and the report list it with the knobs the calibration left out. A fragment named in ``search``
-   (``--search dim_reduce``) is never left out.
-
-Replayed on the search table with DimReduce in the space (the issue's case), 20 sampler seeds, the main job's
-budget: random search drew DimReduce in 2.00 of 4 drawn trials, 1.40 with the rule. It did not raise the number
-of viable candidates there (2.30 and 2.25 finished trials faster than O0 within 3 points): the scheduler stopped
-most of the other drawn recipes at epoch 1 too.
-
-Pure rules (:func:`shortfall`, :func:`lossy_algorithms`, :func:`describe`), then the two Optuna pieces
-(:class:`LossyJudge`, :class:`AvoidLossy`); no Ray here (:mod:`boosttune.search.tune` wires them into Tune).
+Why, and what was measured: docs/design/early-stopping.md.
 """
 
 from __future__ import annotations

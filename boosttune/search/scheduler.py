@@ -3,33 +3,10 @@
 Ray Tune's schedulers (ASHA, HyperBand, median stopping) rank trials by one metric; in the default
 Pareto mode (throughput and validation accuracy) nothing stopped a hopeless trial. This is the
 multi-objective asynchronous successive halving of Schmucker et al. (2021, "Multi-objective
-Asynchronous Successive Halving", MO-ASHA) with NSGA-II's ordering:
+Asynchronous Successive Halving", MO-ASHA) with NSGA-II's ordering, judging early accuracy against O0's own
+curve with its noise, so a slow starter is not stopped.
 
-- rungs at ``grace_period * reduction_factor**k`` epochs, below ``max_t``;
-- when a trial reaches a rung, its objectives there join those of every trial that reached it before;
-- it goes on unless an earlier trial at that rung beats it on every objective by more than a margin,
-  or if it is among the best ``ceil(n / reduction_factor)`` of the ``n`` trials there by (front,
-  crowding distance); else it stops. The margin (accuracy points; none on speed, which is measured
-  well from the first epoch) is the noise of an early accuracy: given at the first rung, it shrinks in
-  proportion to the epoch at later ones.
-
-So a recipe clearly slower and less accurate than another at epoch 1 does not train to the end, while
-the fastest and the most accurate so far always go on. The search's defaults (reduction factor 2, grace
-period 1 epoch, margin 5 points) come from benchmarks/search_efficiency.py on measured trials.
-
-**Against O0's curve** (:class:`BaselineCurve`, from the search's O0 baseline run). Trials compared with each other at
-epochs 1-2 stop slow starters (gradient freezing trades early progress for speed), so with O0's per-epoch
-accuracy a trial is judged by its gap to O0 *at the same epoch*: it goes on while that gap is within
-``max_drop + z * noise(e)`` (the better of this epoch and the one before: one epoch's dip is no verdict), or
-closing (half the previous rung's gap made up), or at its first rung (one reading shows no trend); else it is hopeless and stops, front or not. One that is not hopeless stops only if
-beaten on both objectives by more than two readings' noise. ``noise(e) = floor + slope * (O0's final - O0 at
-e)``: early readings scatter with the training left (floor 0.5 point: O0's seed spread at the end,
-benchmarks/data/confirm_table; slope 0.7: benchmarks/data/search_table; z = 3). docs/search.md says why;
-benchmarks/search_efficiency.py prints the acceptable recipes each rule stops (target under 5%).
-
-:func:`promote` and :meth:`BaselineCurve.verdict` are the pure rule (unit-tested on made-up rung results;
-the search-efficiency benchmark replays them on measured trials); :class:`MultiObjectiveASHA` applies them
-inside Ray Tune.
+Why, and what was measured: docs/design/early-stopping.md.
 """
 
 from __future__ import annotations

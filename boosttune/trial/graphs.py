@@ -7,21 +7,7 @@ seed (the freeze schedule is a constant of the graph: NaN at step 7). So, instea
 trained (the last :data:`CACHE_SIZE`), and a run whose recipe differs from a kept one by its seed alone trains the
 kept, compiled Model with the values of a Model built fresh for its own seed.
 
-A Model with state its parameters do not list is never kept: GradientFreeze keeps a train cell and an optimizer per
-parameter group in plain tuples, whose moments no ``get_parameters`` reaches (a kept one trained its next seed from the
-last run's moments: ``tests/trial/test_graphs.py`` saw a kept O1 Model
-train to other figures than a fresh one).
-
-The fresh Model is built as always (the builder's network, data and optimizer, the boost wrapping, seeded), but not
-compiled: building is cheap, compiling is what costs. The kept Model is used only when the two have the same graph:
-the same parameters (names, shapes, dtypes) and the same constants, which are every Tensor held by a cell that is not a
-Parameter and every primitive's attributes (``nn.Dropout``'s seeds). Then every
-parameter, the network's weights and the optimizer's, loss scale's and boost's state alike, takes the fresh Model's
-value, so a cached run starts where a fresh one would and trains to the same figures (``tests/trial/test_graphs.py``).
-
-Not covered: a random operator created inside ``construct`` (``ops.dropout(x)`` in a network's code, not an
-``nn.Dropout`` cell) takes its seeds when the graph is compiled, so a cached run draws its masks from the first run's
-random state; turn the cache off (``cache_graphs: false``) for a run that must repeat a fresh one bit for bit.
+Why, and what was measured: docs/design/warm-workers.md.
 """
 
 from __future__ import annotations
