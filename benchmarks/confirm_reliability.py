@@ -86,7 +86,7 @@ def measured_noise(figures: Figures):
     """The table's pooled noise per paired seed (the race's own model over every recipe and round)."""
     from boosttune.evaluation.race import Noise, Race
 
-    race = Race.at_once({n: figures.ratio[n].to_numpy() for n in figures.ratio},
+    race = Race.one_look({n: figures.ratio[n].to_numpy() for n in figures.ratio},
                         {n: figures.gain[n].to_numpy() for n in figures.gain}, 0.05, 1.0)
     (speed_ss, speed_df), (gain_ss, gain_df) = race.measured()
     return Noise(math.sqrt(2 * speed_ss / speed_df), math.sqrt(2 * gain_ss / gain_df), speed_df,
@@ -102,7 +102,7 @@ def fixed(n: int, alpha: float = 0.05):
         from boosttune.evaluation.race import Race
 
         got = [rounds(r, names) for r in range(n)]
-        race = Race.at_once({k: [g[k][0] for g in got] for k in names}, {k: [g[k][1] for g in got] for k in names},
+        race = Race.one_look({k: [g[k][0] for g in got] for k in names}, {k: [g[k][1] for g in got] for k in names},
                             alpha, max_drop)
         return race.answer(), {w.name for w in race.winners}, n * (len(names) + 1)
     return answer
@@ -256,7 +256,7 @@ def table_truths(figures: Figures, max_drop: float, alpha: float = 0.05) -> dict
 
     truths = {}
     for name in figures.ratio:
-        race = Race.at_once({name: figures.ratio[name].to_numpy()}, {name: figures.gain[name].to_numpy()}, alpha,
+        race = Race.one_look({name: figures.ratio[name].to_numpy()}, {name: figures.gain[name].to_numpy()}, alpha,
                             max_drop)
         speed, gain = race.figures(name, alpha)
         truths[name] = ("acceptable" if speed.low > 0 and gain.low > -max_drop else

@@ -256,7 +256,7 @@ def replay_race(table: pd.DataFrame, rules: RaceRules | None, max_drop: float, a
         figures = [round_figures(table, index, names) for index in rounds
                    if BASELINE_NAME in set(table.loc[table["round"] == index, "recipe"].dropna())]
         nan = (math.nan, math.nan)
-        return Race.at_once({n: [(f[n] or nan)[0] for f in figures] for n in names},
+        return Race.one_look({n: [(f[n] or nan)[0] for f in figures] for n in names},
                             {n: [(f[n] or nan)[1] for f in figures] for n in names}, alpha, max_drop)
     race = Race(names, rules, max_drop)
     seeds = table.dropna(subset=["round"]).drop_duplicates("round").set_index("round")["seed"]

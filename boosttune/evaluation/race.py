@@ -213,10 +213,10 @@ class Race:
         self.rounds = 0
         self._speed_rounds: list[dict[str, float]] = []
         self._gain_rounds: list[dict[str, float]] = []
-        self.single_look = False  # at_once: one look at every seed, all of a candidate's alpha there
+        self.single_look = False  # one_look: one look at every seed, all of a candidate's alpha there
 
     @classmethod
-    def at_once(cls, ratios: Mapping[str, Any], gains: Mapping[str, Any], alpha: float, max_drop: float,
+    def one_look(cls, ratios: Mapping[str, Any], gains: Mapping[str, Any], alpha: float, max_drop: float,
                 noise: Noise | None = None) -> Race:
         """One look at every seed, all of ``alpha`` spent there (the answer all the seeds give; fixed rounds):
         ``ratios[name]`` and ``gains[name]`` are the per-seed throughput ratios and objective gains, aligned by

@@ -39,12 +39,12 @@ class Section(NamedTuple):
     details_title: str = "In full"
 
 
-def _f(value, spec: str) -> str:
+def _cell(value, spec: str) -> str:
     return fmt(value, spec, missing="")
 
 
-def _ci(low, high, spec: str) -> str:
-    return f"[{_f(low, spec)}, {_f(high, spec)}]" if finite(low) and finite(high) else ""
+def _interval_cell(low, high, spec: str) -> str:
+    return f"[{_cell(low, spec)}, {_cell(high, spec)}]" if finite(low) and finite(high) else ""
 
 
 def build_sections(inputs: ReportInputs) -> list[Section]:
@@ -135,11 +135,11 @@ def _summary_table(inputs: ReportInputs) -> Table:
     spec = obj.gain_spec
     rows = []
     for _, r in inputs.confirmed.summary.iterrows():
-        rows.append((str(r["recipe"]), str(int(r["n_seeds"])), _f(r["speedup"], ".3f"),
-                     _ci(r["speedup_ci_low"], r["speedup_ci_high"], ".3f"), _f(r["e2e_speedup"], ".2f"),
+        rows.append((str(r["recipe"]), str(int(r["n_seeds"])), _cell(r["speedup"], ".3f"),
+                     _interval_cell(r["speedup_ci_low"], r["speedup_ci_high"], ".3f"), _cell(r["e2e_speedup"], ".2f"),
                      obj.format_value(r["objective_value"]) if finite(r["objective_value"]) else "n/a",
-                     _f(r["objective_gain"], spec),
-                     _ci(r["objective_gain_ci_low"], r["objective_gain_ci_high"], spec),
+                     _cell(r["objective_gain"], spec),
+                     _interval_cell(r["objective_gain_ci_low"], r["objective_gain_ci_high"], spec),
                      decision_words(str(r["verdict"]), obj, inputs.max_drop)))
     return Table(("recipe", "seeds", "speed-up", "95% CI", "e2e", obj.label, f"Δ {obj.unit}", "95% CI",
                   "decision"), tuple(rows))
@@ -152,14 +152,14 @@ def _ablation(inputs: ReportInputs) -> Section | None:
                                                 "method can be judged alone.",))
     obj = inputs.objective
     spec = obj.gain_spec
-    rows = [(r.name, _f(r.speedup, ".3f"), _ci(r.speedup_low, r.speedup_high, ".3f"), _f(r.delta_pt, spec),
-             _ci(r.delta_low_pt, r.delta_high_pt, spec), str(r.runs), r.source, "yes" if r.in_best else "")
+    rows = [(r.name, _cell(r.speedup, ".3f"), _interval_cell(r.speedup_low, r.speedup_high, ".3f"), _cell(r.delta_pt, spec),
+             _interval_cell(r.delta_low_pt, r.delta_high_pt, spec), str(r.runs), r.source, "yes" if r.in_best else "")
             for r in ablation.alone]
     if ablation.best is not None:
         b = ablation.best
         rows.append((f"recommended: {b.name} ({' + '.join(ablation.best_methods) or 'no method'})",
-                     _f(b.speedup, ".3f"), _ci(b.speedup_low, b.speedup_high, ".3f"), _f(b.delta_pt, spec),
-                     _ci(b.delta_low_pt, b.delta_high_pt, spec), str(b.runs), b.source, ""))
+                     _cell(b.speedup, ".3f"), _interval_cell(b.speedup_low, b.speedup_high, ".3f"), _cell(b.delta_pt, spec),
+                     _interval_cell(b.delta_low_pt, b.delta_high_pt, spec), str(b.runs), b.source, ""))
     table = Table(("method", "speed-up", "95% CI", f"Δ {obj.unit}", "95% CI", "runs", "from",
                    "in the recommended recipe"), tuple(rows))
     return Section("ablation", "Ablation: each method alone, and in the recommended recipe",
@@ -243,7 +243,7 @@ def _top_trials(inputs: ReportInputs, top: int = 15) -> Table:
     for _, row in rows.iterrows():
         delta = row["objective_gain"]
         within = "" if not finite(delta) else "yes" if delta >= -inputs.max_drop - 1e-9 else "no"
-        cells.append(tuple(_f(row[c], formats[c]) if c in formats else recipes.run_name(row) if c == "label"
+        cells.append(tuple(_cell(row[c], formats[c]) if c in formats else recipes.run_name(row) if c == "label"
                            else ("" if pd.isna(row[c]) else str(row[c])) for c in _TOP) + (within,))
     header = tuple({"objective_value": obj.label, "objective_gain": f"Δ {obj.unit}"}.get(c, c) for c in _TOP)
     return Table(header + (f"within {inputs.max_drop:.3g} {obj.unit}",), tuple(cells))
@@ -317,8 +317,8 @@ def _triple(values: tuple[float, float, float], spec: str, suffix: str = "") -> 
     estimate, low, high = values
     if not finite(estimate):
         return "n/a"
-    interval = f" [{_f(low, spec)}, {_f(high, spec)}]" if finite(low) and finite(high) else ""
-    return f"{_f(estimate, spec)}{suffix}{interval}"
+    interval = f" [{_cell(low, spec)}, {_cell(high, spec)}]" if finite(low) and finite(high) else ""
+    return f"{_cell(estimate, spec)}{suffix}{interval}"
 
 
 def answer_table(inputs: ReportInputs, info: figures.AnswerInfo) -> Table:

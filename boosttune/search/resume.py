@@ -38,7 +38,7 @@ def _names(fs, root: str) -> list[str]:
             if info.type == pyarrow.fs.FileType.File]
 
 
-def _whole(data: bytes) -> bool:
+def _state_file_complete(data: bytes) -> bool:
     """Read by what it holds, not by its name: Tune's ``search_gen_state-*.json`` is a pickle."""
     if data.startswith(b"\x80"):  # a pickle (protocol 2 or later) ends with its STOP opcode; one cut short does not
         return data.endswith(b".")
@@ -65,7 +65,7 @@ def state_reads_back(experiment_path: str) -> bool:
     for name in (_TUNER, *(pattern.format(session) for pattern in _SESSION_FILES)):
         if name in names:
             with fs.open_input_stream(f"{root}/{name}") as stream:
-                if not _whole(stream.readall()):
+                if not _state_file_complete(stream.readall()):
                     return False
     return True
 

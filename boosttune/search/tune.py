@@ -379,7 +379,7 @@ _KEPT = ("epoch", "steps", "train_loss", "compile_s", "steady_steps", "throughpu
          "objective_fraction")
 
 
-class _FixedFirst(Searcher):
+class _UnlearnedFirst(Searcher):
     """A Tune searcher that trains given configs first, unseen by the wrapped searcher, then defers to it.
 
     For start points the searched space cannot draw (a preset that uses a knob measured slow here):
@@ -484,7 +484,7 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
     restore, num_samples = resume and tune.Tuner.can_restore(experiment_path), config.num_trials
     if restore and not state_reads_back(experiment_path):
         restore = False
-        num_samples, points, setup = _afresh(config, setup, points, experiment_path, log)
+        num_samples, points, setup = _resume_from_study(config, setup, points, experiment_path, log)
     # Started afresh, a seeded sampler would draw its first trials again: its seed moves on by the trials recorded.
     sampler = make_sampler(config.sampler, config.seed + config.num_trials - num_samples, n_startup)
     trainable = tune.with_resources(tune.with_parameters(_trial, setup=setup), trial_driver_resources())
@@ -512,7 +512,7 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
     return _outcome(config, setup, output, storage)
 
 
-def _afresh(config: ExperimentConfig, setup: SearchSetup, points: list[dict[str, Any]], experiment_path: str,
+def _resume_from_study(config: ExperimentConfig, setup: SearchSetup, points: list[dict[str, Any]], experiment_path: str,
             log: Callable[[str], None]) -> tuple[int, list[dict[str, Any]], SearchSetup]:
     """Tune's saved state does not read back whole (:mod:`boosttune.search.resume`): it is set aside, and the trials
     the records do not hold start afresh, from the Optuna study; (trials left, start points left, the setup)."""
@@ -613,7 +613,7 @@ def _searcher(config: ExperimentConfig, setup: SearchSetup, metric: Any, mode: A
     searcher = _OptunaSearch(space=define_by_run(setup.ctx, setup.base), metric=metric, mode=mode,
                              points_to_evaluate=points, sampler=sampler, study_name=config.name, storage=storage,
                              judge=judge)
-    return _FixedFirst(searcher, setup.outside) if setup.outside else searcher
+    return _UnlearnedFirst(searcher, setup.outside) if setup.outside else searcher
 
 
 class _OptunaSearch(OptunaSearch):

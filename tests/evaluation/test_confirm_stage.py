@@ -40,7 +40,7 @@ def test_the_stage_hands_over_by_its_own_margin_and_the_devices_noise(tmp_path, 
     # a device whose record measured a wide noise: the chances are read at it
     _, record, _ = handoff(config, table, Tolerance(ACCURACY, 1.0, 1.0))
     rng = np.random.default_rng(5)
-    record.add(Race.at_once({n: np.exp(rng.normal(0, 0.25, 8)) for n in "abcd"},
+    record.add(Race.one_look({n: np.exp(rng.normal(0, 0.25, 8)) for n in "abcd"},
                             {n: rng.normal(0, 1.5, 8) for n in "abcd"}, 0.05, 1.0), race_id="/runs/a")
     candidates, _, noise = handoff(config, table, Tolerance(ACCURACY, 1.0, 1.0))
     assert noise is not REFERENCE_NOISE and noise.speed_sd > 2 * REFERENCE_NOISE.speed_sd

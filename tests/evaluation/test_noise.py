@@ -19,7 +19,7 @@ def _race(sd: float, seed: int, rules: RaceRules | None = None) -> Race:
     rng = np.random.default_rng(seed)
     ratios = {n: np.exp(rng.normal(0.1, sd, 6)) for n in ("a", "b", "c")}
     gains = {n: rng.normal(0.0, 0.4, 6) for n in ("a", "b", "c")}
-    race = Race.at_once(ratios, gains, 0.05, 1.0)
+    race = Race.one_look(ratios, gains, 0.05, 1.0)
     if rules is not None:
         race.rules = rules
     return race

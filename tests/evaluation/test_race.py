@@ -261,7 +261,7 @@ def test_the_device_noise_record_pools_each_race_once_and_becomes_the_next_races
     rng = np.random.default_rng(3)
     ratios = {n: np.exp(rng.normal(0.1, 0.1, 6)) for n in ("a", "b", "c")}
     gains = {n: rng.normal(0.0, 0.4, 6) for n in ("a", "b", "c")}
-    race = Race.at_once(ratios, gains, 0.05, MARGIN)
+    race = Race.one_look(ratios, gains, 0.05, MARGIN)
     (speed_ss, speed_df), _ = race.measured()
     assert speed_df == 3 * 6 + 6 - (3 + 6)  # runs (baseline's included) - (recipe effects + round effects)
     record.add(race, race_id="/runs/a")
@@ -271,7 +271,7 @@ def test_the_device_noise_record_pools_each_race_once_and_becomes_the_next_races
     assert noise.speed_sd == pytest.approx(math.sqrt(2 * speed_ss / speed_df))
     assert noise_record("CPU", '{"model": "resnet8"}').noise() is race_module.REFERENCE_NOISE  # another workload
     thin = noise_record("CPU", '{"model": "thin"}')  # a 2-round race measures 1 df: too thin to replace the reference
-    thin.add(Race.at_once({"a": [1.1, 1.2]}, {"a": [0.1, -0.2]}, 0.05, MARGIN), race_id="/runs/b")
+    thin.add(Race.one_look({"a": [1.1, 1.2]}, {"a": [0.1, -0.2]}, 0.05, MARGIN), race_id="/runs/b")
     assert thin.sums()["speed_df"] < MIN_RECORD_DF and thin.noise() is race_module.REFERENCE_NOISE
     rules = RaceRules.with_noise(noise, max_runs=15)
     assert rules.noise_df == noise.df and RaceRules.from_dict({**rules.to_dict(), "unknown": 1}) == rules
