@@ -25,6 +25,7 @@ from boosttune import algorithms
 from boosttune.algorithms.base import SpaceContext
 from boosttune.builtin.data import check_data
 from boosttune.config.experiment import ExperimentConfig
+from boosttune.devices import ACCELERATOR_RESOURCES
 from boosttune.errors import ConfigError, UnsupportedError
 from boosttune.objective import Objective
 from boosttune.probe import load_cached, run_probe
@@ -64,7 +65,7 @@ class CheckReport:
 
 def device_here(device_target: str) -> bool:
     """Whether this machine has the device (Ray's own accelerator detection; no cluster needed)."""
-    from boosttune.execution.ray import ACCELERATOR_RESOURCES, local_resources
+    from boosttune.execution.ray import local_resources
 
     if device_target not in ACCELERATOR_RESOURCES:
         return True

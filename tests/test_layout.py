@@ -25,7 +25,7 @@ PACKAGE = ROOT / "boosttune"
 
 # (stage, the modules and packages in it); a package covers its submodules.
 STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("boosttune.errors", "boosttune.files", "boosttune.objective", "boosttune.builder",
+    ("foundation", ("boosttune.errors", "boosttune.files", "boosttune.objective", "boosttune.builder", "boosttune.devices",
                     "boosttune.runtime", "boosttune.pareto")),
     ("algorithms", ("boosttune.algorithms",)),
     ("config", ("boosttune.config",)),

@@ -25,6 +25,7 @@ from boosttune.config.boost import BOOST_LEVEL_NAMES
 from boosttune.config.experiment import ExperimentConfig, parse_experiment, recorded_max_drop
 from boosttune.config.io import load_yaml_text
 from boosttune.config.recipe import DataConfig, OptimizerConfig, TrialRecipe, parse_recipe
+from boosttune.devices import DEVICE_NAMES
 from boosttune.errors import BoosttuneError, ConfigError, DataError
 from boosttune.execution.provenance import record_run_info
 from boosttune.files import check_new_file, claim_output_folder, write_json
@@ -241,7 +242,7 @@ def _add_experiment_arguments(parser: argparse.ArgumentParser, example: str) -> 
     """The experiment file, its --set overrides and the run flags: what tune and check both read."""
     parser.add_argument("config", help="experiment file (YAML/JSON)")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help=f"override a field, e.g. {example}")
-    parser.add_argument("--device", choices=["CPU", "GPU", "Ascend"], default=None,
+    parser.add_argument("--device", choices=DEVICE_NAMES, default=None,
                         help="the device every trial rank trains on (sets base.device_target; default: the file's, "
                              "else CPU)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
@@ -393,7 +394,7 @@ def _add_probe(sub) -> None:
         description="Try every boost/amp/loss-scale/optimizer knob with a tiny real compile, time oneDNN's "
                     "instruction sets, and cache the result per device, CPU and MindSpore version.",
     )
-    probe.add_argument("--device", choices=["CPU", "GPU", "Ascend"], default="CPU", help="device target (default CPU)")
+    probe.add_argument("--device", choices=DEVICE_NAMES, default="CPU", help="device target (default CPU)")
     probe.add_argument("--refresh", action="store_true", help="probe again even if a cached result exists")
     probe.add_argument("--speed", action="store_true",
                        help="also time each amp level and boost algorithm against O0 on a small ResNet (about a "

@@ -15,6 +15,7 @@ from boosttune import algorithms
 from boosttune.cli.args import ArgumentParser, DefaultsFormatter, FieldFlags, field_help, interrupted, quiet_mindspore
 from boosttune.config.experiment import MAX_DROP, ExperimentConfig, parse_experiment
 from boosttune.config.recipe import DATASETS_WITH_PATH, DEFAULT_FASHION_MNIST, SHIPPED_FASHION_TRAIN
+from boosttune.devices import DEVICE_NAMES
 from boosttune.errors import BoosttuneError, ConfigError
 
 DATA_CHOICES = ["auto", "fashion_mnist", "mnist5k", "digits", "mnist_idx", "cifar10", "imagefolder"]
@@ -61,7 +62,7 @@ def script_parser(model: str, description: str) -> argparse.ArgumentParser:
                    help="comma-separated fragments to search (default all but those measured slow here): "
                         f"{','.join(algorithms.fragment_names())}; a fragment named "
                         "here is searched even when it is slow on this device")
-    p.add_argument("--device", default="CPU", choices=["CPU", "GPU", "Ascend"],
+    p.add_argument("--device", default="CPU", choices=DEVICE_NAMES,
                    help="device of every trial rank: one GPU, or one of Ray's NPUs, per rank on GPU/Ascend")
     p.add_argument("--smoke", action="store_true",
                    help="a quick run: 3 epochs on 1024 samples, 3 trials, 1 candidate confirmed over 2 seeds "

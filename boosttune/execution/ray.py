@@ -16,19 +16,17 @@ from typing import Any, Callable, Iterable, Mapping
 import ray
 
 from boosttune.config.experiment import ExperimentConfig
+from boosttune.devices import ACCELERATOR_RESOURCES
 from boosttune.errors import BoosttuneError, ConfigError
 from boosttune.execution.provenance import redact
 
-__all__ = ["ACCELERATOR_RESOURCES", "DRIVER_RESOURCE", "LOCAL_TRAIN_ENV", "check_local_capacity", "check_placeable",
+__all__ = ["DRIVER_RESOURCE", "LOCAL_TRAIN_ENV", "check_local_capacity", "check_placeable",
            "code_runtime_env", "connect_ray", "describe_code", "describe_resources", "local_resources",
            "local_train_defaults",
            "placeable_ranks", "ray_get", "trial_driver_resources", "worker_resources"]
 
 DRIVER_RESOURCE = "TRAIN_DRIVER"  # trial drivers take no CPU: the CPUs go to the Train workers
 
-# device_target -> (Ray's resource for one rank's accelerator, the visibility variable Ray sets for it).
-# Ascend uses Ray's native NPU accelerator (ray/_private/accelerators/npu.py), not a home-made resource.
-ACCELERATOR_RESOURCES = {"GPU": ("GPU", "CUDA_VISIBLE_DEVICES"), "Ascend": ("NPU", "ASCEND_RT_VISIBLE_DEVICES")}
 
 # Ray Train settings for a local instance, each a default the environment overrides. Its controller polls the
 # workers every 2 s (so a finished run was noticed up to 2 s late) and starts a preemption watcher per run,

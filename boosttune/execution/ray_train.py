@@ -29,7 +29,8 @@ import ray
 from ray.train.backend import Backend, BackendConfig
 
 from boosttune.config.recipe import parse_recipe
-from boosttune.execution.ray import ACCELERATOR_RESOURCES, connect_ray, worker_resources
+from boosttune.devices import ACCELERATOR_RESOURCES, DEVICES
+from boosttune.execution.ray import connect_ray, worker_resources
 from boosttune.execution.runs import CURVE_KEYS, RunRecord, RunSpec
 from boosttune.files import write_json
 from boosttune.trial.runner import run_trial
@@ -318,7 +319,7 @@ def build_trainer(recipe: dict[str, Any], *, num_workers: int = 1, env: dict[str
     # check, the probe and the calibration found them in the shipped working_dir. Workers stay there, as Ray tasks do.
     os.environ.setdefault("RAY_CHDIR_TO_TRIAL_DIR", "0")
     device_target = recipe.get("device_target", "CPU")
-    scaling = ScalingConfig(num_workers=num_workers, use_gpu=device_target == "GPU",
+    scaling = ScalingConfig(num_workers=num_workers, use_gpu=DEVICES[device_target].use_gpu,
                             resources_per_worker=worker_resources(device_target),
                             placement_strategy=placement_strategy, accelerator_type=accelerator_type)
     return DataParallelTrainer(

@@ -1,0 +1,32 @@
+"""What a device is to boosttune, in one place: MindSpore's name for it, the Ray resource one rank asks for, the
+variable Ray sets to select a rank's device, and whether Ray Train asks for a GPU.
+
+Every other module reads it (the recipe's ``device_target`` choices, the CLI's ``--device``, the ranks' resources
+and device ids, the check for a device on this machine). Adding a device is one entry here and what MindSpore and
+Ray need of it (docs/clusters-and-devices.md, "Add a device"). Pure: no Ray, no MindSpore.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+__all__ = ["ACCELERATOR_RESOURCES", "DEVICES", "DEVICE_NAMES", "Device"]
+
+
+class Device(NamedTuple):
+    name: str  # MindSpore's device_target
+    ray_resource: str | None  # Ray's resource for one rank's accelerator (None: the rank takes CPUs only)
+    visible_variable: str | None  # the variable Ray sets to the rank's own accelerator
+    use_gpu: bool  # Ray Train's ScalingConfig.use_gpu
+    note: str  # what it needs, for the docs
+
+
+DEVICES: dict[str, Device] = {d.name: d for d in (
+    Device("CPU", None, None, False, "any machine; ranks take CPUs"),
+    Device("GPU", "GPU", "CUDA_VISIBLE_DEVICES", True, "NVIDIA CUDA; one Ray GPU per rank"),
+    # Ray's native NPU accelerator (ray/_private/accelerators/npu.py), not a home-made resource
+    Device("Ascend", "NPU", "ASCEND_RT_VISIBLE_DEVICES", False, "Huawei Ascend; one Ray NPU per rank"),
+)}
+DEVICE_NAMES = tuple(DEVICES)
+# device_target -> (Ray's resource for one rank's accelerator, the visibility variable Ray sets for it)
+ACCELERATOR_RESOURCES = {d.name: (d.ray_resource, d.visible_variable) for d in DEVICES.values() if d.ray_resource}
