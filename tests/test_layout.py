@@ -26,6 +26,7 @@ PACKAGE = ROOT / "boosttune"
 # (stage, the modules and packages in it); a package covers its submodules.
 STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("boosttune.errors", "boosttune.files", "boosttune.objective", "boosttune.builder", "boosttune.devices",
+                    "boosttune.ray_internals",
                     "boosttune.runtime", "boosttune.pareto")),
     ("algorithms", ("boosttune.algorithms",)),
     ("config", ("boosttune.config",)),

@@ -19,6 +19,7 @@ from boosttune.config.experiment import ExperimentConfig
 from boosttune.devices import ACCELERATOR_RESOURCES
 from boosttune.errors import BoosttuneError, ConfigError
 from boosttune.execution.provenance import redact
+from boosttune.ray_internals import accelerator_manager, bootstrap_address
 
 __all__ = ["DRIVER_RESOURCE", "LOCAL_TRAIN_ENV", "check_local_capacity", "check_placeable",
            "code_runtime_env", "connect_ray", "describe_code", "describe_resources", "local_resources",
@@ -72,9 +73,7 @@ def connect_ray(log: Callable[[str], None], runtime_env: dict[str, Any] | None =
 def _running_cluster() -> str | None:
     """The address of the cluster ``ray start`` last started on this machine, if one runs (as ``ray.init()`` finds it)."""
     try:
-        from ray._private.services import find_bootstrap_address
-
-        return find_bootstrap_address(None)
+        return bootstrap_address()
     except Exception:  # a private API: without it, RAY_ADDRESS still works
         return None
 
@@ -186,14 +185,12 @@ def local_resources() -> dict[str, float]:
     """What a local Ray instance started here would hold: this machine's cores, and the accelerators Ray's own
     detection finds (``ray/_private/accelerators``), as it counts them when it starts."""
     resources = {"CPU": float(os.cpu_count() or 1)}
-    try:
-        from ray._private.accelerators import get_accelerator_manager_for_resource
-    except ImportError:  # a private API: without it, accelerators are checked once Ray has started
-        return resources
     for name, _ in ACCELERATOR_RESOURCES.values():
         try:
-            manager = get_accelerator_manager_for_resource(name)
+            manager = accelerator_manager(name)
             count = manager.get_current_node_num_accelerators() if manager else 0
+        except ImportError:  # a private API: without it, accelerators are checked once Ray has started
+            return resources
         except Exception:  # noqa: BLE001 - a driver or tool missing: none detected, as Ray itself would
             count = 0
         if count:

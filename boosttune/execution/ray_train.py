@@ -33,6 +33,7 @@ from boosttune.devices import ACCELERATOR_RESOURCES, DEVICES
 from boosttune.execution.ray import connect_ray, worker_resources
 from boosttune.execution.runs import CURVE_KEYS, RunRecord, RunSpec
 from boosttune.files import write_json
+from boosttune.ray_internals import address_and_port, train_context_file
 from boosttune.trial.runner import run_trial
 
 __all__ = ["SCHEDULER_MARKER", "MindSporeConfig", "build_trainer", "device_id_for", "init_device", "rank_facts",
@@ -137,7 +138,6 @@ def _worker_env(host: str, port: int, world_size: int, rank: int) -> None:
 
 class _MindSporeBackend(Backend):
     def on_start(self, worker_group, backend_config: MindSporeConfig) -> None:
-        from ray.train._internal.utils import get_address_and_port
 
         env = {"GLOG_v": os.environ.get("GLOG_v", "3"), **backend_config.env,
                "BOOSTTUNE_DEVICE_TARGET": backend_config.device_target,
@@ -146,7 +146,7 @@ class _MindSporeBackend(Backend):
         world_size = len(worker_group)
         if world_size == 1:
             return  # one process needs no MindSpore cluster (and saves its start-up time)
-        host, port = worker_group.execute_single(0, get_address_and_port)
+        host, port = worker_group.execute_single(0, address_and_port)
         host = scheduler_host(host, worker_group.execute(_node_id))
         worker_group.execute_single(0, _start_scheduler, host, port, world_size, backend_config.device_target,
                                     backend_config.env)
@@ -200,9 +200,7 @@ def _worker_log(rank: int) -> Callable[[str], None]:
     import logging
 
     try:  # its logger is named after its file (Ray 2.60)
-        from ray.train.v2._internal.execution import context as train_context
-
-        logging.getLogger(train_context.__file__).setLevel(logging.WARNING)
+        logging.getLogger(train_context_file()).setLevel(logging.WARNING)
     except ImportError:
         pass
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from boosttune.config.recipe import TrialRecipe
 from boosttune.errors import UnsupportedError
+from boosttune.ray_internals import accelerator_manager
 
 __all__ = ["Capability", "ProbeReport", "cache_path", "check_recipe", "knobs_of", "load_cached", "cpu_name",
            "node_type"]
@@ -92,9 +93,7 @@ def accelerator_name(device_target: str) -> str:
     if device_target == "CPU":
         return ""
     try:
-        from ray._private.accelerators import get_accelerator_manager_for_resource
-
-        manager = get_accelerator_manager_for_resource("GPU" if device_target == "GPU" else "NPU")
+        manager = accelerator_manager("GPU" if device_target == "GPU" else "NPU")
         return (manager.get_current_node_accelerator_type() if manager else None) or ""
     except Exception:  # no driver library on this node: the model is unknown, the device target still keys
         return ""

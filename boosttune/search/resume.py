@@ -16,6 +16,8 @@ import fnmatch
 import json
 from typing import Iterable
 
+from boosttune.ray_internals import storage_fs_and_path
+
 # One save of Tune's state: the files it writes for a driver session, named by the session's start time.
 _SESSION_FILES = ("experiment_state-{}.json", "search_gen_state-{}.json", "searcher-state-{}.pkl")
 _STATE = _SESSION_FILES[0]  # the one Tune picks the newest session by
@@ -26,9 +28,7 @@ __all__ = ["SET_ASIDE", "left_to_run", "not_recorded", "set_aside", "state_reads
 
 
 def _fs(experiment_path: str):
-    from ray.train._internal.storage import get_fs_and_path
-
-    return get_fs_and_path(experiment_path)
+    return storage_fs_and_path(experiment_path)
 
 
 def _names(fs, root: str) -> list[str]:

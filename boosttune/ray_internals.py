@@ -1,0 +1,76 @@
+"""Every use of Ray that is not its public, documented API, behind one seam.
+
+Ray 2.60 (the version the install pins) keeps these in ``ray._private`` and ``ray.train._internal``: the next
+release may move them. Each function here names what it needs; :func:`unknown_layout` lists what this Ray does not
+have, and tests/test_ray_internals.py fails with the Ray version and the missing name when the layout changes.
+Callers fall back where they can (a missing accelerator detector: checked once Ray runs). Ray is imported inside.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+__all__ = ["TESTED_RAY", "accelerator_manager", "address_and_port", "bootstrap_address", "storage_fs_and_path",
+           "train_context_file", "unknown_layout"]
+
+TESTED_RAY = "2.60.0"  # the Ray whose private layout this module was written against (pyproject.toml pins it)
+
+
+def accelerator_manager(resource: str) -> Any:
+    """Ray's accelerator manager for ``resource`` ("GPU", "NPU"): counts and names the node's accelerators."""
+    from ray._private.accelerators import get_accelerator_manager_for_resource
+
+    return get_accelerator_manager_for_resource(resource)
+
+
+def bootstrap_address() -> str | None:
+    """The address of the cluster ``ray start`` last started on this machine, as ``ray.init()`` finds it."""
+    from ray._private.services import find_bootstrap_address
+
+    return find_bootstrap_address(None)
+
+
+def storage_fs_and_path(path: str) -> tuple[Any, str]:
+    """The pyarrow filesystem and path Ray Train's storage resolves ``path`` to (a folder or a bucket URI)."""
+    from ray.train._internal.storage import get_fs_and_path
+
+    return get_fs_and_path(path)
+
+
+def address_and_port() -> tuple[str, int]:
+    """A free address and port on this worker, as Ray Train's own backends pick their rendezvous."""
+    from ray.train._internal.utils import get_address_and_port
+
+    return get_address_and_port()
+
+
+def train_context_file() -> str:
+    """The file of Ray Train's context module, whose logger is named after it (Ray 2.60)."""
+    from ray.train.v2._internal.execution import context
+
+    return context.__file__
+
+
+_USES: dict[str, Callable[[], Any]] = {
+    "ray._private.accelerators.get_accelerator_manager_for_resource": lambda: accelerator_manager,
+    "ray._private.services.find_bootstrap_address": lambda: __import__(
+        "ray._private.services", fromlist=["find_bootstrap_address"]).find_bootstrap_address,
+    "ray.train._internal.storage.get_fs_and_path": lambda: __import__(
+        "ray.train._internal.storage", fromlist=["get_fs_and_path"]).get_fs_and_path,
+    "ray.train._internal.utils.get_address_and_port": lambda: __import__(
+        "ray.train._internal.utils", fromlist=["get_address_and_port"]).get_address_and_port,
+    "ray.train.v2._internal.execution.context": train_context_file,
+}
+
+
+def unknown_layout() -> list[str]:
+    """What this process's Ray lacks of what boosttune uses, each as "name (Ray X; written for TESTED_RAY)"."""
+    import ray
+
+    missing = []
+    for name, use in _USES.items():
+        try:
+            use()
+        except (ImportError, AttributeError) as e:
+            missing.append(f"{name} (Ray {ray.__version__}; written for {TESTED_RAY}: {type(e).__name__})")
+    return missing
