@@ -255,7 +255,7 @@ class Algorithm:
     bench: its entries in the bench's default matrix and the notes for what it leaves out.
     rule / resolution_order: its combination rule (switches itself or others off, raises, adds notes); when a
         boost config is resolved, the rules run in ``resolution_order``, those that switch algorithms off first.
-    common_keys: keys of the ``common`` section only it reads.
+    common_keys: keys of the ``common`` section it reads (a key several algorithms read is declared by each).
     ranks_rule: why it does nothing with this many ranks, or None when it takes effect.
     device_preset: the section values and notes the O1/O2 presets need on a device the probe describes.
     observe / prepare: what a trial reads back from the built Model / does before building it.

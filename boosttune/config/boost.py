@@ -21,6 +21,7 @@ from boosttune.errors import ConfigError
 
 __all__ = [
     "ALGORITHMS",
+    "common_readers",
     "BOOST_LEVEL_NAMES",
     "MODES",
     "PRESETS",
@@ -297,13 +298,23 @@ def _note_ignored(cfg: Any, state: Resolution) -> None:
             state.notes.append(f"section '{name}' is ignored because {name} is not applied")
 
 
+def common_readers() -> dict[str, tuple[str, ...]]:
+    """Each key of the ``common`` section and the algorithms that read it, as their folders declare
+    (``Algorithm.common_keys``)."""
+    readers: dict[str, tuple[str, ...]] = {}
+    for algorithm in _REGISTERED:
+        for key in algorithm.common_keys:
+            readers[key] = (*readers.get(key, ()), algorithm.name)
+    return readers
+
+
 def _settings(cfg: Any, state: Resolution) -> dict[str, dict[str, Any]]:
     """``common`` and the sections of the applied algorithms, in full (MindSpore's defaults filled in)."""
     settings: dict[str, dict[str, Any]] = {"common": state.section("common").model_dump(exclude_none=True)}
-    for algorithm in _REGISTERED:
-        for key in algorithm.common_keys:
-            if cfg.common and getattr(cfg.common, key) and not state.applied[algorithm.name]:
-                state.notes.append(f"common.{key} is used only by {algorithm.name}, which is not applied")
+    for key, readers in common_readers().items():
+        if cfg.common and getattr(cfg.common, key, None) and not any(state.applied[name] for name in readers):
+            which = "which is not applied" if len(readers) == 1 else "neither of which is applied"
+            state.notes.append(f"common.{key} is used only by {' and '.join(readers)}, {which}")
     for algorithm in _sectioned():
         if state.applied[algorithm.name]:
             settings[algorithm.name] = state.section(algorithm.name).model_dump(exclude_none=True)

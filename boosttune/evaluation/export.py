@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import pandas as pd
 
 from boosttune.algorithms.adasum import adasum_applies
-from boosttune.config.boost import EffectiveBoost, parse_boost_config
+from boosttune.config.boost import EffectiveBoost, common_readers, parse_boost_config
 from boosttune.config.experiment import MAX_DROP
 from boosttune.errors import BoosttuneError, DataError
 from boosttune.evaluation.results import FINISHED, finite
@@ -37,11 +37,6 @@ _MEASURED = ("throughput_sps", "speedup_vs_baseline", "objective_value", "object
              "time_to_target_s", "peak_rss_mb")
 _PROVENANCE = ("device_target", "mindspore_version", "ray_version", "boosttune_version", "onednn_isa", "seed",
                "trial_id")
-# The keys of boost_config_dict's ``common`` section and what reads them in MindSpore 2.10: device_number, AutoBoost
-# for DimReduce's PCA ranks and BoostTrainOneStepCell for AdaSum's servers; gradient_split_groups, LessBN's
-# parameter groups. A key none of whose readers acts on the run is left out; AutoBoost's default, which
-# nothing reads either, stands in.
-_COMMON_READERS = {"device_number": ("adasum", "dim_reduce"), "gradient_split_groups": ("less_bn",)}
 
 
 class SelectedRecipe(NamedTuple):
@@ -121,7 +116,7 @@ def applicable_boost_config(canonical: dict[str, Any], effective: EffectiveBoost
         in_effect.discard("adasum")  # plain data parallel: BoostTrainOneStepCell never reads device_number
     common = dict(canonical.get("common") or {})
     left_out: dict[str, str] = {}
-    for key, readers in _COMMON_READERS.items():
+    for key, readers in common_readers().items():  # as the algorithm folders declare (Algorithm.common_keys)
         if key in common and not in_effect & set(readers):
             value = common.pop(key)
             ranks = "" if world_size is None else f" on {world_size} rank{'s' if world_size > 1 else ''}"

@@ -821,3 +821,11 @@ def test_mindspore_accepts_what_boosttune_rejects(autoboost):
     # an unknown level silently becomes O0
     reset_boost_state()
     assert autoboost("O3", {}).level == "O0"
+
+
+def test_the_common_keys_and_their_readers_come_from_the_algorithm_folders():
+    from boosttune.config.boost import common_readers
+
+    assert common_readers() == {"device_number": ("adasum", "dim_reduce"), "gradient_split_groups": ("less_bn",)}
+    notes = parse_boost_config({"common": {"device_number": 4}, "less_bn": {"gc_flag": False}}, "O1").effective().notes
+    assert "common.device_number is used only by adasum and dim_reduce, neither of which is applied" in notes

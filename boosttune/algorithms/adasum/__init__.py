@@ -62,6 +62,7 @@ ALGORITHM = Algorithm(
     bench=bench,
     rule=rule,
     resolution_order=40,
+    common_keys=("device_number",),
     ranks_rule=inactive_with,
     observe=observe,
     notes=(NOTE,),

@@ -83,6 +83,7 @@ ALGORITHM = Algorithm(
     bench=bench,
     rule=rule,
     resolution_order=10,
+    common_keys=("device_number",),
     observe=observe,
     prepare=prepare,
     notes=(NOTE,),
