@@ -156,14 +156,14 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
 
     from boosttune.evaluation.confirm import run_paired
     from boosttune.evaluation.summary import save_confirmed
-    from boosttune.execution.start import Launch, start_run
+    from boosttune.execution.start import RunRequest, start_run
     from boosttune.report import ReportInputs, write_report
 
     recipe = config.recipe
     if config.recipes is not None:  # named recipes are checked before Ray starts (the probe checks them again)
         bench_candidates(config, None, extra=extra)
     document = {**config.model_dump(mode="json"), "extra": dict(extra or {})}
-    launch = Launch(what="bench", document=document, device_target=recipe.device_target,
+    launch = RunRequest(what="bench", document=document, device_target=recipe.device_target,
                     workers=config.workers_per_trial, project=config, warm_workers=config.warm_workers,
                     cache_graphs=config.cache_graphs)
     preflight = (lambda: check_data(recipe, config.workers_per_trial)) if recipe.builtin else None  # read as the

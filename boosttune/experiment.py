@@ -33,7 +33,7 @@ from boosttune.evaluation.summary import save_confirmed
 from boosttune.execution.cluster import facts_on_worker
 from boosttune.execution.provenance import load_run_info, record_run_info
 from boosttune.execution.runs import RunRecord
-from boosttune.execution.start import Launch, Started, start_run
+from boosttune.execution.start import RunRequest, StartedRun, start_run
 from boosttune.probe.calibrate import slow_knobs
 from boosttune.report import ReportInputs, figures, write_report
 from boosttune.search.setup import search_setup, space_context
@@ -64,7 +64,7 @@ class ExperimentResult:
 def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool = False,
                    log: Callable[[str], None] = print, command: str | None = None) -> ExperimentResult:
     base = config.recipe.to_dict()
-    launch = Launch(what="experiment", document=config.model_dump(mode="json"),
+    launch = RunRequest(what="experiment", document=config.model_dump(mode="json"),
                     device_target=config.recipe.device_target, workers=config.workers_per_trial, project=config,
                     accelerator_type=config.accelerator_type, storage=config.storage,
                     warm_workers=config.warm_workers, cache_graphs=config.cache_graphs, calibrate=config.prune_slow,
@@ -80,7 +80,7 @@ def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool
         return _run(config, started, base, resume=resume, log=log)
 
 
-def _run(config: ExperimentConfig, started: Started, base: dict[str, Any], *, resume: bool,
+def _run(config: ExperimentConfig, started: StartedRun, base: dict[str, Any], *, resume: bool,
          log: Callable[[str], None]) -> ExperimentResult:
     times: dict[str, float] = {}
     with _stage("probe", times, log, already_s=started.probe_s):
@@ -140,7 +140,7 @@ def check_device(report, config: ExperimentConfig, where: str) -> None:
                                f"{report.device_target} on node {where}: {report.why_unsupported(knob)}")
 
 
-def _model_facts(config: ExperimentConfig, started: Started, base: dict[str, Any],
+def _model_facts(config: ExperimentConfig, started: StartedRun, base: dict[str, Any],
                  log: Callable[[str], None]) -> ModelFacts:
     """The model built once where trials run (on a local instance, the trials' node is this machine: the preflight's
     build in this process stands for it): its steps, parameter tensors and objective."""
@@ -157,7 +157,7 @@ def _model_facts(config: ExperimentConfig, started: Started, base: dict[str, Any
     return facts
 
 
-def _search_table(outcome: SearchOutcome, started: Started, log: Callable[[str], None]) -> pd.DataFrame:
+def _search_table(outcome: SearchOutcome, started: StartedRun, log: Callable[[str], None]) -> pd.DataFrame:
     """The search's results table; the trials it dropped as it stopped cancelled, what it left out recorded."""
     if started.client is not None:
         started.client.cancel_all()  # trials the search dropped as it stopped (time budget, failures)

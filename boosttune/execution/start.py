@@ -5,10 +5,10 @@ the output folder checked -> room on this machine for a trial's ranks -> the kin
 preflight) -> the shipped code and the storage -> the folder claimed and its run facts recorded ->
 the driver moved into it -> Ray -> the probe, on a node that holds what a trial rank asks for. The
 kind then checks what only the probe can show, and opens the warm workers when it is ready to train
-(:meth:`Started.warm_pool`): the experiment builds the model on a worker first, and a pool that held
+(:meth:`StartedRun.warm_pool`): the experiment builds the model on a worker first, and a pool that held
 the worker's resources would keep that build waiting.
 
-A new kind of run describes itself in a :class:`Launch` and trains through :meth:`Started.train`.
+A new kind of run describes itself in a :class:`RunRequest` and trains through :meth:`StartedRun.train`.
 Ray Train and Ray Tune have no notion of a boosttune results folder or of the capability probe,
 hence this module.
 """
@@ -42,11 +42,11 @@ from boosttune.execution.runs import RunRecord, RunSpec
 from boosttune.execution.warm import WarmClient, WarmPool
 from boosttune.files import check_folder, claim_folder
 
-__all__ = ["Launch", "Started", "start_run"]
+__all__ = ["RunRequest", "StartedRun", "start_run"]
 
 
 @dataclass(frozen=True)
-class Launch:
+class RunRequest:
     """What a kind of run asks the start-up for.
 
     ``what`` names it in messages and its folder's marker (``<what>.json``, holding ``document``, which
@@ -73,10 +73,10 @@ class Launch:
 
 
 @dataclass
-class Started:
+class StartedRun:
     """A started run: its folder, what a rank asks Ray for, the probe's findings, and (once opened) its warm pool."""
 
-    launch: Launch
+    launch: RunRequest
     output: Path
     per_rank: dict[str, float]
     storage: str | None
@@ -134,12 +134,12 @@ def output_folder(output: str | Path) -> Path:
 
 
 @contextmanager
-def start_run(launch: Launch, output: str | Path, *, resume: bool, log: Callable[[str], None],
-              command: str | None = None, preflight: Callable[[], Any] | None = None) -> Iterator[Started]:
+def start_run(launch: RunRequest, output: str | Path, *, resume: bool, log: Callable[[str], None],
+              command: str | None = None, preflight: Callable[[], Any] | None = None) -> Iterator[StartedRun]:
     """Start a run (see the module's docstring for the order) and yield it, the driver inside its folder.
 
     ``preflight``: the kind's checks before Ray starts (they may build the model in a fresh process); what it
-    returns is :attr:`Started.checked`.
+    returns is :attr:`StartedRun.checked`.
     """
     output = output_folder(output)
     check_folder(output, launch.marker, launch.document, resume=resume, what=launch.what, command=command)
@@ -159,7 +159,7 @@ def start_run(launch: Launch, output: str | Path, *, resume: bool, log: Callable
             check_placeable(ray.nodes(), per_rank, launch.workers)
         placed = probe_on_worker(launch.device_target, calibrate=launch.calibrate, per_rank=per_rank,
                                  accelerator_type=launch.accelerator_type, log=log, base=launch.base)
-        yield Started(launch=launch, output=output, per_rank=per_rank, storage=storage, local=local, placed=placed,
+        yield StartedRun(launch=launch, output=output, per_rank=per_rank, storage=storage, local=local, placed=placed,
                       probe_s=time.perf_counter() - began, checked=checked)
 
 

@@ -13,7 +13,7 @@ from boosttune.config.experiment import EARLY_STOP_MARGIN, LOSSY_DROP, Experimen
 from boosttune.execution.cluster import default_concurrency
 from boosttune.execution.provenance import record_run_info
 from boosttune.execution.runs import RunRecord
-from boosttune.execution.start import Started
+from boosttune.execution.start import StartedRun
 from boosttune.search.start_points import StartPoints
 from boosttune.search.tune import SearchSetup
 from boosttune.space import SpaceContext
@@ -22,7 +22,7 @@ from boosttune.trial.parts import ModelFacts
 __all__ = ["search_setup", "space_context"]
 
 
-def space_context(config: ExperimentConfig, started: Started, facts: ModelFacts, slow: dict[str, str],
+def space_context(config: ExperimentConfig, started: StartedRun, facts: ModelFacts, slow: dict[str, str],
                   log: Callable[[str], None]) -> SpaceContext:
     """What the search space may draw here: the knobs this device supports and does not run slow, sized to the model."""
     report = started.report
@@ -41,7 +41,7 @@ def space_context(config: ExperimentConfig, started: Started, facts: ModelFacts,
                         device_target=config.recipe.device_target)
 
 
-def search_setup(config: ExperimentConfig, started: Started, facts: ModelFacts, ctx: SpaceContext,
+def search_setup(config: ExperimentConfig, started: StartedRun, facts: ModelFacts, ctx: SpaceContext,
                  base: dict[str, Any], baseline: RunRecord, start: StartPoints, max_drop: float,
                  log: Callable[[str], None]) -> SearchSetup:
     """What the search needs: the start points, the baseline's figures, the allowed drop (``max_drop``: the run's one

@@ -485,7 +485,7 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
     if restore and not state_reads_back(experiment_path):
         restore = False
         num_samples, points, setup = _resume_from_study(config, setup, points, experiment_path, log)
-    # Started afresh, a seeded sampler would draw its first trials again: its seed moves on by the trials recorded.
+    # StartedRun afresh, a seeded sampler would draw its first trials again: its seed moves on by the trials recorded.
     sampler = make_sampler(config.sampler, config.seed + config.num_trials - num_samples, n_startup)
     trainable = tune.with_resources(tune.with_parameters(_trial, setup=setup), trial_driver_resources())
     if restore:
