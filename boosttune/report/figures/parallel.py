@@ -63,11 +63,18 @@ def _dimension(name: str, values: pd.Series) -> Axis:
     return Axis(name, codes, tuple(names))
 
 
+def _short_labels(labels: list[str]) -> list[str]:
+    """Each knob by its name after the section ("freeze_p" for "grad_freeze.freeze_p") where that name is unique,
+    so neighbouring titles fit between the axes; the full name otherwise."""
+    tails = [label.split(".", 1)[-1] for label in labels]
+    return [tail if tails.count(tail) == 1 else label for label, tail in zip(labels, tails)]
+
+
 def draw_parallel(info: ParallelInfo) -> go.Figure:
     dimensions = []
-    for axis in info.dimensions:
-        # a knob's name over two lines at its dot ("grad_freeze." / "param_groups"): neighbours' titles do not meet
-        dimension = dict(label=axis.label.replace(".", ".<br>", 1), values=list(axis.values))
+    short = _short_labels([axis.label for axis in info.dimensions])
+    for axis, label in zip(info.dimensions, short):
+        dimension = dict(label=label, values=list(axis.values))
         if axis.names is not None:
             ticks = axis.ticks if axis.ticks is not None else range(len(axis.names))
             dimension.update(tickvals=list(ticks), ticktext=list(axis.names))
