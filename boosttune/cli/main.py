@@ -13,6 +13,9 @@ import yaml
 from boosttune.builtin.data import check_data
 from boosttune.check import check_experiment
 from boosttune.cli.args import (
+    EXIT_ANSWERED,
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
     ArgumentParser,
     FieldsFormatter,
     add_deprecated_alias,
@@ -26,7 +29,7 @@ from boosttune.config.experiment import ExperimentConfig, parse_experiment, reco
 from boosttune.config.io import load_yaml_text
 from boosttune.config.recipe import DataConfig, OptimizerConfig, TrialRecipe, parse_recipe
 from boosttune.devices import DEVICE_NAMES
-from boosttune.errors import BoosttuneError, ConfigError, DataError
+from boosttune.errors import BoosttuneError, ConfigError, DataError, TrialError
 from boosttune.execution.provenance import record_run_info
 from boosttune.files import check_new_file, claim_output_folder, write_json
 from boosttune.probe import check_recipe, load_cached, run_probe
@@ -325,7 +328,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return interrupted("boosttune tune", args.argv, output, "experiment.json")
     print(format_summary(result))
-    return 0
+    return EXIT_FAILED if result.aborted_reason else EXIT_ANSWERED
 
 
 def _seeds(text: str | None) -> list[int] | None:
@@ -595,9 +598,12 @@ def main(argv: list[str] | None = None) -> int:
     args.argv = ["boosttune", *(sys.argv[1:] if argv is None else argv)]
     try:
         return args.func(args)
+    except TrialError as e:  # the run failed (a diverged baseline, a lost cluster): not the input's fault
+        print(f"boosttune: error: {e}", file=sys.stderr)
+        return EXIT_FAILED
     except BoosttuneError as e:
         print(f"boosttune: error: {e}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("boosttune: interrupted", file=sys.stderr)
         return 130

@@ -12,11 +12,21 @@ import time
 from pathlib import Path
 
 from boosttune import algorithms
-from boosttune.cli.args import ArgumentParser, DefaultsFormatter, FieldFlags, field_help, interrupted, quiet_mindspore
+from boosttune.cli.args import (
+    EXIT_ANSWERED,
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    ArgumentParser,
+    DefaultsFormatter,
+    FieldFlags,
+    field_help,
+    interrupted,
+    quiet_mindspore,
+)
 from boosttune.config.experiment import MAX_DROP, ExperimentConfig, parse_experiment
 from boosttune.config.recipe import DATASETS_WITH_PATH, DEFAULT_FASHION_MNIST, SHIPPED_FASHION_TRAIN
 from boosttune.devices import DEVICE_NAMES
-from boosttune.errors import BoosttuneError, ConfigError
+from boosttune.errors import BoosttuneError, ConfigError, TrialError
 
 DATA_CHOICES = ["auto", "fashion_mnist", "mnist5k", "digits", "mnist_idx", "cifar10", "imagefolder"]
 
@@ -113,9 +123,12 @@ def run(model: str, description: str, argv: list[str] | None = None) -> int:
     output = Path(args.output or f"runs/{args.model}-{time.strftime('%Y%m%d-%H%M%S')}")
     try:
         return _run(args, output)
+    except TrialError as e:  # the run failed (a diverged baseline, a lost cluster): not the input's fault
+        print(f"{parser.prog}: error: {e}", file=sys.stderr)
+        return EXIT_FAILED
     except BoosttuneError as e:
         print(f"{parser.prog}: error: {e}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         script = sys.argv[0] if argv is None else f"{parser.prog}"
         return interrupted(parser.prog, ["python", script, *(sys.argv[1:] if argv is None else argv)], output,
@@ -139,4 +152,4 @@ def _run(args, output: Path) -> int:
     result = run_experiment(config, output, resume=args.resume, log=lambda m: print(m, flush=True),
                             command=" ".join(sys.argv))
     print(format_summary(result))
-    return 0
+    return EXIT_FAILED if result.aborted_reason else EXIT_ANSWERED

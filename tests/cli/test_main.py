@@ -146,3 +146,31 @@ def test_the_bench_takes_its_seeds_as_a_list_named_so_and_the_old_flag_still_wor
     assert build_parser().parse_args(["bench", "b.yaml", "--output", "o", "--seed-list", "0,1,2"]).seed_list == "0,1,2"
     assert build_parser().parse_args(["bench", "b.yaml", "--output", "o", "--seeds", "3,4"]).seed_list == "3,4"
     assert "--seeds is a deprecated alias of --seed-list" in capsys.readouterr().err
+
+
+def test_exit_codes_a_job_scheduler_reads(monkeypatch, tmp_path, capsys):
+    """0: an answer; 1: the run failed or was aborted; 2: the input was wrong."""
+    from types import SimpleNamespace
+
+    import boosttune.cli.closing
+    import boosttune.experiment
+    from boosttune.cli.args import EXIT_ANSWERED, EXIT_BAD_INPUT, EXIT_FAILED
+    from boosttune.errors import TrialError
+
+    experiment = tmp_path / "experiment.yaml"
+    experiment.write_text("name: x\nbase: {model: lenet5, data: {name: digits}}\n")
+    monkeypatch.setattr(boosttune.cli.closing, "format_summary", lambda result: "summary")
+    outcomes = {"answered": None, "aborted": "search: stopped after 3 failed trials (max_failure_rate 0.5)"}
+    for name, aborted in outcomes.items():
+        monkeypatch.setattr(boosttune.experiment, "run_experiment",
+                            lambda *a, aborted=aborted, **k: SimpleNamespace(aborted_reason=aborted))
+        code = main(["tune", str(experiment), "--output", str(tmp_path / name)])
+        assert code == (EXIT_FAILED if aborted else EXIT_ANSWERED), name
+
+    def diverged(*args, **kwargs):
+        raise TrialError("the O0 baseline diverged: non-finite loss (nan) at step 3")
+
+    monkeypatch.setattr(boosttune.experiment, "run_experiment", diverged)
+    assert main(["tune", str(experiment), "--output", str(tmp_path / "diverged")]) == EXIT_FAILED
+    assert capsys.readouterr().err.strip() == "boosttune: error: the O0 baseline diverged: non-finite loss (nan) at step 3"
+    assert main(["tune", str(experiment), "--set", "num_trials=zero"]) == EXIT_BAD_INPUT
