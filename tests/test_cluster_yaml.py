@@ -65,3 +65,23 @@ def test_a_broken_file_is_rejected_with_rays_message(break_it, message):
     break_it(config)
     with pytest.raises(ValidationError, match=message):
         _check(config)
+
+
+def _gpu_capacity() -> int:
+    """The GPUs cluster.yaml's autoscaler may start: each worker type's max_workers x its GPUs."""
+    nodes = yaml.safe_load((REPO / "cluster.yaml").read_text())["available_node_types"]
+    return sum(int(n.get("max_workers", 0)) * int((n.get("resources") or {}).get("GPU", 0)) for n in nodes.values())
+
+
+def test_the_docs_gpu_commands_fit_the_shipped_cluster_file():
+    """A command the docs pair with `ray up cluster.yaml` asks for no more ranks than that cluster can ever hold
+    (one GPU per rank): the flagship command once asked for 8 of its 4."""
+    import re
+
+    capacity = _gpu_capacity()
+    found = []
+    for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "experiments" / "custom" / "README.md"]:
+        for workers in re.findall(r"--device GPU\]? \[?--workers (\d+)", path.read_text()):
+            found.append((path.name, int(workers)))
+    assert found and capacity == 4
+    assert all(workers <= capacity for _, workers in found), (capacity, found)
