@@ -145,15 +145,29 @@ class FieldFlags:
                  defaults: dict[str, Any] | None = None) -> None:
         self.model, self.on, self.off, self.defaults = model, on, dict(off or {}), dict(defaults or {})
 
-    def add_to(self, parser: argparse.ArgumentParser) -> None:
+    def add_to(self, parser: argparse.ArgumentParser, *, file_defaults: bool = False, skip: tuple[str, ...] = ()) -> None:
+        """The flags on ``parser``; ``file_defaults``: unset unless given, so an experiment file's value stands
+        (``boosttune tune``, ``check``); ``skip``: flags the parser defines itself."""
         for flag, name in self.on.items():
+            if flag in skip:
+                continue
             field = self.model.model_fields[name]
             kind, choices = _flag_type(field.annotation)
-            parser.add_argument(flag, dest=name, type=None if choices else kind, choices=choices,
-                                default=self.defaults.get(name, _default(field)), help=field_help(self.model, name))
+            default = None if file_defaults else self.defaults.get(name, _default(field))
+            described = field_help(self.model, name) + (" (default: the file's)" if file_defaults else "")
+            parser.add_argument(flag, dest=name, type=None if choices else kind, choices=choices, default=default,
+                                help=described)
         for flag, name in self.off.items():
-            parser.add_argument(flag, action="store_true",
-                                help=f"sets {name} false ({name}: {field_help(self.model, name)})")
+            if flag not in skip:
+                parser.add_argument(flag, action="store_true",
+                                    help=f"sets {name} false ({name}: {field_help(self.model, name)})")
+
+    def given(self, args: argparse.Namespace, skip: tuple[str, ...] = ()) -> dict[str, Any]:
+        """The fields the flags given on the command line set (flags added with ``file_defaults``)."""
+        on = {name: getattr(args, name, None) for flag, name in self.on.items() if flag not in skip}
+        off = {name: False for flag, name in self.off.items()
+               if flag not in skip and getattr(args, flag.lstrip("-").replace("-", "_"), False)}
+        return {**{name: value for name, value in on.items() if value is not None}, **off}
 
     def values(self, args: argparse.Namespace) -> dict[str, Any]:
         on = {name: getattr(args, name) for name in self.on.values()}

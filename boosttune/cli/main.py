@@ -23,6 +23,7 @@ from boosttune.cli.args import (
     interrupted,
     quiet_mindspore,
 )
+from boosttune.cli.search import FIELDS
 from boosttune.config import load_document, parse_boost_config, split_boost_document
 from boosttune.config.boost import BOOST_LEVEL_NAMES
 from boosttune.config.experiment import ExperimentConfig, parse_experiment, recorded_max_drop
@@ -251,13 +252,16 @@ def _add_experiment_arguments(parser: argparse.ArgumentParser, example: str) -> 
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="data-parallel ranks per trial, one device each (sets workers_per_trial; default: the "
                              "file's, else 1)")
+    FIELDS.add_to(parser, file_defaults=True, skip=tuple(RUN_FLAGS))  # the scripts' field flags, the file's defaults
     parser.set_defaults(unknown_hint=set_hint)
 
 
 # The experiment scripts' flags whose field is not their name (python experiments/resnet.py --help)
 SCRIPT_FLAG_FIELDS = {"trials": "num_trials", "learning_rate": "base.optimizer.learning_rate",
                       "time_budget": "time_budget_s", "train_limit": "base.data.train_limit",
-                      "image_size": "base.data.image_size", "dataset": "base.data.name", "model": "base.model"}
+                      "val_limit": "base.data.val_limit", "image_size": "base.data.image_size",
+                      "dataset": "base.data.name", "data": "base.data.name", "data_path": "base.data.path",
+                      "model": "base.model"}
 
 
 def flag_field(flag: str) -> str | None:
@@ -301,7 +305,17 @@ def _experiment(args: argparse.Namespace) -> ExperimentConfig:
         if clash:
             raise ConfigError(f"{flag} {value} and --set {clash[0]} disagree; give one of them")
         assignments.append(f"{name}={value}")
+    for name, value in FIELDS.given(args, skip=tuple(RUN_FLAGS)).items():  # a field flag given: it wins over the file
+        clash = [a for a in assignments if a.partition("=")[0] == name and a.partition("=")[2] != _yaml_scalar(value)]
+        if clash:
+            flag = next(f for f, n in [*FIELDS.on.items(), *FIELDS.off.items()] if n == name)
+            raise ConfigError(f"{flag} {value} and --set {clash[0]} disagree; give one of them")
+        assignments.append(f"{name}={_yaml_scalar(value)}")
     return parse_experiment(_apply_overrides(document, assignments))
+
+
+def _yaml_scalar(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -109,8 +109,8 @@ def test_version_is_the_packages(capsys):
 
 @pytest.mark.parametrize("argv, expected", [
     (["tune", "x.yaml", "--epochs", "2"], "--set base.epochs=2"),
-    (["check", "x.yaml", "--trials=5", "--learning-rate", "0.01"],
-     "--set num_trials=5 --set base.optimizer.learning_rate=0.01"),
+    (["check", "x.yaml", "--trials=5", "--learning-rate", "0.01", "--data", "digits"],
+     "--set base.optimizer.learning_rate=0.01 --set base.data.name=digits"),  # --trials is tune's and check's too
     (["tune", "x.yaml", "--batch-size", "32"], "--set base.batch_size=32"),
 ])
 def test_a_script_flag_on_tune_points_at_the_field_it_sets(capsys, argv, expected):
@@ -174,3 +174,29 @@ def test_exit_codes_a_job_scheduler_reads(monkeypatch, tmp_path, capsys):
     assert main(["tune", str(experiment), "--output", str(tmp_path / "diverged")]) == EXIT_FAILED
     assert capsys.readouterr().err.strip() == "boosttune: error: the O0 baseline diverged: non-finite loss (nan) at step 3"
     assert main(["tune", str(experiment), "--set", "num_trials=zero"]) == EXIT_BAD_INPUT
+
+
+def test_tune_takes_the_scripts_field_flags_over_the_files_values(tmp_path):
+    """One front door: the flags the cluster guide teaches (--concurrency, --storage, --study-storage,
+    --accelerator-type, ...) set their fields on top of the file; unset, the file's value stands."""
+    from boosttune.cli.main import _experiment, build_parser
+
+    experiment = tmp_path / "experiment.yaml"
+    experiment.write_text("name: x\nbase: {model: lenet5, data: {name: digits}}\nmax_concurrent_trials: 3\n"
+                          "confirm_seeds: 4\n")
+    parse = lambda *flags: _experiment(build_parser().parse_args(["tune", str(experiment), *flags]))  # noqa: E731
+    config = parse("--concurrency", "2", "--storage", str(tmp_path / "shared"), "--study-storage",
+                   f"sqlite:///{tmp_path / 'study.db'}", "--accelerator-type", "A100", "--keep-slow")
+    assert (config.max_concurrent_trials, config.storage, config.accelerator_type) == (2, str(tmp_path / "shared"), "A100")
+    assert config.study_storage.startswith("sqlite:///") and config.prune_slow is False
+    assert (config.confirm_seeds, parse().max_concurrent_trials, parse().prune_slow) == (4, 3, True)
+    with pytest.raises(Exception, match=r"--concurrency 2 and --set max_concurrent_trials=5 disagree"):
+        parse("--concurrency", "2", "--set", "max_concurrent_trials=5")
+
+
+def test_a_script_flag_tune_does_not_take_is_mapped_to_a_set_that_works():
+    from boosttune.cli.main import set_hint
+
+    assert set_hint(["--data", "fashion_mnist"]) == ("the experiment's fields are set as --set FIELD=VALUE: "
+                                                     "--set base.data.name=fashion_mnist")
+    assert set_hint(["--data-path", "/d"]).endswith("--set base.data.path=/d")
