@@ -61,3 +61,14 @@ def test_the_search_view_is_one_seed_read_as_the_search_reads_it(bench, measured
 
     assert methods_of(bench._recipe("grad_freeze p=0.5")) == ("grad_freeze",)
     assert methods_of(bench._recipe("search pruned-39")) == ("less_bn",)
+
+
+def test_every_committed_table_is_replayed_and_each_days_truth_is_its_own(bench):
+    """The 2026-11-27 table measures the same recipes on a faster, noisier machine: another truth, replayed too."""
+    tables = bench.default_tables()
+    assert [t.name for t in tables][:2] == ["confirm_table", "confirm_table_2026-11-27"]
+    later = bench.load_measured(tables[1])
+    assert later.throughput.shape == (10, 10) and later.throughput["O0"].median() > 1.3 * \
+        bench.load_measured(tables[0]).throughput["O0"].median()
+    truth = bench.truth(later, 10)
+    assert not truth.acceptable("O0") and truth.acceptable("search pruned-39") and not truth.acceptable("O1")
