@@ -336,8 +336,15 @@ def check_cells(table: pd.DataFrame, source: str, dtypes: Mapping[str, str]) -> 
 
 
 def _check_rows(table: pd.DataFrame, source: str) -> None:
-    """One row per trial id, and at most one baseline (per round, in a confirm or bench table's runs)."""
+    """One row per trial id, a baseline row (finished or failed), and at most one baseline (per round, in a
+    confirm or bench table's runs)."""
     ids = table["trial_id"].astype(str)
+    if table.empty:
+        raise DataError(f"{source}: the results table holds no trials, so no finished O0 baseline to compare with; "
+                        "rerun the experiment")
+    if not (table["preset"].astype("string") == BASELINE_PRESET).fillna(False).any():
+        raise DataError(f"{source}: no O0 baseline row, so no finished O0 baseline to compare with; a results table "
+                        "holds its baseline's row, finished or failed")
     repeated = ids[ids.duplicated()]
     if not repeated.empty:
         raise DataError(f"{source}: trial {repeated.iloc[0]!r} appears in more than one row; a results table has one "

@@ -241,3 +241,9 @@ def test_a_duplicated_row_or_a_second_baseline_is_refused(table, tmp_path):
     save_results(two, tmp_path / "two")
     with pytest.raises(DataError, match=r"2 rows are marked is_baseline \(trials t_00000, t_00001\)"):
         load_results(tmp_path / "two")
+
+
+def test_a_table_without_its_baseline_row_is_refused_naming_it(table, tmp_path):
+    save_results(table[table["preset"] != "O0"].reset_index(drop=True), tmp_path / "headless")
+    with pytest.raises(DataError, match=r"no O0 baseline row, so no finished O0 baseline to compare with"):
+        load_results(tmp_path / "headless")
