@@ -70,3 +70,31 @@ def test_a_generated_bad_recipe_file_is_one_line_naming_the_field(tmp_path, caps
     path.write_text(json.dumps(document) if as_json else yaml.safe_dump(document))
     assert main(["validate", str(path)]) == 2
     _one_line(capsys, "boost_level", "freeze_p")
+
+
+@pytest.fixture
+def results(tmp_path):
+    from boosttune.evaluation.results import build_results_table, save_results
+    from tests.helpers.records import RAY_VERSION, sample_records
+
+    save_results(build_results_table(sample_records(), ray_version=RAY_VERSION), tmp_path / "exp")
+    return tmp_path / "exp"
+
+
+@SETTINGS
+@given(argv=st.sampled_from([("export", "{results}", "--max-drop"), ("report", "{results}", "--max-drop"),
+                             ("dashboard", "{results}", "--port"), ("check", "{experiment}", "--confirm-budget-runs"),
+                             ("tune", "{experiment}", "--time-budget"),
+                             ("bench", "{experiment}", "--output", "{results}/../bench", "--seed-list")]),
+       value=word.filter(lambda w: not w.replace(".", "", 1).isdigit()))
+def test_a_generated_bad_value_of_any_commands_number_flag_is_one_line_naming_the_flag(tmp_path, capsys, experiment,
+                                                                                      results, argv, value):
+    """Every command's number flags, not only tune's: exit 2, one line naming the flag, nothing written."""
+    before = sorted(p.name for p in results.iterdir())
+    try:  # argparse's own check exits; a value read by the command returns
+        code = main([part.format(results=results, experiment=experiment) for part in argv] + [value])
+    except SystemExit as exited:
+        code = exited.code
+    assert code == 2
+    _one_line(capsys, argv[-1])
+    assert sorted(p.name for p in results.iterdir()) == before
