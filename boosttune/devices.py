@@ -24,7 +24,7 @@ class Device(NamedTuple):
 DEVICES: dict[str, Device] = {d.name: d for d in (
     Device("CPU", None, None, False, "any machine; ranks take CPUs"),
     Device("GPU", "GPU", "CUDA_VISIBLE_DEVICES", True, "NVIDIA CUDA; one Ray GPU per rank"),
-    # Ray's native NPU accelerator (ray/_private/accelerators/npu.py), not a home-made resource
+    # Ray's native NPU accelerator (detected by Ray itself: boosttune.ray_internals), not a home-made resource
     Device("Ascend", "NPU", "ASCEND_RT_VISIBLE_DEVICES", False, "Huawei Ascend; one Ray NPU per rank"),
 )}
 DEVICE_NAMES = tuple(DEVICES)

@@ -183,7 +183,7 @@ def check_placeable(nodes: Iterable[Mapping[str, Any]], per_rank: Mapping[str, f
 
 def local_resources() -> dict[str, float]:
     """What a local Ray instance started here would hold: this machine's cores, and the accelerators Ray's own
-    detection finds (``ray/_private/accelerators``), as it counts them when it starts."""
+    detection finds (through boosttune.ray_internals), as it counts them when it starts."""
     resources = {"CPU": float(os.cpu_count() or 1)}
     for name, _ in ACCELERATOR_RESOURCES.values():
         try:
