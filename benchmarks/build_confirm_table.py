@@ -13,7 +13,9 @@ after another on one warm Ray Train worker (``boosttune.execution.warm.WarmPool`
 cached graphs, every run through ``boosttune.execution.ray_train.train_run``: a run whose recipe a kept Model
 already compiled trains that Model (``graph_cached``; GradientFreeze recipes are never kept). With
 ``--fresh-processes`` every run is ``boosttune trial`` in a fresh process instead, as the table of 2026-11-24 was
-made. A table made one way is not continued the other way (``--replace`` starts it again).
+made; with ``--turns`` a round's runs train at once and take their epochs in turn, as the confirm stage makes them
+now on one CPU node (``confirm_interleave``). A table made one way is not continued another way (``--replace``
+starts it again).
 
 The recipes: O0, the O1 preset as a CPU runs it (LessBN + GradientFreeze 0.7; O2 adds AdaSum, which
 trains the same as O1 on one rank), GradientFreeze alone at freeze_p 0.3/0.5/0.7, LessBN alone, one
@@ -25,6 +27,7 @@ exists no new run starts.
     python benchmarks/build_confirm_table.py --seeds 10 --replace   # warm: about 100 min on 2 cores (100 runs)
     python benchmarks/build_confirm_table.py --seeds 10 --fresh-processes   # 82 min on 2026-11-24's machine
     python benchmarks/build_confirm_table.py --seeds 1 --epochs 2 --out /tmp/table   # a smoke check (10 runs)
+    python benchmarks/build_confirm_table.py --seeds 8 --turns --out benchmarks/data/confirm_table_2026-11-27_turns
 
 (--replace only the first time over the committed fresh-process table; rerunning with it resumes all the same.
 An O0 run took 57.5 s on a warm worker and 57.2 s in a fresh process on 2026-11-25, benchmarks/noise.py, quiet.)
@@ -61,10 +64,14 @@ BASE = {
 FROM_SEARCH_TABLE = ("full-11", "pruned-6", "pruned-30", "pruned-39")
 FIELDS = ["round", "seed", "recipe", "status", "reason", "throughput_sps", "val_acc", "epoch_val_acc",
           "final_eval_samples", "compile_s", "train_s", "eval_s", "wall_s", "started_unix", "graph_cached", "mode"]
-WARM, FRESH = "warm", "fresh-process"  # the mode column
+WARM, FRESH, TURNS = "warm", "fresh-process", "turns"  # the mode column
 HOW = {WARM: "one after another on one warm Ray Train worker (boosttune.execution.warm.WarmPool: 1 slot, 1 rank, "
              "cache_graphs true), each through boosttune.execution.ray_train.train_run, as the main job's confirm "
-             "stage makes them",
+             "stage made them before epochs in turn",
+       TURNS: "a round's runs at once on warm Ray Train workers (boosttune.execution.warm.WarmPool: a slot per run, "
+              "1 rank, cache_graphs true), taking their epochs in turn in the round's order, through "
+              "boosttune.execution.ray_train.train_in_turns, as the main job's confirm stage makes them "
+              "(confirm_interleave auto on one CPU node)",
        FRESH: "each as `boosttune trial` in a fresh process (benchmarks/_run.py trial_or_failure), no Ray"}
 
 
@@ -101,6 +108,37 @@ def train_fresh(recipe: dict, env: dict, timeout: float) -> dict:
     if "metrics" not in result:  # it failed before writing a result
         return result
     return _figures(result["status"], result.get("reason"), result["metrics"])
+
+
+@contextmanager
+def turns_trainer(env: dict, timeout: float, slots: int) -> Iterator[Callable[[list[tuple[dict, str]]], list[dict]]]:
+    """``train([(recipe, run_id), ...]) -> [figures, ...]``: a round's runs at once, their epochs in turn, the main
+    job's way. A round past ``timeout`` seconds a run is cancelled and failed, run by run."""
+    from boosttune.execution.ray import connect_ray
+    from boosttune.execution.ray_train import train_in_turns
+    from boosttune.execution.runs import RunSpec
+    from boosttune.execution.start import TURN_CPUS
+    from boosttune.execution.warm import WarmPool
+
+    runtime = {"ONEDNN_MAX_CPU_ISA": env.get("ONEDNN_MAX_CPU_ISA", "default")}
+    connect_ray(print)
+    with tempfile.TemporaryDirectory(prefix="bt_table_") as scratch, \
+            WarmPool(slots=slots, env=runtime, storage_path=str(Path(scratch) / "train"), cache_graphs=True,
+                     cpus_per_rank=TURN_CPUS, log=print) as pool:
+        client = pool.client()
+
+        def train(runs: list[tuple[dict, str]]) -> list[dict]:
+            watchdog = threading.Timer(timeout * len(runs), lambda: [client.cancel(r) for _, r in runs])
+            watchdog.start()
+            try:
+                records = train_in_turns([RunSpec(run_id=run_id, role="confirm", recipe=recipe)
+                                          for recipe, run_id in runs], output=scratch, pool=client)
+            finally:
+                watchdog.cancel()
+            return [{"status": "failed", "reason": (r.reason or "")[:300]} if r.status == "failed"
+                    else _figures(r.status, r.reason, r.metrics) for r in records]
+
+        yield train
 
 
 @contextmanager
@@ -190,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fresh-processes", action="store_true",
                    help="every run as `boosttune trial` in a fresh process (default: one warm Ray Train worker with "
                         "cached graphs, as the main job makes its runs)")
+    p.add_argument("--turns", action="store_true",
+                   help="a round's runs at once, taking their epochs in turn (the main job's confirm stage on one CPU "
+                        "node); default: one after another on one warm worker")
     p.add_argument("--epochs", type=int, default=BASE["epochs"],
                    help=f"epochs per run (default {BASE['epochs']}, the main job's; fewer for a smoke check)")
     p.add_argument("--replace", action="store_true",
@@ -199,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.epochs < 1:
         p.error(f"--epochs must be at least 1, but got {args.epochs}")
 
-    mode = FRESH if args.fresh_processes else WARM
+    mode = FRESH if args.fresh_processes else TURNS if args.turns else WARM
     base = {**BASE, "epochs": args.epochs}
     how = {"mode": mode, "base": base}
     args.out.mkdir(parents=True, exist_ok=True)
@@ -235,6 +276,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{table}: every run of the plan is there ({len(plan)})")
         return 0
     print(f"runs: {HOW[mode]}", flush=True)
+    if mode == TURNS:
+        with turns_trainer(env, args.timeout, len(chosen)) as train_round:
+            _run_rounds(plan, done, chosen, train_round, table, ctx, base, args.pause_file)
+        return 0
     with (nullcontext(lambda recipe, run_id: train_fresh(recipe, env, args.timeout)) if mode == FRESH
           else warm_trainer(env, args.timeout)) as train:
         _run_plan(plan, done, chosen, train, table, ctx, base, mode, args.pause_file)
@@ -264,6 +309,29 @@ def _run_plan(plan, done, chosen, train, table: Path, ctx, base: dict, mode: str
     if took:
         print(f"{len(took)} runs in {time.perf_counter() - start:.0f} s: {statistics.median(took):.1f} s per run "
               f"(median; min {min(took):.1f}, max {max(took):.1f}), from the start of a run to its row")
+
+
+def _run_rounds(plan, done, chosen, train_round, table: Path, ctx, base: dict, pause_file: Path) -> None:
+    """The plan round by round, each round's missing runs at once (epochs in turn, in the round's order)."""
+    from boosttune.space import recipe_from_params
+
+    start = time.perf_counter()
+    for index in sorted({i for i, _, _ in plan}):
+        todo = [(seed, name) for i, seed, name in plan if i == index and (i, name) not in done]
+        if not todo:
+            continue
+        while pause_file.exists():
+            time.sleep(2)
+        runs = [({**recipe_from_params(chosen[name], ctx, base).to_dict(), "seed": seed}, f"round{index}-{name}")
+                for seed, name in todo]
+        started, began = time.time(), time.perf_counter()
+        figures = train_round([(recipe, run_id.replace(" ", "_").replace("=", "")) for recipe, run_id in runs])
+        _append(table, FIELDS, [{"round": index, "seed": seed, "recipe": name, "started_unix": round(started, 1),
+                                  "mode": TURNS, **f} for (seed, name), f in zip(todo, figures)])
+        print(f"[{time.perf_counter() - start:.0f} s] round {index + 1}: {len(todo)} runs in "
+              f"{time.perf_counter() - began:.0f} s; " + ", ".join(
+                  f"{name} {f['throughput_sps']:.0f}" if f["status"] != "failed" else f"{name} failed ({f['reason']})"
+                  for (_, name), f in zip(todo, figures)), flush=True)
 
 
 def _versions() -> dict[str, str]:

@@ -13,7 +13,7 @@ import copy
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -52,6 +52,10 @@ class BenchConfig(BaseModel):
     workers_per_trial: int = Field(1, ge=1, description="Ray Train workers (MindSpore ranks) per run")
     warm_workers: bool = WARM_WORKERS
     cache_graphs: bool = CACHE_GRAPHS
+    interleave: Literal["auto", "epochs", "runs"] = Field(
+        "auto", description="epochs: a round's runs train at once on one machine and take its epochs in turn, so the "
+                            "machine's drift meets every recipe alike; runs: one run after another; auto: epochs on a "
+                            "one-node CPU cluster with warm workers and one rank per run, else runs")
     max_drop: float | None = Field(
         None, ge=0.0,
         description=f"how far below the baseline's objective a recipe may fall, in its units: points for accuracy "
@@ -80,6 +84,9 @@ def parse_bench(document: Mapping[str, Any] | None, *, seeds: list[int] | None =
         raise ConfigError("base: the base recipe is the O0 baseline; put boost and amp settings in recipes")
     if config.recipes is not None and BASELINE_NAME in config.recipes and config.recipes[BASELINE_NAME]:
         raise ConfigError(f"recipes.{BASELINE_NAME}: the baseline is the base recipe itself; leave it empty or out")
+    if config.interleave == "epochs" and (not config.warm_workers or config.workers_per_trial != 1):
+        raise ConfigError("interleave: 'epochs' needs warm_workers true and workers_per_trial 1 (runs that take turns "
+                          "share one machine, one rank each); allowed here: auto, runs")
     return config
 
 
@@ -177,9 +184,11 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
             log(f"bench: not in the matrix: {note}")
         log(f"bench: {len(plan.candidates)} recipes x {len(config.seeds)} paired seeds {config.seeds}, interleaved"
             + ("" if len(config.seeds) >= RECOMMENDED_SEEDS else f" ({RECOMMENDED_SEEDS} or more seeds recommended)"))
-        with started.warm_pool(log):
+        turns = started.interleaves(config.interleave)
+        with started.warm_pool(log, turns=turns):
             records = run_paired(plan.candidates, config.seeds, store=RecordStore(output / "runs"), role="bench",
-                                 train=started.train, log=log, max_drop=config.max_drop, default=MAX_DROP)
+                                 train=started.train, log=log, max_drop=config.max_drop, default=MAX_DROP,
+                                 train_round=started.train_round if turns else None)
         confirmed = save_confirmed(records, output, max_drop=config.max_drop, default=MAX_DROP,
                                    ray_version=ray.__version__)
         write_report(ReportInputs(kind="bench", title=f"boosttune bench: {config.name}",

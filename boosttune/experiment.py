@@ -101,10 +101,12 @@ def _run(config: ExperimentConfig, started: StartedRun, base: dict[str, Any], *,
         with _stage("search", times, log):
             outcome = run_search(config, started.output, setup=setup, points=start.points, resume=resume, log=log)
         table = _search_table(outcome, started, log)
-        confirm = None
-        if config.confirm_seeds and not outcome.aborted_reason:
-            with _stage("confirm", times, log):
-                confirm = run_confirm_stage(config, table, max_drop, started.output, started.train, log)
+    confirm = None
+    if config.confirm_seeds and not outcome.aborted_reason:
+        turns = started.interleaves(config.confirm_interleave)
+        with _stage("confirm", times, log), started.warm_pool(log, turns=turns):
+            confirm = run_confirm_stage(config, table, max_drop, started.output, started.train, log,
+                                        train_round=started.train_round if turns else None)
     with _stage("export and report", times, log):
         result = _finish(config, started.output, table, max_drop, confirm, outcome.aborted_reason)
     result.stage_s, result.baseline_note, result.left_out = times, note, {**slow, **outcome.left_out}

@@ -30,6 +30,8 @@ FREEZE = {"boost_level": "O1", "boost_config_dict": {"boost": {"mode": "manual",
     ({"recipes": {"O0": {"amp_level": "O2"}}}, r"^recipes\.O0: the baseline is the base recipe"),
     ({"recipe": {}}, r"^recipe: unknown key \(did you mean recipes\?\)"),
     ({"recipes": {"x": 3}}, r"^recipes\.x: 3 is invalid"),
+    ({"interleave": "steps"}, r"^interleave: .*'auto', 'epochs' or 'runs'"),
+    ({"interleave": "epochs", "workers_per_trial": 2}, r"^interleave: 'epochs' needs warm_workers true"),
 ])
 def test_bad_bench_files_are_one_line(document, message):
     with pytest.raises(ConfigError, match=message):

@@ -191,6 +191,11 @@ class ExperimentConfig(BaseModel):
     confirm_alpha: float = Field(
         0.05, gt=0, lt=1, description="the race's chance of a false 'faster and non-inferior' claim, over all "
                                       "candidates and rounds")
+    confirm_interleave: Literal["auto", "epochs", "runs"] = Field(
+        "auto", description="epochs: a round's runs train at once on one machine and take its epochs in turn, so the "
+                            "machine's drift meets every recipe alike (benchmarks/epoch_interleave.py); runs: one run "
+                            "after another; auto: epochs on a one-node CPU cluster with warm workers and one rank per "
+                            "trial, else runs")
     confirm_eval_all: bool = Field(
         True, description="confirm runs of a built-in data set take their objective from one evaluation after the "
                           "last epoch on every held-out sample (less noisy than the per-epoch slice, val_limit)")
@@ -235,6 +240,9 @@ def parse_experiment(document: Mapping[str, Any] | None = None, **overrides: Any
     if config.sampler == "gp" and importlib.util.find_spec("torch") is None:
         raise ConfigError("sampler: 'gp' needs PyTorch, which is not installed (pip install 'boosttune[gp]'); "
                           "allowed without it: tpe, nsga2, random")
+    if config.confirm_interleave == "epochs" and (not config.warm_workers or config.workers_per_trial != 1):
+        raise ConfigError("confirm_interleave: 'epochs' needs warm_workers true and workers_per_trial 1 (runs that take "
+                          "turns share one machine, one rank each); allowed here: auto, runs")
     if config.num_trials < 2:
         raise ConfigError(f"num_trials: {config.num_trials} is invalid; the baseline plus at least one more trial")
     return config

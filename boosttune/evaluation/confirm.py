@@ -24,7 +24,7 @@ import math
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -45,6 +45,7 @@ from boosttune.objective import ACCURACY, Objective
 __all__ = [
     "BASELINE_NAME",
     "SUMMARY_COLUMNS",
+    "TrainRound",
     "Candidate",
     "ConfirmedSelection",
     "baseline_candidate",
@@ -195,40 +196,62 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "recipe"
 
 
+TrainRound = Callable[[list[RunSpec]], list[RunRecord]]  # a round's runs trained together, their records in order
+
+
 def run_paired(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: RecordStore, role: str,
                train: Callable[[RunSpec], RunRecord], log: Callable[[str], None] = print,
-               max_drop: Tolerance | float | None = None, default: float = MAX_DROP) -> list[RunRecord]:
+               max_drop: Tolerance | float | None = None, default: float = MAX_DROP,
+               train_round: TrainRound | None = None) -> list[RunRecord]:
     """Train every candidate once per seed, paired and interleaved; keep what an earlier attempt finished.
 
     ``max_drop`` (a :class:`~boosttune.evaluation.select.Tolerance`, or a number in the objective's gain units;
     None: ``default`` points, or percent of the baseline's value for a non-fraction objective) is only for the
-    running summary printed after each round."""
+    running summary printed after each round. ``train_round`` trains a round's runs together (their epochs in turn:
+    :meth:`~boosttune.execution.start.StartedRun.train_round`); without it they train one after another."""
     names = [c.name for c in candidates]
     if len(set(names)) != len(names) or BASELINE_NAME not in names:
         raise ConfigError(f"recipes: names must be distinct and include the baseline {BASELINE_NAME!r}; got {names}")
     by_name = {c.name: c for c in candidates}
     schedule = paired_schedule(names, seeds)
-    for done, (index, seed, name) in enumerate(schedule, start=1):
-        record, kept = _train_or_keep(by_name[name], index, seed, store=store, role=role, train=train)
-        log(f"{role} [{done}/{len(schedule)}] round {index + 1}, seed {seed}, {name}: "
-            + ("kept from an earlier attempt" if kept else _run_line(record)))
-        if done % len(names) == 0 and index > 0:
+    done = 0
+    for index, seed in enumerate(seeds):
+        order = [name for i, s, name in schedule if i == index]
+        for name, record, kept in _train_round([by_name[n] for n in order], index, seed, store=store, role=role,
+                                               train=train, train_round=train_round):
+            done += 1
+            log(f"{role} [{done}/{len(schedule)}] round {index + 1}, seed {seed}, {name}: "
+                + ("kept from an earlier attempt" if kept else _run_line(record)))
+        if index > 0:
             log(_running_summary(list(store), max_drop, default, round_count=index + 1))
     return list(store)
 
 
-def _train_or_keep(candidate: Candidate, index: int, seed: int, *, store: RecordStore, role: str,
-                   train: Callable[[RunSpec], RunRecord]) -> tuple[RunRecord, bool]:
-    """The run of ``candidate`` in round ``index``: from the store when an earlier attempt finished it (True)."""
-    run_id = f"{role}-s{seed}-{_slug(candidate.name)}"
-    kept = store.get(run_id)
-    if kept is not None:
-        return kept, True
+def _spec(candidate: Candidate, index: int, seed: int, role: str) -> RunSpec:
     recipe = {**{k: v for k, v in candidate.recipe.items() if k != "target_accuracy"}, "seed": seed, "target": None}
-    record = train(RunSpec(run_id=run_id, role=role, recipe=recipe, label=candidate.name, preset=candidate.preset,
-                           round=index))  # type: ignore[arg-type]
-    store.put(record)
-    return record, False
+    return RunSpec(run_id=f"{role}-s{seed}-{_slug(candidate.name)}", role=role, recipe=recipe, label=candidate.name,
+                   preset=candidate.preset, round=index)  # type: ignore[arg-type]
+
+
+def _train_round(candidates: Sequence[Candidate], index: int, seed: int, *, store: RecordStore, role: str,
+                 train: Callable[[RunSpec], RunRecord],
+                 train_round: TrainRound | None) -> Iterator[tuple[str, RunRecord, bool]]:
+    """The runs of round ``index`` in order, (name, record, kept): from the store where an earlier attempt finished
+    them (kept), the others trained, together by ``train_round`` when given, else one after another as they are
+    asked for."""
+    specs = [_spec(c, index, seed, role) for c in candidates]
+    missing = {spec.run_id for spec in specs if store.get(spec.run_id) is None}
+    together = train_round is not None and len(missing) > 1
+    if together:
+        for record in train_round([spec for spec in specs if spec.run_id in missing]):
+            store.put(record)
+    for candidate, spec in zip(candidates, specs):
+        if spec.run_id not in missing or together:
+            yield candidate.name, store.get(spec.run_id), spec.run_id not in missing
+        else:
+            record = train(spec)
+            store.put(record)
+            yield candidate.name, record, False
 
 
 def round_figures(table: pd.DataFrame, index: int, names: Iterable[str]) -> dict[str, tuple[float, float] | None]:
@@ -272,10 +295,12 @@ def replay_race(table: pd.DataFrame, rules: RaceRules | None, max_drop: float, a
 
 def run_race(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: RecordStore, role: str,
              train: Callable[[RunSpec], RunRecord], rules: RaceRules, log: Callable[[str], None] = print,
-             max_drop: Tolerance | float | None = None, default: float = MAX_DROP) -> list[RunRecord]:
+             max_drop: Tolerance | float | None = None, default: float = MAX_DROP,
+             train_round: TrainRound | None = None) -> list[RunRecord]:
     """Race the candidates against the baseline (:mod:`boosttune.evaluation.race`): paired, interleaved rounds of
     the baseline and the candidates still racing, one seed of ``seeds`` each, until none races, the seeds run out
-    or the budget cannot pay for the next round. Runs an earlier attempt finished are kept, not trained again."""
+    or the budget cannot pay for the next round. Runs an earlier attempt finished are kept, not trained again;
+    ``train_round`` as in :func:`run_paired`."""
     names = [c.name for c in candidates]
     if len(set(names)) != len(names) or BASELINE_NAME not in names or len(names) < 2:
         raise ConfigError(f"recipes: names must be distinct and include the baseline {BASELINE_NAME!r} and a "
@@ -294,11 +319,13 @@ def run_race(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: Re
                 f"{runs_spent} spent)")
             break
         order = order[index % len(order):] + order[:index % len(order)]
-        for k, name in enumerate(order, start=1):
-            started = time.monotonic()
-            record, kept = _train_or_keep(by_name[name], index, seed, store=store, role=role, train=train)
+        started = time.monotonic()
+        for k, (name, record, kept) in enumerate(_train_round([by_name[n] for n in order], index, seed, store=store,
+                                                              role=role, train=train, train_round=train_round),
+                                                 start=1):
             runs_spent += 1
             seconds_spent += (float(record.metrics.get("wall_s") or 0.0) if kept else time.monotonic() - started)
+            started = time.monotonic()
             log(f"{role} round {index + 1} [{k}/{len(order)}], seed {seed}, {name}: "
                 + ("kept from an earlier attempt" if kept else _run_line(record)))
         table = confirm_table(list(store))

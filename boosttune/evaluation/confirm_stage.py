@@ -14,6 +14,7 @@ from boosttune.config.experiment import CONFIRM_SCREEN, RECOMMENDED_SEEDS, Exper
 from boosttune.evaluation.confirm import (
     BASELINE_NAME,
     Candidate,
+    TrainRound,
     baseline_candidate,
     confirm_table,
     pick_candidates,
@@ -58,30 +59,33 @@ def race_rules(config: ExperimentConfig, recipes: int, noise: Noise, presets: in
                                 max_minutes=config.confirm_budget_minutes)
 
 
-def device_noise(config: ExperimentConfig, baseline: Candidate, objective: Objective) -> tuple[NoiseRecord, Noise]:
+def device_noise(config: ExperimentConfig, baseline: Candidate, objective: Objective,
+                 turns: bool = False) -> tuple[NoiseRecord, Noise]:
     """The noise record of this device and workload, and the prior it gives the race (the reference's gain sd is in
     accuracy points: none for another objective)."""
     record = noise_record(config.recipe.device_target, recipe_identity(canonical_json(baseline.recipe)),
-                          run_mode(config))
+                          run_mode(config, turns))
     noise = record.noise()
     if noise is REFERENCE_NOISE and not objective.fraction:
         noise = replace(noise, gain_sd=None)
     return record, noise
 
 
-def run_mode(config: ExperimentConfig) -> RunMode:
-    """How the confirm stage makes its runs: the experiment's worker mode and graph cache, its ranks per run, one
-    run at a time (run_race trains them in turn)."""
-    return RunMode(config.warm_workers, config.cache_graphs, config.workers_per_trial, 1)
+def run_mode(config: ExperimentConfig, turns: bool = False) -> RunMode:
+    """How the confirm stage makes its runs: the experiment's worker mode and graph cache, its ranks per run, and
+    whether a round's runs take their epochs in turn (else one run after another)."""
+    return RunMode(config.warm_workers, config.cache_graphs, config.workers_per_trial, 1, turns)
 
 
 def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, max_drop: Tolerance, output: Path,
-                      train: Callable[[RunSpec], RunRecord],
-                      log: Callable[[str], None]) -> tuple[list[RunRecord], RaceRules | None]:
+                      train: Callable[[RunSpec], RunRecord], log: Callable[[str], None],
+                      train_round: TrainRound | None = None) -> tuple[list[RunRecord], RaceRules | None]:
     """The experiment's confirm stage: the candidates that passed the screen, trained again on fresh paired seeds
     against the baseline, in a race (the default) or a fixed number of seeds; the runs, and the race's rules.
-    ``max_drop`` is the experiment's, on its model's objective; the screen is taken in the same objective."""
-    candidates, record, noise = handoff(config, table, max_drop)
+    ``max_drop`` is the experiment's, on its model's objective; the screen is taken in the same objective.
+    ``train_round``: a round's runs trained together, their epochs in turn (None: one after another)."""
+    turns = train_round is not None
+    candidates, record, noise = handoff(config, table, max_drop, turns)
     store = RecordStore(output / "confirm")
     if config.confirm_mode == "fixed" or len(candidates) < 2:
         seeds = confirm_seeds(config.seed, config.confirm_seeds)
@@ -91,7 +95,7 @@ def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, max_drop: T
                f" ({RECOMMENDED_SEEDS} or more seeds recommended: --confirm-seeds)"))
         log_candidates(candidates, log)
         return run_paired(candidates, seeds, store=store, role="confirm", train=train, log=log,
-                          max_drop=max_drop), None
+                          max_drop=max_drop, train_round=train_round), None
     presets = sum(c.preset not in (None, BASELINE_NAME) for c in candidates)
     rules = race_rules(config, len(candidates), noise, presets)
     seeds = confirm_seeds(config.seed, rules.max_seeds)
@@ -105,23 +109,23 @@ def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, max_drop: T
            if noise.df == 0 else "; the race's own runs join it"))
     log_candidates(candidates, log)
     records = run_race(candidates, seeds, store=store, role="confirm", train=train, rules=rules, log=log,
-                       max_drop=max_drop)
+                       max_drop=max_drop, train_round=train_round)
     runs = confirm_table(records)
     race = replay_race(runs, rules, max_drop.resolved_on(runs))
     if race.record_note():
         log(f"confirm: {race.record_note()}")
-    record.add(race, race_id=str(output.resolve()), mode=run_mode(config))
+    record.add(race, race_id=str(output.resolve()), mode=run_mode(config, turns))
     return records, rules
 
 
-def handoff(config: ExperimentConfig, table: pd.DataFrame,
-            max_drop: Tolerance) -> tuple[list[Candidate], NoiseRecord, Noise]:
+def handoff(config: ExperimentConfig, table: pd.DataFrame, max_drop: Tolerance,
+            turns: bool = False) -> tuple[list[Candidate], NoiseRecord, Noise]:
     """The candidates (:func:`~boosttune.evaluation.confirm.pick_candidates`: the searched ones by how likely they
     are acceptable at ``max_drop`` given the device's noise), the device's noise record and the race's prior. The
     handoff reads a one-seed gain with the reference's accuracy noise when the record has measured none."""
     baseline = baseline_candidate(table)
     record, noise = device_noise(config, judged_on_all(baseline) if config.confirm_eval_all else baseline,
-                                 max_drop.objective)
+                                 max_drop.objective, turns)
     seen_with = noise if noise.gain_sd is not None or not max_drop.objective.fraction else \
         replace(noise, gain_sd=REFERENCE_NOISE.gain_sd)
     screen = Tolerance(max_drop.objective, config.confirm_screen, CONFIRM_SCREEN).resolved_on(table)

@@ -43,10 +43,11 @@ class RunMode:
     cache_graphs: bool
     ranks: int = 1
     concurrent: int = 1
+    turns: bool = False  # a round's runs at once, their epochs in turn
 
     def key(self) -> str:
         return (f"{'warm' if self.warm_workers else 'fresh'}|graphs {'cached' if self.cache_graphs else 'compiled'}|"
-                f"{self.ranks} ranks|{self.concurrent} at once")
+                f"{self.ranks} ranks|{self.concurrent} at once" + ("|epochs in turn" if self.turns else ""))
 
 
 def _entries(data: dict) -> list[dict]:

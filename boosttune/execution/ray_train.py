@@ -37,7 +37,8 @@ from boosttune.ray_internals import address_and_port, train_context_file
 from boosttune.trial.runner import run_trial
 
 __all__ = ["SCHEDULER_MARKER", "MindSporeConfig", "build_trainer", "device_id_for", "init_device", "rank_facts",
-           "run_on_ray", "scheduler_host", "train_loop_per_worker", "train_rank", "train_run", "worker_error_reason"]
+           "run_on_ray", "scheduler_host", "train_in_turns", "train_loop_per_worker", "train_rank", "train_run",
+           "worker_error_reason"]
 
 # Appears in the scheduler's command line, so tests (and people) can find orphans.
 SCHEDULER_MARKER = "boosttune-mindspore-scheduler"
@@ -302,11 +303,13 @@ def _save_checkpoint(path: Path):
 def build_trainer(recipe: dict[str, Any], *, num_workers: int = 1, env: dict[str, str] | None = None,
                   storage_path: str | None = None, name: str | None = None, placement_strategy: str = "PACK",
                   accelerator_type: str | None = None, extra_config: dict[str, Any] | None = None,
-                  callbacks: list[Any] | None = None, train_loop: Callable[[dict[str, Any]], None] | None = None):
+                  callbacks: list[Any] | None = None, train_loop: Callable[[dict[str, Any]], None] | None = None,
+                  cpus_per_rank: float | None = None):
     """A Ray Train DataParallelTrainer that runs one boosttune trial on ``num_workers`` ranks.
 
     Each rank takes :func:`~boosttune.execution.ray.worker_resources` of the recipe's device: one GPU per rank on GPU, one of
-    Ray's native NPUs per rank on Ascend (``accelerator_type``, e.g. "Ascend910B", pins the model).
+    Ray's native NPUs per rank on Ascend (``accelerator_type``, e.g. "Ascend910B", pins the model); ``cpus_per_rank``
+    replaces its one CPU (warm slots whose runs take their epochs in turn share one).
     ``train_loop`` replaces :func:`train_loop_per_worker` (tests look at what each rank was given).
     """
     from ray.train import RunConfig, ScalingConfig
@@ -317,8 +320,11 @@ def build_trainer(recipe: dict[str, Any], *, num_workers: int = 1, env: dict[str
     # check, the probe and the calibration found them in the shipped working_dir. Workers stay there, as Ray tasks do.
     os.environ.setdefault("RAY_CHDIR_TO_TRIAL_DIR", "0")
     device_target = recipe.get("device_target", "CPU")
+    resources = worker_resources(device_target)
+    if cpus_per_rank is not None:
+        resources["CPU"] = cpus_per_rank
     scaling = ScalingConfig(num_workers=num_workers, use_gpu=DEVICES[device_target].use_gpu,
-                            resources_per_worker=worker_resources(device_target),
+                            resources_per_worker=resources,
                             placement_strategy=placement_strategy, accelerator_type=accelerator_type)
     return DataParallelTrainer(
         train_loop or train_loop_per_worker,
@@ -436,8 +442,7 @@ def train_run(spec: RunSpec, *, output: str | Path, num_workers: int = 1, env: d
     started = time.time()
     artifacts = output / "artifacts" / spec.run_id
     if pool is not None:
-        summary = pool.run(spec.run_id, {"recipe": spec.recipe, "artifacts_dir": str(artifacts),
-                                         "work_dir": str(output / "work")}, on_report=on_report)
+        summary = pool.run(spec.run_id, _payload(spec, output), on_report=on_report)
         summary["artifacts_dir"] = str(artifacts)
         return RunRecord.from_summary(spec, summary, started)
     summary = run_on_ray(spec.recipe, num_workers=num_workers, env=env,
@@ -445,3 +450,22 @@ def train_run(spec: RunSpec, *, output: str | Path, num_workers: int = 1, env: d
                          name=spec.run_id, accelerator_type=accelerator_type, artifacts_dir=str(artifacts),
                          work_dir=str(output / "work"), callbacks=callbacks)
     return RunRecord.from_summary(spec, summary, started)
+
+
+def _payload(spec: RunSpec, output: Path) -> dict[str, Any]:
+    return {"recipe": spec.recipe, "artifacts_dir": str(output / "artifacts" / spec.run_id),
+            "work_dir": str(output / "work")}
+
+
+def train_in_turns(specs: list[RunSpec], *, output: str | Path, pool: Any) -> list[RunRecord]:
+    """Train ``specs`` at once on the warm ``pool`` (a :class:`~boosttune.execution.warm.WarmClient` with a slot for
+    each), their epochs taken in turn in this order, so that every run meets the machine as the others do; their
+    records, in order. Each run's figures are its own epochs' (the time it waits for its turn is no part of them)."""
+    output = Path(output)
+    started = time.time()
+    summaries = pool.run_in_turns([(spec.run_id, _payload(spec, output)) for spec in specs])
+    records = []
+    for spec, summary in zip(specs, summaries):
+        summary["artifacts_dir"] = str(output / "artifacts" / spec.run_id)
+        records.append(RunRecord.from_summary(spec, summary, started))
+    return records

@@ -24,7 +24,7 @@ Role = Literal["baseline", "search", "confirm", "bench"]
 STATUSES = ("completed", "stopped", "target_reached", "failed", "duplicate")
 # Per epoch, kept in every record: the learning curve gives the time to any target accuracy afterwards
 # (train_s is cumulative training time, first-step compile included, evaluation excluded).
-CURVE_KEYS = ("epoch", "train_s", "objective_value", "val_loss", "train_loss", "throughput_sps")
+CURVE_KEYS = ("epoch", "train_s", "objective_value", "val_loss", "train_loss", "throughput_sps", "ended_unix")
 FINISHED = ("completed", "target_reached")  # trained to the end (or to the target): figures are comparable
 
 

@@ -37,12 +37,14 @@ from boosttune.execution.ray import (
     describe_code,
     worker_resources,
 )
-from boosttune.execution.ray_train import train_run
+from boosttune.execution.ray_train import train_in_turns, train_run
 from boosttune.execution.runs import RunRecord, RunSpec
 from boosttune.execution.warm import WarmClient, WarmPool
 from boosttune.files import check_folder, claim_folder
 
-__all__ = ["RunRequest", "StartedRun", "start_run"]
+__all__ = ["TURN_CPUS", "RunRequest", "StartedRun", "start_run"]
+
+TURN_CPUS = 0.125  # what a warm slot whose runs take turns asks Ray for: one trains at a time, the rest wait
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,7 @@ class StartedRun:
     checked: Any = None  # what the kind's preflight returned
     pool: WarmPool | None = None
     client: WarmClient | None = None
+    turns: bool = False  # the open pool trains a round's runs at once, their epochs in turn
 
     @property
     def report(self):
@@ -101,24 +104,46 @@ class StartedRun:
         return train_run(spec, output=self.output, num_workers=self.launch.workers, env=self.env,
                          storage=self.storage, accelerator_type=self.launch.accelerator_type, pool=self.client)
 
+    def interleaves(self, setting: str) -> bool:
+        """Whether paired rounds take their epochs in turn: ``setting`` "epochs" or "runs", or "auto": on a one-node CPU
+        cluster with warm workers and one rank per run (runs that take turns must share one machine)."""
+        if setting != "auto":
+            return setting == "epochs"
+        launch = self.launch
+        return (launch.warm_workers and launch.workers == 1 and launch.device_target == "CPU"
+                and sum(1 for node in ray.nodes() if node.get("Alive")) == 1)
+
+    def train_round(self, specs: list[RunSpec]) -> list[RunRecord]:
+        """Train a round of paired runs: at once, their epochs in turn, when the open pool takes turns (a slot for
+        each); else one after another."""
+        if self.turns and self.pool is not None and self.client is not None and len(specs) > 1:
+            self.pool.ensure(len(specs))
+            return train_in_turns(specs, output=self.output, pool=self.client)
+        return [self.train(spec) for spec in specs]
+
     @contextmanager
-    def warm_pool(self, log: Callable[[str], None]) -> Iterator[WarmPool | None]:
-        """The run's warm workers (one slot; :meth:`WarmPool.ensure` adds more), or None with ``warm_workers`` off."""
+    def warm_pool(self, log: Callable[[str], None], *, turns: bool = False) -> Iterator[WarmPool | None]:
+        """The run's warm workers (one slot; :meth:`WarmPool.ensure` adds more), or None with ``warm_workers`` off.
+        ``turns``: :meth:`train_round` trains a round's runs at once, their epochs in turn (the slots share a CPU:
+        one trains while the others wait)."""
         launch = self.launch
         if not launch.warm_workers:
             yield None
             return
         log(f"workers: warm Ray Train worker groups of {launch.workers} rank(s) take run after run "
-            "(MindSpore imported and the device set up once per group)")
+            "(MindSpore imported and the device set up once per group)"
+            + ("; a round's runs train at once, taking their epochs in turn" if turns else ""))
         storage = f"{self.storage.rstrip('/')}/train" if self.storage else str(self.output / "train")
         with WarmPool(slots=1, num_workers=launch.workers, device_target=launch.device_target, env=self.env,
                       storage_path=storage, accelerator_type=launch.accelerator_type,
-                      cache_graphs=launch.cache_graphs, log=log) as pool:
-            self.pool, self.client = pool, pool.client()
+                      cache_graphs=launch.cache_graphs, cpus_per_rank=TURN_CPUS if turns else None,
+                      log=log) as pool:
+            self.pool, self.client, self.turns = pool, pool.client(), turns
             try:
                 yield pool
             finally:
                 self.pool = self.client = None
+                self.turns = False
         if pool.replaced:
             log(f"workers: {pool.replaced} warm worker group(s) replaced after a run failed or a worker died")
 

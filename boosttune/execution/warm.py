@@ -41,6 +41,35 @@ class _Run:
     decisions: dict[int, bool] = field(default_factory=dict)  # epoch -> stop after it (the same for every rank)
 
 
+@dataclass
+class _Turns:
+    """Runs that share a machine and take its epochs in turn: one trains while the others wait, so every run's epoch
+    n meets the machine in the state the others' epoch n met (benchmarks/epoch_interleave.py: the speed noise between
+    runs made one after another is the machine's drift over tens of seconds). The first turn waits until every run
+    of the group has arrived (built its data and network), so no build overlaps another run's epoch."""
+
+    order: list[str]
+    arrived: set[str] = field(default_factory=set)
+    at: int = 0  # the index in ``order`` of the run whose turn it is
+
+    def mine(self, run_id: str) -> bool:
+        return (set(self.order) <= self.arrived and bool(self.order) and self.order[self.at] == run_id)
+
+    def next_after(self, run_id: str) -> None:
+        if self.order and self.order[self.at] == run_id:
+            self.at = (self.at + 1) % len(self.order)
+
+    def leave(self, run_id: str) -> None:
+        if run_id not in self.order:
+            return
+        index = self.order.index(run_id)
+        self.order.remove(run_id)
+        self.arrived.discard(run_id)
+        if index < self.at or (index == self.at and self.at == len(self.order)):
+            self.at = self.at - 1 if index < self.at else 0
+        self.at = self.at % len(self.order) if self.order else 0
+
+
 @ray.remote(num_cpus=0, max_concurrency=1000)
 class _Dispatcher:
     """Where runs wait for a warm worker and reports wait for their caller (an async actor: every wait is cheap)."""
@@ -52,14 +81,23 @@ class _Dispatcher:
         self._changed = asyncio.Condition()
         self._closed: str | None = None
         self._workers: list[Any] = []  # every warm rank's actor handle (Ctrl-C ends the groups with them)
+        self._turns: dict[str, _Turns] = {}  # run id -> the turn group it takes epochs in (shared by the group)
 
     async def _notify(self) -> None:
         async with self._changed:
             self._changed.notify_all()
 
+    def _end(self, run_id: str, done: dict[str, Any]) -> None:
+        """The run ended (trained, failed or cancelled): it leaves its turn group, so no other run waits for it."""
+        self._runs[run_id].done = done
+        turns = self._turns.pop(run_id, None)
+        if turns is not None:
+            turns.leave(run_id)
+
     async def submit(self, run_id: str, payload: dict[str, Any]) -> None:
         if self._closed:
-            self._runs[run_id] = _Run(payload, done={"status": "failed", "reason": self._closed})
+            self._runs[run_id] = _Run(payload)
+            self._end(run_id, {"status": "failed", "reason": self._closed})
         else:
             self._runs[run_id] = _Run(payload)
             self._queue.append(run_id)
@@ -104,7 +142,7 @@ class _Dispatcher:
     async def finish(self, run_id: str, summary: dict[str, Any]) -> None:
         run = self._runs.get(run_id)
         if run is not None and run.done is None:
-            run.done = {"status": "failed", "reason": "cancelled"} if run.cancelled else summary
+            self._end(run_id, {"status": "failed", "reason": "cancelled"} if run.cancelled else summary)
         await self._notify()
 
     async def fail_slot(self, slot: str, reason: str) -> str | None:
@@ -112,7 +150,7 @@ class _Dispatcher:
         for run_id in reversed(self._history.get(slot, [])):
             run = self._runs.get(run_id)
             if run is not None and run.done is None:
-                run.done = {"status": "failed", "reason": reason}
+                self._end(run_id, {"status": "failed", "reason": reason})
                 await self._notify()
                 return run_id
         return None
@@ -120,7 +158,7 @@ class _Dispatcher:
     async def fail_waiting(self, reason: str) -> None:
         """No warm worker can take the queued runs: fail them with ``reason``."""
         while self._queue:
-            self._runs[self._queue.popleft()].done = {"status": "failed", "reason": reason}
+            self._end(self._queue.popleft(), {"status": "failed", "reason": reason})
         await self._notify()
 
     async def cancel(self, run_id: str) -> None:
@@ -130,7 +168,7 @@ class _Dispatcher:
         run.cancelled = True
         if run_id in self._queue:
             self._queue.remove(run_id)
-            run.done = {"status": "failed", "reason": "cancelled before it started"}
+            self._end(run_id, {"status": "failed", "reason": "cancelled before it started"})
         await self._notify()
 
     async def cancel_all(self) -> int:
@@ -157,6 +195,31 @@ class _Dispatcher:
         if run.done is not None:
             del self._runs[run_id]
         return run.reports[seen:], run.done
+
+    async def take_turns(self, run_ids: list[str]) -> None:
+        """``run_ids`` (submitted next, one rank each) train their epochs in turn, in this order: no epoch starts
+        before every one of them is built and waiting (:class:`_Turns`)."""
+        turns = _Turns(list(run_ids))
+        for run_id in run_ids:
+            self._turns[run_id] = turns
+        await self._notify()
+
+    async def turn(self, run_id: str) -> None:
+        """Wait until ``run_id`` may train its next epoch (at once for a run in no turn group)."""
+        async with self._changed:
+            turns = self._turns.get(run_id)
+            if turns is not None:
+                turns.arrived.add(run_id)
+                self._changed.notify_all()
+            while (turns := self._turns.get(run_id)) is not None and not turns.mine(run_id):
+                await self._changed.wait()
+
+    async def pass_turn(self, run_id: str) -> None:
+        """``run_id`` trained its epoch: the next run of its group goes."""
+        turns = self._turns.get(run_id)
+        if turns is not None:
+            turns.next_after(run_id)
+        await self._notify()
 
     async def close(self, reason: str) -> None:
         self._closed = reason
@@ -218,6 +281,22 @@ class WarmClient:
             self.cancel(run_id)
             raise
 
+    def run_in_turns(self, runs: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+        """Train ``runs`` (run id, payload) at once on as many warm workers, their epochs in turn in this order
+        (:class:`_Turns`); each run's summary, in order. The pool must have a free slot for each, or the group waits
+        for one. If the caller is interrupted, every run is cancelled."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        ray.get(self.dispatcher.take_turns.remote([run_id for run_id, _ in runs]))
+        with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="boosttune-turns") as threads:
+            futures = [threads.submit(self.run, run_id, {**payload, "turns": True}) for run_id, payload in runs]
+            try:
+                return [future.result() for future in futures]
+            except BaseException:
+                for run_id, _ in runs:
+                    self.cancel(run_id)
+                raise
+
     def cancel_all(self) -> int:
         """Cancel every run not ended (a search's runs whose trials Tune dropped as it stopped); how many."""
         return ray.get(self.dispatcher.cancel_all.remote())
@@ -239,9 +318,10 @@ class WarmPool:
 
     def __init__(self, *, slots: int, num_workers: int = 1, device_target: str = "CPU",
                  env: dict[str, str] | None = None, storage_path: str | None = None,
-                 accelerator_type: str | None = None, cache_graphs: bool = True,
+                 accelerator_type: str | None = None, cache_graphs: bool = True, cpus_per_rank: float | None = None,
                  log: Callable[[str], None] = print) -> None:
         self.num_workers = num_workers
+        self.cpus_per_rank = cpus_per_rank  # None: the device's (one); less lets slots that take turns share a CPU
         self.cache_graphs = cache_graphs
         self.device_target = device_target
         self.env = dict(env or {})
@@ -279,6 +359,7 @@ class WarmPool:
             trainer = build_trainer({"device_target": self.device_target}, num_workers=self.num_workers,
                                     env=self.env, storage_path=self.storage_path,
                                     name=f"warm-{self._id}-slot{slot}", accelerator_type=self.accelerator_type,
+                                    cpus_per_rank=self.cpus_per_rank,
                                     extra_config={"dispatcher": self._dispatcher, "slot": slot,
                                                   "cache_graphs": self.cache_graphs},
                                     train_loop=warm_loop_per_worker)
@@ -363,10 +444,31 @@ def warm_loop_per_worker(config: dict[str, Any]) -> None:
             if rank == 0:
                 ray.get(dispatcher.report.remote(run_id, metrics))
 
+        callbacks = [_cancel_watch(dispatcher, run_id, world_size)]
+        if payload.get("turns"):
+            callbacks.append(_take_turns(dispatcher, run_id))
+            extra["epochs_in_turn"] = True
         summary = train_rank(recipe, payload, rank=rank, world_size=world_size, extra=extra, report=report,
-                             callbacks=[_cancel_watch(dispatcher, run_id, world_size)], graph_cache=graphs)
+                             callbacks=callbacks, graph_cache=graphs)
         if rank == 0:
             ray.get(dispatcher.finish.remote(run_id, summary))
+
+
+def _take_turns(dispatcher, run_id: str):
+    """A MindSpore callback that trains each epoch in the run's turn (:class:`_Turns`). It comes after the metrics
+    callback, so an epoch's evaluation is in its turn too; after the last epoch it waits for one more turn, which
+    the final evaluation takes before the run leaves the group (``finish``)."""
+    from mindspore.train.callback import Callback
+
+    class TakeTurns(Callback):
+        def on_train_begin(self, run_context) -> None:
+            ray.get(dispatcher.turn.remote(run_id))
+
+        def on_train_epoch_end(self, run_context) -> None:
+            ray.get(dispatcher.pass_turn.remote(run_id))
+            ray.get(dispatcher.turn.remote(run_id))
+
+    return TakeTurns()
 
 
 def _cancel_watch(dispatcher, run_id: str, world_size: int):

@@ -115,6 +115,7 @@ class MetricsCallback(Callback):
             "throughput_windows": steps.windows,
             "throughput_rse": steps.throughput_rse,
             "train_s": sum(self.step_durations),
+            "ended_unix": time.time(),  # the epoch's last step: runs that take turns show it in their order
             "peak_rss_mb": peak_rss_mb(),
             "overflow_steps": self.overflow_steps,
             "objective_value": None,

@@ -79,6 +79,53 @@ def test_run_paired_gives_each_round_its_seed_and_resumes_without_retraining(tmp
     assert any(line.startswith("after 2 rounds:") for line in lines)
 
 
+def test_a_round_trains_together_through_train_round_in_its_order_and_resumes_without_retraining(tmp_path):
+    """With ``train_round`` (epochs in turn) a round's missing runs go to it at once, in the round's rotated order;
+    a run an earlier attempt finished is kept, and a round with one run missing trains it alone."""
+    rounds: list[list[str]] = []
+    alone: list[RunSpec] = []
+    fake = _fake_train([])
+
+    def train_round(specs: list[RunSpec]) -> list[RunRecord]:
+        rounds.append([s.label for s in specs])
+        return [fake(spec) for spec in specs]
+
+    store = RecordStore(tmp_path / "confirm")
+    lines: list[str] = []
+    records = run_paired(_candidates("O0", "fast", "same"), [3, 4], store=store, role="confirm",
+                         train=_fake_train(alone), log=lines.append, train_round=train_round)
+    assert rounds == [["O0", "fast", "same"], ["fast", "same", "O0"]] and not alone and len(records) == 6
+    assert [line.split(": ")[0] for line in lines if "round" in line][:3] == [
+        "confirm [1/6] round 1, seed 3, O0", "confirm [2/6] round 1, seed 3, fast", "confirm [3/6] round 1, seed 3, same"]
+    store.path("confirm-s4-fast").unlink()
+    store.path("confirm-s4-same").unlink()
+    store.path("confirm-s3-O0").unlink()
+    rounds.clear()
+    run_paired(_candidates("O0", "fast", "same"), [3, 4], store=store, role="confirm", train=_fake_train(alone),
+               log=lambda m: None, train_round=train_round)
+    assert rounds == [["fast", "same"]] and [s.label for s in alone] == ["O0"]
+
+
+def test_a_race_trains_its_rounds_together_through_train_round(tmp_path):
+    from boosttune.evaluation.confirm import run_race
+    from boosttune.evaluation.race import RaceRules
+
+    rounds: list[list[str]] = []
+    fake = _fake_train([])
+
+    def train_round(specs: list[RunSpec]) -> list[RunRecord]:
+        rounds.append([s.label for s in specs])
+        return [fake(spec) for spec in specs]
+
+    def never(spec: RunSpec) -> RunRecord:
+        raise AssertionError(f"{spec.run_id} trained alone")
+
+    run_race(_candidates("O0", "fast", "lossy"), list(range(1, 11)), store=RecordStore(tmp_path), role="confirm",
+             train=never, rules=RaceRules(max_runs=30), log=lambda m: None, max_drop=1.0, train_round=train_round)
+    assert rounds[0] == ["O0", "fast", "lossy"] and all(len(r) >= 2 and "O0" in r for r in rounds)
+    assert "lossy" not in rounds[-1]  # it left the race; the rounds after train only who still races
+
+
 def test_summary_matches_the_paired_statistics_and_judges_each_recipe(tmp_path):
     calls: list[RunSpec] = []
     records = run_paired(_candidates("O0", "fast", "lossy", "same"), [1, 2, 3, 4, 5], store=RecordStore(tmp_path),

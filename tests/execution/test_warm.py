@@ -126,3 +126,28 @@ def test_two_ranks_keep_their_group_from_run_to_run(local_ray, tmp_path):
         for name in ranks[0].files:
             np.testing.assert_allclose(ranks[0][name], ranks[1][name], rtol=1e-5, atol=1e-6)
     assert runs[0].metrics["train_loss"] != runs[1].metrics["train_loss"]  # two seeds, two runs
+
+
+def test_runs_that_take_turns_train_their_epochs_one_after_another_and_a_failed_one_leaves_the_turn(
+        local_ray, tmp_path):
+    """A round's runs at once on slots that share a CPU: each epoch ends before the next run's starts, in the round's
+    order (from the epochs' own clocks), every run's figures are its own, and a run that fails in its turn (LessBN's
+    gradient centralisation has no CPU kernel) hands the turn on instead of leaving the others waiting."""
+    from boosttune.execution.ray_train import train_in_turns
+    from boosttune.execution.start import TURN_CPUS
+
+    recipes = {"a": {**BASE, "epochs": 3}, "bad": {**BASE, "boost_level": "O1",
+                                                     "boost_config_dict": {"less_bn": {"gc_flag": True}}},
+               "b": {**BASE, "epochs": 3, "seed": 4}, "c": {**BASE, "epochs": 3, **CYCLE[2][1]}}
+    with WarmPool(slots=4, env=local_ray, storage_path=str(tmp_path / "ray"), cpus_per_rank=TURN_CPUS) as pool:
+        specs = [RunSpec(run_id=name, role="bench", recipe=recipe) for name, recipe in recipes.items()]
+        records = dict(zip(recipes, train_in_turns(specs, output=tmp_path, pool=pool.client())))
+        alone = _train(pool, "alone", {**BASE, "epochs": 3}, tmp_path)
+    assert records["bad"].status == "failed" and "Centralization" in records["bad"].reason
+    good = [records[name] for name in ("a", "b", "c")]
+    assert all(r.status == "completed" and r.metrics["epochs_in_turn"] for r in good), [r.reason for r in good]
+    assert len({r.metrics["pid"] for r in good}) == 3  # three processes at once
+    ends = sorted((epoch["ended_unix"], record.run_id) for record in good for epoch in record.curve)
+    assert [run_id for _, run_id in ends] == ["a", "b", "c"] * 3
+    assert records["a"].metrics["objective_value"] == alone.metrics["objective_value"]  # the same run, trained alone
+    assert "epochs_in_turn" not in alone.metrics
