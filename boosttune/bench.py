@@ -163,7 +163,7 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
 
     from boosttune.evaluation.confirm import run_paired
     from boosttune.evaluation.summary import save_confirmed
-    from boosttune.execution.start import RunRequest, start_run
+    from boosttune.execution.start import ROUNDS_IN_TURN, ROUNDS_ONE_BY_ONE, RunRequest, start_run
     from boosttune.report import ReportInputs, write_report
 
     recipe = config.recipe
@@ -185,6 +185,7 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
         log(f"bench: {len(plan.candidates)} recipes x {len(config.seeds)} paired seeds {config.seeds}, interleaved"
             + ("" if len(config.seeds) >= RECOMMENDED_SEEDS else f" ({RECOMMENDED_SEEDS} or more seeds recommended)"))
         turns = started.interleaves(config.interleave)
+        record_run_info(output, rounds=ROUNDS_IN_TURN if turns else ROUNDS_ONE_BY_ONE)
         with started.warm_pool(log, turns=turns):
             records = run_paired(plan.candidates, config.seeds, store=RecordStore(output / "runs"), role="bench",
                                  train=started.train, log=log, max_drop=config.max_drop, default=MAX_DROP,

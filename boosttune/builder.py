@@ -1,22 +1,13 @@
 """The contract between boosttune and a team's own model and data: ``build(ctx: TrialContext) -> TrialParts``.
 
-A user's module, importable on every node (the experiment's working directory is shipped there through
-Ray's runtime environment), exposes a builder::
-
-    from boosttune import TrialContext, TrialParts
-
-    def build(ctx: TrialContext) -> TrialParts:
-        network = MyNet(**ctx.kwargs)                         # a fresh nn.Cell on every call
-        train = ds.MindDataset(..., num_shards=ctx.world_size, shard_id=ctx.rank).batch(ctx.batch_size, True)
-        return TrialParts(network=network, loss_fn=nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"),
-                          train=train, eval=..., metrics={"acc": nn.Accuracy()}, objective="acc")
-
-and an experiment names it: ``base.model: {entry: "mypkg.module:build", kwargs: {...}}``. The built-in
-networks and data sets are one builder among others (:mod:`boosttune.builtin`): there is one way a trial gets
-its network and data. Every trial calls the builder once per rank, in the rank's own process.
-
+A user's module, importable on every node, exposes ``build``: a fresh network on every call, the data sharded by
+``ctx.rank`` and ``ctx.world_size``, the loss, the metrics and which of them is the objective. An experiment names it:
+``base.model: {entry: "mypkg.module:build", kwargs: {...}}``. The built-in networks and data sets are one builder
+among others (:mod:`boosttune.builtin`). Every trial calls the builder once per rank, in the rank's own process.
 Pure: neither Ray nor MindSpore is imported here; the parts are checked against MindSpore's types by
 :func:`boosttune.trial.parts.check_parts` in the worker.
+
+An example builder, and why: docs/design/builder.md.
 """
 
 from __future__ import annotations

@@ -2,13 +2,12 @@
 with no Ray cluster, in seconds (``boosttune check``; ``boosttune tune`` runs it before it starts Ray).
 
 It parses nothing itself (the caller hands it a parsed :class:`~boosttune.config.experiment.ExperimentConfig`);
-it reads the device's cached capability probe (probing once when there is none), imports the builder from the
-project's folder as the workers will, builds the parts, trains one step and evaluates one batch
-(:func:`boosttune.trial.parts.preflight`, the check a worker repeats before the baseline), checks the run is long
-enough to give a speed figure, and works out which knobs the search would draw and which it leaves out, and why:
-the device (the probe's reasons), the ranks per trial, and the team's optimizer (MindSpore's rebuild under
-GradientFreeze and LessBN). The speed calibration (knobs clearly slower than O0 here) needs minutes of timing, so
-it stays in ``tune``.
+it reads the device's cached capability probe, builds the parts from the team's builder, trains one step and
+evaluates one batch (:func:`boosttune.trial.parts.preflight`), checks the run is long enough to give a speed figure,
+and works out which knobs the search would draw and which it leaves out, and why. The speed calibration stays in
+``tune``.
+
+What it checks, in full, and why: docs/design/start-up.md.
 """
 
 from __future__ import annotations

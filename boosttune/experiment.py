@@ -33,7 +33,7 @@ from boosttune.evaluation.summary import save_confirmed
 from boosttune.execution.cluster import facts_on_worker
 from boosttune.execution.provenance import load_run_info, record_run_info
 from boosttune.execution.runs import RunRecord
-from boosttune.execution.start import RunRequest, StartedRun, start_run
+from boosttune.execution.start import ROUNDS_IN_TURN, ROUNDS_ONE_BY_ONE, RunRequest, StartedRun, start_run
 from boosttune.probe.calibrate import slow_knobs
 from boosttune.report import ReportInputs, figures, write_report
 from boosttune.search.setup import search_setup, space_context
@@ -104,6 +104,7 @@ def _run(config: ExperimentConfig, started: StartedRun, base: dict[str, Any], *,
     confirm = None
     if config.confirm_seeds and not outcome.aborted_reason:
         turns = started.interleaves(config.confirm_interleave)
+        record_run_info(started.output, rounds=ROUNDS_IN_TURN if turns else ROUNDS_ONE_BY_ONE)
         with _stage("confirm", times, log), started.warm_pool(log, turns=turns):
             confirm = run_confirm_stage(config, table, max_drop, started.output, started.train, log,
                                         train_round=started.train_round if turns else None)

@@ -1,18 +1,13 @@
 """The objective a run is judged on: the builder's metric, its direction and its units.
 
-A builder names one of its metrics as the objective (:class:`boosttune.builder.TrialParts`): accuracy for
-the built-in models, a team's MAE, loss or perplexity for theirs. Everything that compares a recipe with the
-baseline goes through :class:`Objective`, so that a lower-is-better metric is tuned as well as accuracy:
+Everything that compares a recipe with the baseline goes through :class:`Objective`, so a lower-is-better metric is
+tuned as well as accuracy: the **value** is the metric as MindSpore computes it (``objective_value``); the **gain**
+is the difference to the baseline, positive is better, in points (x100) for a fraction metric such as accuracy and
+the metric's own units otherwise (``objective_gain``); a **tolerance** (``max_drop``, ``early_stop_margin``,
+``confirm_screen``) is a gain, and left unset is its default in points for a fraction and that number in percent of
+the baseline's value otherwise (0.5 -> 0.5% of the baseline's MAE). Pure: no Ray, no MindSpore.
 
-- the **value** is the metric as MindSpore computes it (``objective_value`` in records and tables);
-- the **gain** is the difference to the baseline, signed so that positive is better, in the objective's
-  units: points (x100) for a fraction metric such as accuracy, the metric's own units otherwise
-  (``objective_gain``);
-- a **tolerance** (``max_drop``, ``early_stop_margin``, ``confirm_screen``) is a gain: in points for a
-  fraction, in the metric's units otherwise. Left unset, it is its default in points for a fraction and the
-  same number in percent of the baseline's value otherwise (0.5 -> 0.5% of the baseline's MAE).
-
-Pure: no Ray, no MindSpore.
+Why: docs/design/builder.md.
 """
 
 from __future__ import annotations

@@ -122,6 +122,10 @@ def test_bench_runs_paired_seeds_on_ray_writes_the_summary_and_resumes(tmp_path)
     assert sorted(runs) == ["bench-s3-O0", "bench-s3-freeze_p_0.4", "bench-s4-O0", "bench-s4-freeze_p_0.4"]
     assert all(runs[k]["started"] == v for k, v in kept.items())  # nothing finished was trained again
     assert all(r["status"] == "completed" and r["role"] == "bench" for r in runs.values())
+    # on this one-node CPU cluster (interleave auto) a round's two runs took the machine's epochs in turn
+    assert all(r["metrics"]["epochs_in_turn"] for r in runs.values())
+    ends = sorted((e["ended_unix"], r["label"]) for r in runs.values() if r["round"] == 1 for e in r["curve"])
+    assert [label for _, label in ends] == ["freeze_p 0.4", "O0"] * len(runs["bench-s4-O0"]["curve"])
     assert runs["bench-s4-freeze_p_0.4"]["observed_boost"]["grad_freeze"] is True
     assert runs["bench-s4-O0"]["observed_boost"]["grad_freeze"] is False
     summary = pd.read_csv(output / "summary.csv").set_index("recipe")
@@ -130,6 +134,8 @@ def test_bench_runs_paired_seeds_on_ray_writes_the_summary_and_resumes(tmp_path)
     assert isinstance(row["verdict"], str) and row["verdict"] != "no_data"
     assert "freeze_p 0.4" in done.stdout and "answer:" in done.stdout
     assert "Confirmed over paired seeds" in (output / "report.html").read_text()
+    assert "taking the machine&#x27;s epochs in turn" in (output / "report.html").read_text() or \
+        "taking the machine's epochs in turn" in (output / "report.html").read_text()
     assert_nothing_left(before_run)
 
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)

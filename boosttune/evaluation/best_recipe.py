@@ -1,16 +1,12 @@
 """Apply an exported ``best_recipe.json`` in a team's own training script, in one line.
 
-::
+``recipe = boosttune.load_best_recipe(path)``; ``recipe.build_optimizer(net, steps_per_epoch=..., epochs=...)`` builds
+the trial's optimizer and schedule, and ``Model(net, loss_fn, optimizer=opt, **recipe.model_kwargs(net))`` the
+loss-scale manager exactly as a trial did. A team that builds its own optimizer reads ``recipe.optimizer`` and
+``recipe.learning_rates(...)`` and passes ``loss_scale=recipe.optimizer_loss_scale``. The file is validated as an
+experiment's recipe is; MindSpore is imported only by the methods that build something.
 
-    recipe = boosttune.load_best_recipe("runs/exp/best_recipe.json")
-    opt = recipe.build_optimizer(net, steps_per_epoch=ds.get_dataset_size(), epochs=10)
-    model = Model(net, loss_fn, optimizer=opt, metrics={"acc": Accuracy()}, **recipe.model_kwargs(net))
-
-``model_kwargs`` builds the loss-scale manager exactly as a trial did (:func:`boosttune.trial.optim
-.build_loss_scale_manager`), and ``build_optimizer`` the trial's optimizer and schedule. A team that builds its
-own optimizer reads ``recipe.optimizer`` and ``recipe.learning_rates(...)`` and passes ``loss_scale=recipe
-.optimizer_loss_scale``. The file is validated as an experiment's recipe is, so a bad field fails in one line
-naming it. MindSpore is imported only by the methods that build something.
+The full example: docs/design/builder.md.
 """
 
 from __future__ import annotations

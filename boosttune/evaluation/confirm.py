@@ -1,20 +1,13 @@
 """The confirm stage: paired, interleaved seeds for the candidates and the baseline, and the verdict.
 
-One seed of a two-minute trial cannot tell a real speed-up from a noisy machine, nor a real accuracy
-loss from the spread of one seed. So each candidate and the O0 baseline train again over fresh
-seeds, **paired** (every recipe of a round gets the round's seed: initialisation, data order and
-GradientFreeze's schedule) and **interleaved** (round by round, the order rotated each round, so the
-machine's drift hits every recipe alike). Per recipe, from the paired rounds: the speed-up
-(geometric mean of the per-round throughput ratios, with a t-interval on their logs), the objective's
-gain (:mod:`boosttune.objective`: points for accuracy, signed so that positive is better; mean and
-t-interval), the speed-up per job at the planned length (compile charged fairly: :mod:`boosttune.evaluation.job`;
-what "faster" means), the time to the target as a secondary figure, a paired test, and a verdict
-(:func:`boosttune.evaluation.stats.verdict`).
+Each candidate and the O0 baseline train again over fresh seeds, **paired** (every recipe of a round gets the round's
+seed) and **interleaved** (round by round, the order rotated each round). Per recipe, from the paired rounds: the
+speed-up, the objective's gain (:mod:`boosttune.objective`), the speed-up per job (:mod:`boosttune.evaluation.job`),
+the time to the target, a paired test and a verdict (:func:`boosttune.evaluation.stats.verdict`). ``boosttune bench``
+runs the same rounds over a fixed matrix. Runs are records in a :class:`~boosttune.execution.runs.RecordStore`, so an
+interrupted stage resumes; the training is injected (``train``), so neither Ray nor MindSpore is needed here.
 
-``boosttune bench`` runs the same rounds over a fixed matrix. Runs are ordinary run records in a
-:class:`~boosttune.execution.runs.RecordStore`: an interrupted stage resumes where it stopped, and nothing
-finished is lost or trained again. The training itself is injected (``train``), so this module needs
-neither Ray nor MindSpore.
+Why, and what was measured: docs/design/race.md.
 """
 
 from __future__ import annotations

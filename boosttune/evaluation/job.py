@@ -1,17 +1,13 @@
 """The user's job: how long a recipe takes to train the length the team plans, compile charged the same way for all.
 
-"Faster" is decided per job (docs/confirm.md): the team trains a fixed length (``planned_epochs``, by default the
-run's own epochs), so a recipe is faster when that job, compile included, takes less time. A run's job time is
+A recipe is faster when the team's job (``planned_epochs``, by default the run's own epochs), compile included, takes
+less time (docs/confirm.md). A run's job time is
 
     job_s = compile charged to its recipe + planned_epochs * (its training seconds per epoch, compile excluded)
 
-The compile charged is the recipe's own **fresh** compile (a run whose graph was not cached), the same for every
-run of the recipe: a warm worker loads O0's graph from its cache in 0.2 s while GradientFreeze's is compiled again
-(7 s), and that harness artefact must not decide the answer. A recipe with no fresh compile among its runs is
-charged the largest compile it paid (for O0, whose graph is cached, that understates its cost: the conservative
-side for any claim against it). Evaluation is left out: every recipe evaluates alike.
-
-Pure: pandas and the run tables of :mod:`boosttune.evaluation.confirm`; no Ray, no MindSpore.
+The compile charged is the recipe's own **fresh** compile (its graph not cached), the same for every run of the
+recipe; with none, the largest compile it paid. Evaluation is left out. Pure: pandas; no Ray, no MindSpore.
+Why, and what was measured: docs/design/race.md.
 """
 
 from __future__ import annotations

@@ -1,17 +1,13 @@
 """The device's measured noise: what every race on a device and workload measured, pooled, for the next race.
 
-The race (:mod:`boosttune.evaluation.race`) pools the noise of its own runs; where candidates leave after
-one round its pool is thin, and a claim at 3 seeds rests on a few degrees of freedom. Every race on the
-same device (node type: device, CPU and accelerator model), workload (the baseline recipe, seed aside) and run
-mode (:class:`RunMode`: warm or fresh workers, cached graphs, ranks, runs at once) measures the same noise, so
-its residual sums of squares and degrees of freedom are kept in a record in the cache (beside the probe's), the
-last ``KEEP_RACES`` races only, and once they reach ``MIN_RECORD_DF`` the next race takes them as its prior: the
-noise per paired seed of the log speed-up and of the objective gain, weighted as ``min(df, MAX_PRIOR_DF)`` runs.
-The race checks the prior against its own runs before it leans on it (:mod:`boosttune.evaluation.race_model`). A race on a
-device and workload nothing was measured on gets :data:`~boosttune.evaluation.race.REFERENCE_NOISE` for its
-drops only (no weight in a claim), and says so.
+Every race on the same device (node type), workload (the baseline recipe, seed aside) and run mode (:class:`RunMode`)
+measures the same noise, so its residual sums of squares and degrees of freedom are kept in a record in the cache,
+the last ``KEEP_RACES`` races only; once they reach ``MIN_RECORD_DF`` the next race (:mod:`boosttune.evaluation.race`)
+takes them as its prior, weighted as ``min(df, MAX_PRIOR_DF)`` runs, after checking it against its own runs
+(:mod:`boosttune.evaluation.race_model`). With no record, :data:`~boosttune.evaluation.race.REFERENCE_NOISE` serves
+the drops only (no weight in a claim), and says so.
 
-Ray Tune and Optuna keep no such record (a study's trials are independent draws), hence this module.
+Why, and what was measured: docs/design/race.md.
 """
 
 from __future__ import annotations

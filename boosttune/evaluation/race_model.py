@@ -1,18 +1,12 @@
 """The race's two-way model of one measure, and the check of the device's noise record against it.
 
 Each run's value is ``recipe + round + noise``, fitted by least squares over every run of the race
-(:mod:`boosttune.evaluation.race`). Two things a race on a real machine meets that the model does not:
+(:mod:`boosttune.evaluation.race`). A run whose externally studentized residual is beyond the Bonferroni bound over
+the race's runs (two-sided ``OUTLIER_LEVEL``) is set aside (weight 0, one degree of freedom less), at most one in ten
+runs; a noise record whose variance the race's own disagrees with by a two-sided F-test (``check_record``, once the
+race has ``CHECK_MIN_DF`` degrees of freedom) is set aside for that race. Pure numpy/scipy.
 
-- **one bad run** (a burst of other work on the machine: a run 30% slow) moves a candidate's estimate by
-  a third of that on three seeds and inflates the pooled noise, so a good recipe stops being shown. A run
-  whose externally studentized residual is beyond the Bonferroni bound over the race's runs (two-sided
-  ``OUTLIER_LEVEL``) is set aside (weight 0, one degree of freedom less), at most one in ten runs. Under
-  the model's own noise that happens in about ``OUTLIER_LEVEL`` of the races, so the error rate holds.
-- **a noise record that no longer fits** (another worker mode, a drifting machine): the race's own
-  residual variance is compared with the record's by a two-sided F-test (``check_record``) once the
-  race has ``CHECK_MIN_DF`` degrees of freedom; a record that disagrees is set aside for that race.
-
-Pure numpy/scipy; ``tests/evaluation/test_race_model.py`` checks both on planted runs.
+Why, and what was measured: docs/design/race.md.
 """
 
 from __future__ import annotations

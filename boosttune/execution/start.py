@@ -1,16 +1,12 @@
 """A run's start-up, the one path every kind of run takes (the experiment, the bench).
 
-In this order, so that bad input is refused before Ray starts and a folder is written only once it is:
-the output folder checked -> room on this machine for a trial's ranks -> the kind's own checks (its
-preflight) -> the shipped code and the storage -> the folder claimed and its run facts recorded ->
-the driver moved into it -> Ray -> the probe, on a node that holds what a trial rank asks for. The
-kind then checks what only the probe can show, and opens the warm workers when it is ready to train
-(:meth:`StartedRun.warm_pool`): the experiment builds the model on a worker first, and a pool that held
-the worker's resources would keep that build waiting.
+In this order, so that bad input is refused before Ray starts and a folder is written only once it is: the output
+folder checked -> room for a trial's ranks -> the kind's preflight -> the shipped code and the storage -> the folder
+claimed and its run facts recorded -> the driver moved into it -> Ray -> the probe. The kind then checks what only
+the probe can show, and opens the warm workers when it is ready to train (:meth:`StartedRun.warm_pool`). A new kind
+of run describes itself in a :class:`RunRequest` and trains through :meth:`StartedRun.train`.
 
-A new kind of run describes itself in a :class:`RunRequest` and trains through :meth:`StartedRun.train`.
-Ray Train and Ray Tune have no notion of a boosttune results folder or of the capability probe,
-hence this module.
+Why, step by step: docs/design/start-up.md.
 """
 
 from __future__ import annotations
@@ -42,9 +38,12 @@ from boosttune.execution.runs import RunRecord, RunSpec
 from boosttune.execution.warm import WarmClient, WarmPool
 from boosttune.files import check_folder, claim_folder
 
-__all__ = ["TURN_CPUS", "RunRequest", "StartedRun", "start_run"]
+__all__ = ["ROUNDS_IN_TURN", "ROUNDS_ONE_BY_ONE", "TURN_CPUS", "RunRequest", "StartedRun", "start_run"]
 
 TURN_CPUS = 0.125  # what a warm slot whose runs take turns asks Ray for: one trains at a time, the rest wait
+# How a results folder's paired rounds were trained (run_info.json ``rounds``, read by the report).
+ROUNDS_IN_TURN = "a round's runs at once, taking the machine's epochs in turn"
+ROUNDS_ONE_BY_ONE = "a round's runs one after another"
 
 
 @dataclass(frozen=True)

@@ -1,23 +1,13 @@
 """Speed calibration: how each device-dependent knob changes throughput on this device, for this network.
 
-After the capability probe, the experiment's own network and data (its builder: a team's, or a built-in
-model) train a few dozen steps per run, each amp level, LessBN, GradientFreeze, gradient accumulation and
-DimReduce that the probe found supported, with an O0 run before and after every knob: each knob is judged
-against its two neighbours, so a machine that slows down or speeds up while it measures moves both sides of
-the ratio. A knob whose throughput is below ``SLOW_BELOW`` times its neighbours' is *slow here*: the default
-search does not draw it, and says why ("amp O2: 0.52x O0's throughput on this CPU for digits_lstm:build, not
-searched; --search amp to force it"). A user's ``--search`` naming its fragment wins.
+The experiment's own network and data train a few dozen steps per supported knob, with an O0 run before and after
+every knob, so machine drift moves both sides of the ratio. A knob below ``SLOW_BELOW`` times its neighbours' is
+*slow here*: the default search does not draw it, and says why (a user's ``--search`` naming it wins). A verdict is
+*clear* when the two O0 neighbours agree within ``1 - SLOW_BELOW`` and the ratio is outside ``AMBIGUOUS_BAND`` of
+the threshold; an unclear knob is measured once more, and left in the search if still unclear. The report is cached
+per node type, MindSpore version and model fingerprint; only its clear verdicts count as cached.
 
-A verdict is *clear* when the two O0 neighbours agree within ``1 - SLOW_BELOW`` and the ratio is not within
-``AMBIGUOUS_BAND`` of the threshold; an unclear knob is measured once more, before another O0 run, and is
-clear when both of its measurements had steady neighbours and fall on the same side of the threshold; otherwise
-it is left in the search (nothing is left out on doubtful evidence). The report is cached per
-node type, MindSpore version and model fingerprint (builder entry, kwargs, batch size and a hash of the
-builder module's source); only its clear verdicts count as cached: the next experiment measures the unclear
-knobs again (and only them).
-
-The runs share one process (the probe's Ray task, a fresh process of its own), as the trials of
-``tests/trial/test_runner.py`` do without leaking: about three times cheaper than a process per run.
+Why, and what was measured: docs/design/probe.md.
 """
 
 from __future__ import annotations

@@ -81,7 +81,9 @@ def _confirmed(inputs: ReportInputs) -> Section:
             "--confirm-seeds 5.",),
             tables=(claims_table,))
     obj = inputs.objective
-    text = (f"Paired seeds {list(confirmed.seeds)}: every recipe of a round shares its seed, rounds interleaved. "
+    rounds = (inputs.run_info or {}).get("rounds")
+    text = (f"Paired seeds {list(confirmed.seeds)}: every recipe of a round shares its seed, rounds interleaved"
+            + (f" ({rounds})" if isinstance(rounds, str) else "") + ". "
             "Each figure has one estimator. Per job (the decision's speed) and Δ (better than the baseline by, "
             f"{obj.describe()}): the estimates of the model the decision is taken on (recipe + round, noise pooled "
             "over the recipes), with its 95% intervals. Per step: the geometric mean of the per-round throughput "

@@ -1,20 +1,13 @@
 """How MindSpore's boost rebuilds an optimizer, and what boosttune does so that a team's optimizer survives it.
 
-GradientFreeze (``FreezeOpt._generate_new_optimizer``) and LessBN (``OptimizerProcess.generate_new_optimizer``)
-throw the optimizer away and build a new one as ``type(opt)(params=<groups>, learning_rate=...,
-**opt.init_args)``, the groups derived from ``opt.init_params["params"]``. MindSpore 2.10 records those
-attributes with ``opt_init_args_register`` on some built-in ``__init__`` methods only, and that breaks in four ways
-(each measured on CPU, tests/trial/test_rebuild.py):
-
-- ``nn.Adam``: ``**kwargs`` is recorded as one argument named ``kwargs``: "For 'Adam', invalid keys are passed as
-  kwargs ... dict_keys(['kwargs'])";
-- ``nn.AdamWeightDecay`` (and any optimizer whose ``__init__`` is not decorated): no ``init_params``/``init_args``;
-- a subclass with its own ``__init__``: its parent's arguments are recorded and passed to the subclass;
-- a flat parameter list with weight decay: rebuilt as one group, which decays BatchNorm's gamma and beta too.
-
+GradientFreeze and LessBN throw the optimizer away and build a new one as ``type(opt)(params=<groups>,
+learning_rate=..., **opt.init_args)``, from attributes MindSpore records on some built-in ``__init__`` methods only,
+which breaks for ``nn.Adam``, undecorated optimizers, subclasses and flat parameter lists with weight decay.
 :func:`recording_constructions` records the arguments each optimizer the team's factory builds was really called
 with, and :func:`make_rebuildable` writes them where boost reads them, so the rebuild is the factory's own call
 again. What still cannot be rebuilt is found by :func:`rebuild_problems`, which tries MindSpore's own rebuild.
+
+The four ways it breaks, as measured: docs/design/builder.md.
 """
 
 from __future__ import annotations

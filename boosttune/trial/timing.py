@@ -1,17 +1,13 @@
 """Steady-state throughput from per-step times: pure arithmetic, no MindSpore.
 
-The first step compiles the graph. Some boost algorithms compile more graphs later (GradientFreeze
-builds one training graph per parameter group and compiles each on first use), so a later step
-far slower than the median is counted as compile time too, not as training.
+The first step, and any later step far slower than the median (GradientFreeze compiles a graph per parameter group
+on first use), count as compile time, not training. The reported throughput is the median over fixed windows of
+consecutive steady steps, so one stretch of interference moves one window, not the figure; ``throughput_mean_sps``
+keeps the plain ratio, and ``throughput_rse`` is the relative standard error of the window rates (of the step times
+with fewer than 3 windows). Steps are counted across epochs; below ``MIN_STEADY_STEPS`` the preflight refuses the
+run before the baseline (:func:`steady_steps_needed`).
 
-On a shared machine a burst of interference from another process can slow a whole stretch of
-steps without any one of them looking like a compile. So the reported throughput is the median
-over fixed windows of consecutive steady steps (each window's samples over its time): one bad
-stretch moves one window, not the run's figure. ``throughput_mean_sps`` keeps the plain ratio of
-all steady samples to all steady time, and ``throughput_rse`` says how sure the figure is: the standard error of
-the window rates (of the step times with fewer than 3 windows) relative to their mean. Steps are counted across
-epochs, so short epochs of a small data set still give a figure; below ``MIN_STEADY_STEPS`` the preflight refuses
-the run before the baseline (:func:`steady_steps_needed`).
+Why: docs/design/timing.md.
 """
 
 from __future__ import annotations

@@ -1,15 +1,12 @@
 """The report's figures and tables, one module each: the data computed from the results tables alone, then drawn.
 
-As in Optuna's visualisations, each ``<figure>_info(inputs)`` returns a small NamedTuple of numbers and names (pure
-pandas and numpy, no HTML or hover text, tested without rendering) and ``draw_<figure>(info)`` draws it with plotly,
-its hover text included; a drawer computes nothing but the words it shows. No figure selects a recipe itself: the
-recommendation is made once and arrives with the inputs (:attr:`~boosttune.report.inputs.ReportInputs.selection`).
-:mod:`boosttune.report.render` lays them out. The header, the first screen's answer table, how to apply the answer,
-MindSpore's claims and the failures are text and tables, without a drawer.
+Each ``<figure>_info(inputs)`` returns a small NamedTuple of numbers and names (pure pandas and numpy, tested without
+rendering) and ``draw_<figure>(info)`` draws it with plotly; a drawer computes nothing but the words it shows. No
+figure selects a recipe itself: the recommendation arrives with the inputs
+(:attr:`~boosttune.report.inputs.ReportInputs.selection`). :mod:`boosttune.report.render` lays them out. Speed is a
+ratio to the O0 baseline, the objective a gain over it (:mod:`boosttune.objective`).
 
-Speed is a ratio to the O0 baseline (per paired round for confirm and bench runs), the objective a gain over
-it (points for accuracy, the metric's own units otherwise, positive is better: :mod:`boosttune.objective`),
-named as the runs name it.
+Why, and what is text rather than a figure: docs/design/report.md.
 """
 
 from boosttune.report.figures.ablation import AblationInfo, AblationRow, ablation_info, draw_ablation
