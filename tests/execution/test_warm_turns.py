@@ -70,3 +70,26 @@ def test_epochs_in_turn_need_warm_workers_of_one_rank(fields):
                                           r"workers_per_trial 1 .*allowed here: auto, runs$"):
         parse_experiment({"base": {"model": "lenet5"}, "confirm_interleave": "epochs", **fields})
     assert parse_experiment({"base": {"model": "lenet5"}, "confirm_interleave": "auto", **fields})
+
+
+@pytest.mark.parametrize("setting, device, workers, warm, nodes, expected", [
+    ("auto", "CPU", 1, True, 1, True),
+    ("auto", "CPU", 1, True, 2, False),  # runs that take turns must share one machine
+    ("auto", "GPU", 1, True, 1, False),
+    ("auto", "CPU", 2, True, 1, False),
+    ("auto", "CPU", 1, False, 1, False),
+    ("epochs", "CPU", 1, True, 2, True),  # asked for: granted (the experiment's check refused what cannot be)
+    ("runs", "CPU", 1, True, 1, False),
+])
+def test_auto_takes_turns_on_a_one_node_cpu_cluster_of_warm_one_rank_workers(monkeypatch, tmp_path, setting, device,
+                                                                             workers, warm, nodes, expected):
+    import ray
+
+    from boosttune.execution.start import RunRequest, StartedRun
+
+    monkeypatch.setattr(ray, "nodes", lambda: [{"Alive": True}] * nodes + [{"Alive": False}])
+    launch = RunRequest(what="bench", document={}, device_target=device, workers=workers, project=None,
+                        warm_workers=warm)
+    started = StartedRun(launch=launch, output=tmp_path, per_rank={"CPU": 1.0}, storage=None, local=True,
+                         placed=None)  # type: ignore[arg-type]
+    assert started.interleaves(setting) is expected
