@@ -23,6 +23,8 @@ from tests.helpers.example_project import prepare_example
 from tests.helpers.records import RAY_VERSION, sample_records
 
 os.environ.setdefault("GLOG_v", "3")  # MindSpore's C++ warnings drown pytest's output
+# The boost_config_dict checks tests/config and tests/algorithms share: pytest's detailed assert messages there too.
+pytest.register_assert_rewrite("tests.helpers.boost_cases")
 
 _probe_report = None
 
@@ -96,6 +98,19 @@ def digits():
     from boosttune.config.recipe import parse_recipe
 
     return load_dataset(parse_recipe({}).data, 32)
+
+
+@pytest.fixture
+def autoboost():
+    """mindspore.boost.AutoBoost with its process-wide state reset before and after the test (the boost_config_dict
+    checks of tests.helpers.boost_cases build it)."""
+    from mindspore.boost import AutoBoost
+
+    from boosttune.algorithms.mindspore_state import reset_boost_state
+
+    reset_boost_state()
+    yield AutoBoost
+    reset_boost_state()
 
 
 @pytest.fixture

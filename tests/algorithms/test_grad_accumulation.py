@@ -1,0 +1,83 @@
+"""grad_accumulation's section and rule (boosttune/algorithms/grad_accumulation/): one step is no accumulation, and
+MindSpore's AutoBoost agrees; the checks are the shared ones of tests/helpers/boost_cases.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import boost_cases as cases
+from tests.helpers.boost_cases import INVALID_FIELDS, VALID_FIELDS, level_and_dict, manual_mode
+
+# (level, boost_config_dict, applied algorithms, note substrings, absent substrings)
+VALID = [
+    pytest.param(
+        "O1",
+        {
+            "boost": manual_mode(grad_freeze=False, grad_accumulation=True),
+            "grad_accumulation": {"grad_accumulation_step": 4},
+        },
+        {"less_bn", "grad_accumulation"},
+        [],
+        ["grad_accumulation_step is 1"],
+        id="O1-manual-accumulation-4",
+    ),
+    pytest.param(
+        "O1",
+        {"boost": manual_mode(grad_freeze=False, grad_accumulation=True)},
+        {"less_bn"},
+        ["grad_accumulation is on but grad_accumulation_step is 1: MindSpore turns it off"],
+        [],
+        id="O1-manual-accumulation-default-step-1",
+    ),
+    pytest.param(
+        "O1",
+        {"boost": manual_mode(grad_accumulation=True), "grad_accumulation": {"grad_accumulation_step": 1}},
+        {"less_bn", "grad_freeze"},
+        ["grad_accumulation_step is 1"],
+        ["cannot both be on"],
+        id="O1-accumulation-step-1-with-grad_freeze-is-fine",
+    ),
+]
+
+# (level, boost_config_dict, field path the message starts with, substrings)
+INVALID = [
+    pytest.param("O1", {"grad_accumulation": {"grad_accumulation_step": 0}}, "grad_accumulation.grad_accumulation_step",
+                 ["0 is invalid", "greater than or equal to 1"], id="accumulation-step-0"),
+]
+
+# (level, boost_config_dict) built into a real AutoBoost from its canonical dict
+ROUND_TRIP = [
+    pytest.param(
+        "O1",
+        {
+            "boost": manual_mode(grad_freeze=False, grad_accumulation=True),
+            "grad_accumulation": {"grad_accumulation_step": 4},
+        },
+        id="manual-accumulation-4",
+    ),
+]
+
+
+@pytest.mark.parametrize(VALID_FIELDS, VALID)
+def test_valid_configs_resolve_to_expected_algorithms(level, raw, applied, notes, absent):
+    cases.assert_resolves(level, raw, applied, notes, absent)
+
+
+@pytest.mark.parametrize(INVALID_FIELDS, INVALID)
+def test_invalid_configs_raise_one_line_config_error(level, raw, path, substrings):
+    cases.assert_one_line_error(level, raw, path, substrings)
+
+
+@pytest.mark.parametrize(("level", "raw"), level_and_dict(VALID))
+def test_canonical_dict_is_a_fixed_point(level, raw):
+    cases.assert_fixed_point(level, raw)
+
+
+@pytest.mark.parametrize(("level", "raw"), ROUND_TRIP)
+def test_canonical_dict_round_trips_through_autoboost(autoboost, level, raw):
+    cases.assert_round_trip(autoboost, level, raw)
+
+
+@pytest.mark.parametrize(("level", "raw"), level_and_dict(VALID))
+def test_every_valid_case_agrees_with_autoboost(autoboost, level, raw):
+    cases.assert_agrees_with_autoboost(autoboost, level, raw)

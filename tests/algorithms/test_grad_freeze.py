@@ -1,0 +1,151 @@
+"""grad_freeze's section and rules (boosttune/algorithms/grad_freeze/): what they accept, refuse and note, and that
+MindSpore's AutoBoost agrees; the checks are the shared ones of tests/helpers/boost_cases.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import boost_cases as cases
+from tests.helpers.boost_cases import INVALID_FIELDS, VALID_FIELDS, level_and_dict, manual_mode
+
+# (level, boost_config_dict, applied algorithms, note substrings, absent substrings)
+VALID = [
+    pytest.param(
+        "O0",
+        {
+            "boost": manual_mode(grad_freeze=True, grad_accumulation=True),
+            "grad_accumulation": {"grad_accumulation_step": 4},
+        },
+        set(),
+        ["boost_level O0"],
+        ["cannot both be on"],
+        id="O0-freeze+accumulation-never-built",
+    ),
+    pytest.param(
+        "O0",
+        {"grad_freeze": {"freeze_type": 0, "freeze_p": 1.0}},
+        set(),
+        ["boost_level O0"],
+        [],
+        id="O0-freeze_type0-p1-never-built",
+    ),
+    pytest.param(
+        "O1",
+        {
+            "boost": manual_mode(less_bn=False),
+            "grad_freeze": {"param_groups": 4, "freeze_type": 0, "freeze_p": 0.5, "total_steps": 100},
+        },
+        {"grad_freeze"},
+        [],
+        ["freezes nothing"],
+        id="O1-manual-custom-grad_freeze",
+    ),
+    pytest.param(
+        "O1",
+        {"grad_freeze": {"freeze_p": 1.0}},
+        {"less_bn", "grad_freeze"},
+        ["grad_freeze freezes nothing"],
+        [],
+        id="O1-freeze_p-1-freezes-nothing",
+    ),
+    pytest.param(
+        "O1", {"grad_freeze": {"param_groups": 1}}, {"less_bn", "grad_freeze"}, ["freezes nothing"], [],
+        id="O1-one-group"
+    ),
+    pytest.param(
+        "O1",
+        {"grad_freeze": {"freeze_p": 1}},
+        {"less_bn", "grad_freeze"},
+        ["freezes nothing"],
+        [],
+        id="O1-freeze_p-int-1-is-a-number",
+    ),
+]
+
+# (level, boost_config_dict, field path the message starts with, substrings)
+INVALID = [
+    # ranges
+    pytest.param("O1", {"grad_freeze": {"freeze_p": 1.5}}, "grad_freeze.freeze_p",
+                 ["1.5 is invalid", "less than or equal to 1"], id="freeze_p-1.5"),
+    pytest.param("O1", {"grad_freeze": {"freeze_p": -0.1}}, "grad_freeze.freeze_p",
+                 ["-0.1 is invalid", "greater than or equal to 0"], id="freeze_p-negative"),
+    pytest.param("O1", {"grad_freeze": {"freeze_type": 2}}, "grad_freeze.freeze_type",
+                 ["2 is invalid", "must be 0 (continuous) or 1 (interval)"], id="freeze_type-2"),
+    pytest.param("O1", {"grad_freeze": {"param_groups": 0}}, "grad_freeze.param_groups",
+                 ["0 is invalid", "greater than or equal to 1"], id="param_groups-0"),
+    pytest.param("O1", {"grad_freeze": {"total_steps": 0}}, "grad_freeze.total_steps", ["0 is invalid"],
+                 id="total_steps-0"),
+    # combinations MindSpore crashes on
+    pytest.param(
+        "O1",
+        {"boost": manual_mode(grad_accumulation=True), "grad_accumulation": {"grad_accumulation_step": 4}},
+        "boost",
+        [
+            "grad_freeze and grad_accumulation cannot both be on",
+            "'_TrainFreezeCell' object has no attribute 'optimizer'",
+        ],
+        id="grad_freeze+grad_accumulation",
+    ),
+    pytest.param(
+        "O2",
+        {
+            "boost": manual_mode(less_bn=False, grad_accumulation=True),
+            "grad_accumulation": {"grad_accumulation_step": 2},
+        },
+        "boost",
+        ["cannot both be on"],
+        id="O2-grad_freeze+grad_accumulation",
+    ),
+    pytest.param(
+        "O1",
+        {"grad_freeze": {"freeze_type": 0, "freeze_p": 1}},
+        "grad_freeze.freeze_p",
+        ["1.0 is invalid with freeze_type 0", "divides by (1 - freeze_p)"],
+        id="freeze_type0-freeze_p1",
+    ),
+    pytest.param(
+        "O1",
+        {"grad_freeze": {"freeze_type": 0, "freeze_p": 1.0}},
+        "grad_freeze.freeze_p",
+        ["1.0 is invalid with freeze_type 0"],
+        id="freeze_type0-freeze_p1.0",
+    ),
+]
+
+# (level, boost_config_dict) built into a real AutoBoost from its canonical dict
+ROUND_TRIP = [
+    pytest.param(
+        "O1",
+        {
+            "boost": manual_mode(less_bn=False),
+            "grad_freeze": {"param_groups": 4, "freeze_type": 0, "freeze_p": 0.5, "total_steps": 1000},
+            "common": {"device_number": 2},
+        },
+        id="manual-custom-grad_freeze",
+    ),
+]
+
+
+@pytest.mark.parametrize(VALID_FIELDS, VALID)
+def test_valid_configs_resolve_to_expected_algorithms(level, raw, applied, notes, absent):
+    cases.assert_resolves(level, raw, applied, notes, absent)
+
+
+@pytest.mark.parametrize(INVALID_FIELDS, INVALID)
+def test_invalid_configs_raise_one_line_config_error(level, raw, path, substrings):
+    cases.assert_one_line_error(level, raw, path, substrings)
+
+
+@pytest.mark.parametrize(("level", "raw"), level_and_dict(VALID))
+def test_canonical_dict_is_a_fixed_point(level, raw):
+    cases.assert_fixed_point(level, raw)
+
+
+@pytest.mark.parametrize(("level", "raw"), ROUND_TRIP)
+def test_canonical_dict_round_trips_through_autoboost(autoboost, level, raw):
+    cases.assert_round_trip(autoboost, level, raw)
+
+
+@pytest.mark.parametrize(("level", "raw"), level_and_dict(VALID))
+def test_every_valid_case_agrees_with_autoboost(autoboost, level, raw):
+    cases.assert_agrees_with_autoboost(autoboost, level, raw)

@@ -1,0 +1,58 @@
+"""less_bn's section and rule (boosttune/algorithms/less_bn/): gc_flag and its Centralization note, and that
+MindSpore's AutoBoost agrees; the checks are the shared ones of tests/helpers/boost_cases.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import boost_cases as cases
+from tests.helpers.boost_cases import VALID_FIELDS, level_and_dict, manual_mode
+
+# (level, boost_config_dict, applied algorithms, note substrings, absent substrings)
+VALID = [
+    pytest.param(
+        "O1",
+        {
+            "boost": manual_mode(grad_freeze=False),
+            "less_bn": {"gc_flag": False},
+            "common": {"gradient_split_groups": [2, 4]},
+        },
+        {"less_bn"},
+        [],
+        ["Centralization", "gradient_split_groups"],
+        id="O1-manual-less_bn-gc_flag-false-groups",
+    ),
+]
+
+# (level, boost_config_dict) built into a real AutoBoost from its canonical dict
+ROUND_TRIP = [
+    pytest.param(
+        "O1",
+        {
+            "boost": manual_mode(less_bn=True, grad_freeze=False),
+            "less_bn": {"gc_flag": False},
+            "common": {"gradient_split_groups": [2, 6]},
+        },
+        id="manual-less_bn-gc_flag-false-groups",
+    ),
+]
+
+
+@pytest.mark.parametrize(VALID_FIELDS, VALID)
+def test_valid_configs_resolve_to_expected_algorithms(level, raw, applied, notes, absent):
+    cases.assert_resolves(level, raw, applied, notes, absent)
+
+
+@pytest.mark.parametrize(("level", "raw"), level_and_dict(VALID))
+def test_canonical_dict_is_a_fixed_point(level, raw):
+    cases.assert_fixed_point(level, raw)
+
+
+@pytest.mark.parametrize(("level", "raw"), ROUND_TRIP)
+def test_canonical_dict_round_trips_through_autoboost(autoboost, level, raw):
+    cases.assert_round_trip(autoboost, level, raw)
+
+
+@pytest.mark.parametrize(("level", "raw"), level_and_dict(VALID))
+def test_every_valid_case_agrees_with_autoboost(autoboost, level, raw):
+    cases.assert_agrees_with_autoboost(autoboost, level, raw)
