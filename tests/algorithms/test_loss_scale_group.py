@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers import boost_cases as cases
-from tests.helpers.boost_cases import INVALID_FIELDS, VALID_FIELDS, level_and_dict, manual_mode
+from tests.helpers.boost_cases import manual_mode
 
 # (level, boost_config_dict, applied algorithms, note substrings, absent substrings)
 VALID = [
@@ -27,21 +27,4 @@ INVALID = [
 ]
 
 
-@pytest.mark.parametrize(VALID_FIELDS, VALID)
-def test_valid_configs_resolve_to_expected_algorithms(level, raw, applied, notes, absent):
-    cases.assert_resolves(level, raw, applied, notes, absent)
-
-
-@pytest.mark.parametrize(INVALID_FIELDS, INVALID)
-def test_invalid_configs_raise_one_line_config_error(level, raw, path, substrings):
-    cases.assert_one_line_error(level, raw, path, substrings)
-
-
-@pytest.mark.parametrize(("level", "raw"), level_and_dict(VALID))
-def test_canonical_dict_is_a_fixed_point(level, raw):
-    cases.assert_fixed_point(level, raw)
-
-
-@pytest.mark.parametrize(("level", "raw"), level_and_dict(VALID))
-def test_every_valid_case_agrees_with_autoboost(autoboost, level, raw):
-    cases.assert_agrees_with_autoboost(autoboost, level, raw)
+globals().update(cases.contract_tests(valid=VALID, invalid=INVALID))

@@ -177,3 +177,38 @@ def assert_agrees_with_autoboost(autoboost, level, raw) -> None:
     _assert_common_attrs(ab, eff.settings["common"])
     for name in ATTRS:
         _assert_section_attrs(ab, name, dict(eff.settings.get(name, {})))
+
+
+def contract_tests(valid: list = (), invalid: list = (), round_trip: list = ()) -> dict:
+    """The shared checks as one algorithm's tests over its own cases: a test file takes them with
+    ``globals().update(contract_tests(VALID, INVALID, ROUND_TRIP))``, so pytest collects them there, under its name."""
+    tests = {}
+    if valid:
+        @pytest.mark.parametrize(VALID_FIELDS, valid)
+        def test_valid_configs_resolve_to_expected_algorithms(level, raw, applied, notes, absent):
+            assert_resolves(level, raw, applied, notes, absent)
+
+        @pytest.mark.parametrize(("level", "raw"), level_and_dict(valid))
+        def test_canonical_dict_is_a_fixed_point(level, raw):
+            assert_fixed_point(level, raw)
+
+        @pytest.mark.parametrize(("level", "raw"), level_and_dict(valid))
+        def test_every_valid_case_agrees_with_autoboost(autoboost, level, raw):
+            assert_agrees_with_autoboost(autoboost, level, raw)
+
+        tests.update({f.__name__: f for f in (test_valid_configs_resolve_to_expected_algorithms,
+                                              test_canonical_dict_is_a_fixed_point,
+                                              test_every_valid_case_agrees_with_autoboost)})
+    if invalid:
+        @pytest.mark.parametrize(INVALID_FIELDS, invalid)
+        def test_invalid_configs_raise_one_line_config_error(level, raw, path, substrings):
+            assert_one_line_error(level, raw, path, substrings)
+
+        tests[test_invalid_configs_raise_one_line_config_error.__name__] = test_invalid_configs_raise_one_line_config_error
+    if round_trip:
+        @pytest.mark.parametrize(("level", "raw"), round_trip)
+        def test_canonical_dict_round_trips_through_autoboost(autoboost, level, raw):
+            assert_round_trip(autoboost, level, raw)
+
+        tests[test_canonical_dict_round_trips_through_autoboost.__name__] = test_canonical_dict_round_trips_through_autoboost
+    return tests
