@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-__all__ = ["TESTED_RAY", "accelerator_manager", "address_and_port", "bootstrap_address", "storage_fs_and_path",
-           "train_context_file", "unknown_layout"]
+__all__ = ["TESTED_RAY", "accelerator_manager", "address_and_port", "bootstrap_address", "data_parallel_trainer",
+           "storage_fs_and_path", "train_context_file", "unknown_layout"]
 
 TESTED_RAY = "2.60.0"  # the Ray whose private layout this module was written against (pyproject.toml pins it)
 
@@ -51,7 +51,15 @@ def train_context_file() -> str:
     return context.__file__
 
 
+def data_parallel_trainer() -> Any:
+    """Ray Train v2's DataParallelTrainer, from its versioned module (``ray.train.v2``, not yet the default in 2.60)."""
+    from ray.train.v2.api.data_parallel_trainer import DataParallelTrainer
+
+    return DataParallelTrainer
+
+
 _USES: dict[str, Callable[[], Any]] = {
+    "ray.train.v2.api.data_parallel_trainer.DataParallelTrainer": data_parallel_trainer,
     "ray._private.accelerators.get_accelerator_manager_for_resource": lambda: accelerator_manager,
     "ray._private.services.find_bootstrap_address": lambda: __import__(
         "ray._private.services", fromlist=["find_bootstrap_address"]).find_bootstrap_address,

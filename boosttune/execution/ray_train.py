@@ -33,7 +33,7 @@ from boosttune.devices import ACCELERATOR_RESOURCES, DEVICES
 from boosttune.execution.ray import connect_ray, worker_resources
 from boosttune.execution.runs import CURVE_KEYS, RunRecord, RunSpec
 from boosttune.files import write_json
-from boosttune.ray_internals import address_and_port, train_context_file
+from boosttune.ray_internals import address_and_port, data_parallel_trainer, train_context_file
 from boosttune.trial.runner import run_trial
 
 __all__ = ["SCHEDULER_MARKER", "MindSporeConfig", "build_trainer", "device_id_for", "init_device", "rank_facts",
@@ -313,7 +313,7 @@ def build_trainer(recipe: dict[str, Any], *, num_workers: int = 1, env: dict[str
     ``train_loop`` replaces :func:`train_loop_per_worker` (tests look at what each rank was given).
     """
     from ray.train import RunConfig, ScalingConfig
-    from ray.train.v2.api.data_parallel_trainer import DataParallelTrainer
+    DataParallelTrainer = data_parallel_trainer()
 
     # Ray Train moves every worker into the run's storage folder unless told not to (RAY_CHDIR_TO_TRIAL_DIR, read by
     # the controller this process starts): a builder's relative paths ("data/train") then resolve nowhere, while the
