@@ -199,6 +199,10 @@ class ExperimentConfig(BaseModel):
     confirm_eval_all: bool = Field(
         True, description="confirm runs of a built-in data set take their objective from one evaluation after the "
                           "last epoch on every held-out sample (less noisy than the per-epoch slice, val_limit)")
+    confirm_curves: bool = Field(
+        False, description="confirm runs evaluate after every epoch too: learning curves for the report and the "
+                           "secondary time-to-target figure, at about a fifth more confirm time on the built-in job "
+                           "(off: one evaluation after the last epoch, which is all the decision reads)")
     prefer_ties: bool = Field(
         False, description="a recipe that won the race but is less than 5% faster per job than O0 (a tie) is the "
                            "answer instead of O0")

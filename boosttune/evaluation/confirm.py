@@ -462,6 +462,8 @@ def _summary_row(name: str, table: pd.DataFrame, finished: pd.DataFrame, base: p
         reach = f"{100 * target:.2f}% {objective.label}" if objective.fraction else f"{objective.label} {target:.4g}"
         text += (f"; secondary, time to {reach}: {e2e.estimate:.2f}x (training time, compile "
                  f"included; {e2e.n} of {len(rounds)} rounds reached it)")
+    elif target is not None and not _has_curves(runs.loc[rounds, "curve_json"]):
+        text += "; secondary time to target not measured (evaluated after the last epoch only: confirm_curves)"
     row.update(speedup=speed.estimate, speedup_ci_low=speed.low, speedup_ci_high=speed.high, p_value=speed.p_value,
                objective_gain=delta.estimate, objective_gain_ci_low=delta.low, objective_gain_ci_high=delta.high,
                objective_p_value=delta.p_value, e2e_speedup=e2e.estimate if e2e else math.nan,
@@ -490,6 +492,18 @@ def _job_figures(runs: pd.DataFrame, base: pd.DataFrame, confidence: float) -> d
             "job_ci_low": interval.low if interval else math.nan, "job_ci_high": interval.high if interval else math.nan,
             "planned_epochs": planned, "compile_charged_s": charged.get(name, math.nan),
             "break_even_steps": break_even_steps(extra, base_step_s, step_s)}
+
+
+def _has_curves(curves: pd.Series) -> bool:
+    """Whether any run's curve holds an objective value before its last epoch (it was evaluated every epoch)."""
+    for text in curves:
+        try:
+            curve = json.loads(text) if isinstance(text, str) else []
+        except ValueError:
+            continue
+        if any(finite(epoch.get("objective_value")) for epoch in curve[:-1]):
+            return True
+    return False
 
 
 def _e2e(recipe_curves: pd.Series, base_curves: pd.Series, target: float | None,

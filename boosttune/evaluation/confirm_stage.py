@@ -124,14 +124,22 @@ def handoff(config: ExperimentConfig, table: pd.DataFrame, max_drop: Tolerance,
     are acceptable at ``max_drop`` given the device's noise), the device's noise record and the race's prior. The
     handoff reads a one-seed gain with the reference's accuracy noise when the record has measured none."""
     baseline = baseline_candidate(table)
-    record, noise = device_noise(config, judged_on_all(baseline) if config.confirm_eval_all else baseline,
-                                 max_drop.objective, turns)
+    record, noise = device_noise(config, _as_confirmed(config, baseline), max_drop.objective, turns)
     seen_with = noise if noise.gain_sd is not None or not max_drop.objective.fraction else \
         replace(noise, gain_sd=REFERENCE_NOISE.gain_sd)
     screen = Tolerance(max_drop.objective, config.confirm_screen, CONFIRM_SCREEN).resolved_on(table)
     picked = pick_candidates(table, max_candidates=config.confirm_candidates, screen=screen, max_drop=max_drop,
                              noise=seen_with)
-    return [judged_on_all(c) if config.confirm_eval_all else c for c in picked], record, noise
+    return [_as_confirmed(config, c) for c in picked], record, noise
+
+
+def _as_confirmed(config: ExperimentConfig, candidate: Candidate) -> Candidate:
+    """The candidate as the confirm stage trains it: judged on every held-out sample (``confirm_eval_all``) and
+    evaluated after its last epoch only, unless ``confirm_curves`` asks for every epoch's."""
+    candidate = judged_on_all(candidate) if config.confirm_eval_all else candidate
+    if config.confirm_curves or candidate.recipe.get("eval_every_epoch") is False:
+        return candidate
+    return replace(candidate, recipe={**candidate.recipe, "eval_every_epoch": False})
 
 
 def judged_on_all(candidate: Candidate) -> Candidate:

@@ -218,10 +218,11 @@ def _train(recipe: TrialRecipe, built: _Built, boost_dict: dict[str, Any],
         log(f"training: {recipe.epochs} epoch(s) of {built.steps_per_epoch} steps; the first step compiles the graph")
         model.train(recipe.epochs, built.train_ds, callbacks=[callback, *extra_callbacks],
                     dataset_sink_mode=False)
-        if evaluate and not recipe.eval_every_epoch and callback.stop_reason is None:
+        final_eval = built.parts.final_eval
+        if evaluate and not recipe.eval_every_epoch and final_eval is None and callback.stop_reason is None:
             callback.records[-1] = {**callback.records[-1], **callback.evaluate_now()}
-        if evaluate and built.parts.final_eval is not None and callback.stop_reason is None and callback.records:
-            callback.final_figures = callback.evaluate_now(built.parts.final_eval)
+        if evaluate and final_eval is not None and callback.stop_reason is None and callback.records:
+            callback.final_figures = callback.evaluate_now(final_eval)  # the one evaluation without curves
     except BoosttuneError:
         raise
     except Exception as e:  # MindSpore raises RuntimeError/ValueError/TypeError with C++ context

@@ -152,6 +152,12 @@ def test_summary_matches_the_paired_statistics_and_judges_each_recipe(tmp_path):
                        / base["throughput_sps"].to_numpy())
     # End to end: the faster recipe reaches the (baseline - 1 pt) target sooner.
     assert rows.loc["fast", "e2e_speedup"] > 1.0 and rows.loc["fast", "e2e_n"] >= 1
+    # runs evaluated after the last epoch only (confirm_curves off): the secondary figure is said to be unmeasured
+    last_only = table.assign(curve_json=[json.dumps([{**e, "objective_value": None} for e in json.loads(c)])
+                                         for c in table["curve_json"]])
+    unmeasured = summarize(last_only, max_drop=1.0).set_index("recipe").loc["fast"]
+    assert np.isnan(unmeasured["e2e_speedup"]) and unmeasured["verdict"] == "faster"
+    assert "secondary time to target not measured" in unmeasured["verdict_text"]
     chosen = select_confirmed(summary, 1.0)
     assert chosen.recipe == "fast" and not chosen.fell_back_to_baseline
 

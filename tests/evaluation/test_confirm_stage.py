@@ -32,11 +32,14 @@ def test_the_stage_hands_over_by_its_own_margin_and_the_devices_noise(tmp_path, 
     def names(margin: float) -> list[str]:
         candidates, _, noise = handoff(config, table, Tolerance(ACCURACY, margin, 1.0))
         assert noise is REFERENCE_NOISE and candidates[0].recipe["data"]["final_val_limit"] == "all"
+        assert all(c.recipe["eval_every_epoch"] is False for c in candidates)  # one evaluation, after the last epoch
         return [c.name for c in candidates]
 
     # read with the search's noise (search_noise: 0.153 log-sd, 0.55 pt): 65% x log 1.3 > 75% x log 1.12
     assert names(1.0) == ["O0", "amp O2 (t1)", "no boost (t2)"]
     assert names(0.0) == ["O0", "no boost (t2)"]  # t1 is 9% likely within 0 pt, below MIN_P_ACCEPTABLE
+    curves, _, _ = handoff(config.model_copy(update={"confirm_curves": True}), table, Tolerance(ACCURACY, 1.0, 1.0))
+    assert all("eval_every_epoch" not in c.recipe for c in curves)
     # a device whose record measured a wide noise: the chances are read at it
     _, record, _ = handoff(config, table, Tolerance(ACCURACY, 1.0, 1.0))
     rng = np.random.default_rng(5)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 import os
 import re
@@ -196,6 +198,12 @@ def test_curves_timeline_and_failures(search, confirmed):
     assert all(len(s.train_s) == 3 and s.train_s[0] < s.train_s[-1] for s in curves.series)
     search_only = figures.curves_info(report_inputs(search))
     assert {s.name for s in search_only.series} == {"O0", "O1-equivalent", "t_00002"}  # baseline, preset, selected
+    # a confirm stage evaluated after the last epoch only (confirm_curves off): its runs draw no curve, the search's do
+    last_only = confirmed.runs.assign(curve_json=[
+        json.dumps([{**e, "objective_value": None} for e in json.loads(c)[:-1]] + json.loads(c)[-1:])
+        for c in confirmed.runs["curve_json"]])
+    fallback = figures.curves_info(report_inputs(search, dataclasses.replace(confirmed, runs=last_only)))
+    assert fallback.series == search_only.series and fallback.source.startswith("the search")
     timeline = figures.timeline_info(report_inputs(search, confirmed))
     assert timeline.bars[0].run_id == "t_00000" and timeline.bars[0].start_s == 0.0 and len(timeline.bars) == 21
     assert [b.start_s for b in timeline.bars] == sorted(b.start_s for b in timeline.bars)

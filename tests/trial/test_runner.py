@@ -261,3 +261,18 @@ def test_final_evaluation_on_every_held_out_sample_gives_the_objective():
     sliced = run_trial(_recipe(epochs=2, data={"name": "digits", "val_limit": 64}), log=lambda m: None)
     assert "final_eval_samples" not in sliced.metrics
     assert sliced.metrics["objective_value"] == sliced.epochs[-1]["objective_value"]
+
+
+def test_without_curves_the_final_evaluation_is_the_only_one():
+    """``eval_every_epoch`` off with a final evaluation (the confirm stage's default): no per-epoch pass, not even
+    on the last epoch; the objective is the final pass's."""
+    recipe = _recipe(epochs=2, eval_every_epoch=False,
+                     data={"name": "digits", "val_limit": 64, "final_val_limit": "all"})
+    result = run_trial(recipe, log=lambda m: None)
+    m = result.metrics
+    assert [e["objective_value"] for e in result.epochs] == [None, None]
+    assert m["epoch_objective_value"] is None and m["final_eval_samples"] == 352
+    assert m["objective_value"] == m["val_acc"] and 0.0 <= m["objective_value"] <= 1.0
+    alone = run_trial(_recipe(epochs=2, eval_every_epoch=False, data={"name": "digits", "val_limit": 64}),
+                      log=lambda m: None)  # no final pass: the last epoch is evaluated on the slice
+    assert alone.epochs[0]["objective_value"] is None and alone.epochs[-1]["objective_value"] is not None

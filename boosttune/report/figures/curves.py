@@ -31,14 +31,16 @@ class CurveInfo(NamedTuple):
 
 def curves_info(inputs: ReportInputs) -> CurveInfo:
     """The objective's held-out value against training time (compile included, evaluation excluded) for the baseline, the
-    presets and the confirmed candidates: every paired seed when there are some, else the search's own runs."""
-    series = []
+    presets and the confirmed candidates: every paired seed when they were evaluated every epoch, else the search's
+    own runs."""
+    series, source = [], "no runs"
     if inputs.confirmed is not None:
         runs = inputs.confirmed.runs
         for _, row in runs[runs["status"].isin(FINISHED)].iterrows():
             series.append(_curve(row, str(row["recipe"]), _role(row)))
         source = "the paired seeds of the " + ("bench" if inputs.kind == "bench" else "confirm stage")
-    else:
+    if not any(len(s.train_s) > 1 for s in series) and inputs.search is not None:  # confirmed without curves
+        series = []
         table = inputs.search
         keep = table["preset"].notna() | (table["trial_id"] == inputs.selection.search_trial)
         for _, row in table[keep & table["status"].isin(FINISHED)].iterrows():
