@@ -32,7 +32,7 @@ from boosttune.evaluation.select import Tolerance
 from boosttune.evaluation.summary import save_confirmed
 from boosttune.execution.cluster import facts_on_worker
 from boosttune.execution.provenance import load_run_info, record_run_info
-from boosttune.execution.runs import RunRecord
+from boosttune.execution.runs import FINISHED, RunRecord
 from boosttune.execution.start import ROUNDS_IN_TURN, ROUNDS_ONE_BY_ONE, RunRequest, StartedRun, start_run
 from boosttune.probe.calibrate import slow_knobs
 from boosttune.report import ReportInputs, figures, write_report
@@ -59,6 +59,7 @@ class ExperimentResult:
     baseline_note: str | None = None
     left_out: dict[str, str] = field(default_factory=dict)  # knob -> why the search did not draw it
     answer: tuple[str, ...] = ()  # the report's first screen in words: the answer, why the stage stopped, the noise
+    confirm_training_s: float | None = None  # the confirm runs' training steps (compile included), summed
 
 
 def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool = False,
@@ -111,7 +112,15 @@ def _run(config: ExperimentConfig, started: StartedRun, base: dict[str, Any], *,
     with _stage("export and report", times, log):
         result = _finish(config, started.output, table, max_drop, confirm, outcome.aborted_reason)
     result.stage_s, result.baseline_note, result.left_out = times, note, {**slow, **outcome.left_out}
+    if confirm is not None:
+        result.confirm_training_s = training_seconds(confirm[0])
+        record_run_info(started.output, confirm_training_share=round(result.confirm_training_s / times["confirm"], 3))
     return result
+
+
+def training_seconds(records: list[RunRecord]) -> float:
+    """The training steps' seconds (compile included, evaluation and waiting not) of the runs that finished."""
+    return float(sum(r.metrics.get("train_s") or 0.0 for r in records if r.status in FINISHED))
 
 
 def _max_drop(config: ExperimentConfig, facts: ModelFacts, baseline: RunRecord, output: Path,

@@ -4,6 +4,7 @@ is refused before the baseline."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,10 @@ def test_the_issues_project_once_fixed_is_searched_confirmed_and_exported_with_n
     assert len(confirm) >= 2 and (confirm["status"] != "failed").all()
     recipe = json.loads((output / "best_recipe.json").read_text())
     assert recipe["boost_level"] in ("O0", "O1", "O2")
+    # the confirm stage's training share, printed and recorded: its runs' steps over the stage's wall time
+    share = json.loads((output / "run_info.json").read_text())["confirm_training_share"]
+    printed = re.search(r"confirm stage: \d+ s of its \d+ s training steps \((\d\.\d\d);", done.stdout)
+    assert 0.0 < share < 1.0 and printed and abs(float(printed.group(1)) - share) <= 0.006
 
 
 def test_a_device_mindspore_cannot_train_on_is_refused_before_the_baseline():

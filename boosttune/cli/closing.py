@@ -33,6 +33,10 @@ def format_summary(result: ExperimentResult) -> str:
     if result.stage_s:
         lines.append("time per stage: " + ", ".join(f"{k} {v:.0f} s" for k, v in result.stage_s.items())
                      + f" (total {sum(result.stage_s.values()):.0f} s)")
+    if result.confirm_training_s is not None and result.stage_s.get("confirm"):
+        stage = result.stage_s["confirm"]
+        lines.append(f"confirm stage: {result.confirm_training_s:.0f} s of its {stage:.0f} s training steps "
+                     f"({result.confirm_training_s / stage:.2f}; the rest builds, evaluates and starts workers)")
     lines += [f"results: {result.results_path} (and results.csv)",
               f"report:  {result.report_path} (tables also in report.md; again: boosttune report {result.output})"]
     if result.summary_path is not None:
