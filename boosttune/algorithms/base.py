@@ -259,6 +259,17 @@ class Algorithm:
     ranks_rule: why it does nothing with this many ranks, or None when it takes effect.
     device_preset: the section values and notes the O1/O2 presets need on a device the probe describes.
     observe / prepare: what a trial reads back from the built Model / does before building it.
+    sized_to_run: fills in its canonical section, in place, what the run's real step count sizes (the fields the
+        recipe did not set: their names are given), when the section is in the boost_config_dict.
+    steps_per_update: batches per optimizer update a boost_config_dict asks of it (the LR schedule spans updates).
+    label: its name in a recipe's short name, with the setting that tells its variants apart, from its resolved
+        section ("grad_freeze p=0.5"); None: its bare name.
+    recipe_rule: raises ConfigError, naming the field, for a recipe whose other knobs (its loss scale) it cannot run
+        with; given the recipe and whether the algorithm is applied in it.
+    sub_knobs: the probe knobs a resolved section of it relies on beyond ``boost.<name>`` (LessBN's gradient
+        centralization).
+    check_here: raises ConfigError, naming the field, when the machine a recipe is loaded on lacks what the algorithm
+        needs there (``load_best_recipe``: DimReduce's checkpoint folder); given the boost_config_dict and its source.
     graph_state: why a warm worker may not train a run of a recipe it is in on a kept, compiled Model of an earlier
         run (state the Model's parameters do not carry, or not proven reset: :mod:`boosttune.trial.graphs`), or None.
         A boost algorithm's is asked only when it is applied; a knob's for every recipe.
@@ -285,9 +296,20 @@ class Algorithm:
     device_preset: Callable[[DeviceSupport], tuple[dict[str, Any], list[str]]] | None = None
     observe: Callable[[Any], dict[str, Any]] | None = None
     prepare: Callable[[TrialPrep], float] | None = None
+    sized_to_run: Callable[[dict[str, Any], frozenset[str], int], None] | None = None
+    steps_per_update: Callable[[Mapping[str, Any]], int] | None = None
+    check_here: Callable[[Mapping[str, Any], str], None] | None = None
+    sub_knobs: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None
+    recipe_rule: Callable[[Any, bool], None] | None = None
+    label: Callable[[Mapping[str, Any]], str | None] | None = None
     graph_state: Callable[[Any], str | None] | None = None
     notes: tuple[MethodNote, ...] = ()
     without: Mapping[str, str] = field(default_factory=dict)
+
+
+def short_value(value: Any) -> str:
+    """A setting as a label shows it: a float to three significant digits."""
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
 def alone_in_bench(name: str, report: DeviceSupport,

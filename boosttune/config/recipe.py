@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, model_validator
 
+from boosttune import algorithms
 from boosttune.builder import BUILTIN_ENTRY, ENTRY_PATTERN, entry_of
 from boosttune.config.boost import BoostConfig, format_validation_error, parse_boost_config
 from boosttune.errors import BoosttuneError, ConfigError
@@ -246,20 +247,9 @@ def with_entry_names(recipe: dict[str, Any]) -> dict[str, Any]:
 def _check_combinations(recipe: TrialRecipe, boost: BoostConfig) -> None:
     applied = boost.effective().applied
     kind = recipe.loss_scale.kind
-    if applied["loss_scale_group"] and kind != "group":
-        raise ConfigError(
-            f"loss_scale.kind: {kind!r} is invalid with boost loss_scale_group on; allowed: 'group'"
-        )
-    if kind == "group" and not applied["loss_scale_group"]:
-        raise ConfigError(
-            "loss_scale.kind: 'group' needs boost_config_dict boost.loss_scale_group: true "
-            "with boost_level O1 or O2 and mode manual"
-        )
-    if applied["dim_reduce"] and kind != "none" and not (kind == "fixed" and recipe.loss_scale.loss_scale == 1.0):
-        raise ConfigError(
-            f"loss_scale.kind: {kind!r} is invalid with dim_reduce (its SGD(learning_rate=1) cannot unscale); "
-            "allowed: 'none'"
-        )
+    for algorithm in algorithms.boost_algorithms():  # each algorithm's rule on the recipe's other knobs
+        if algorithm.recipe_rule is not None:
+            algorithm.recipe_rule(recipe, applied[algorithm.name])
     if recipe.optimizer.name == "thor" and recipe.boost_level != "O0":
         raise ConfigError("optimizer.name: 'thor' is invalid with boost_level O1/O2; THOR runs with boost_level O0")
     if recipe.optimizer.name == "thor" and kind != "none":
@@ -299,17 +289,11 @@ def short_name(recipe: dict[str, Any]) -> str:
                                       recipe.get("boost_level") or "O0").effective().settings
     except BoosttuneError:
         settings = {}
+    labels = {a.name: a.label for a in algorithms.registry() if a.label is not None}
     parts = []
     for method in methods_of(recipe):
-        knobs = settings.get(method) or {}
-        if method == "grad_freeze" and "freeze_p" in knobs:
-            parts.append(f"grad_freeze p={_short_value(knobs['freeze_p'])}")
-        elif method == "grad_accumulation" and "grad_accumulation_step" in knobs:
-            parts.append(f"grad_accumulation x{knobs['grad_accumulation_step']}")
-        else:
-            parts.append(method)
+        label = labels.get(method)
+        parts.append((label(settings.get(method) or {}) if label is not None else None) or method)
     return " + ".join(parts) or "no boost"
 
 
-def _short_value(value: Any) -> str:
-    return f"{value:.3g}" if isinstance(value, float) else str(value)

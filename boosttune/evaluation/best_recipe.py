@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from boosttune import algorithms
 from boosttune.config.boost import EffectiveBoost
 from boosttune.config.io import load_document
 from boosttune.config.recipe import LossScaleConfig, OptimizerConfig, parse_recipe
@@ -59,7 +60,7 @@ class BestRecipe:
         if kind == "group" and network is None:
             raise ConfigError(f"{self.source}: loss_scale.kind: 'group' splits the network's parameters into "
                               "groups; pass the network: model_kwargs(network)")
-        self._check_dim_reduce()
+        self._check_here()
 
         import mindspore as ms
 
@@ -109,20 +110,16 @@ class BestRecipe:
         for name, value in (("steps_per_epoch", steps_per_epoch), ("epochs", epochs)):
             if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"{name}: {value!r} is invalid: expected a positive integer")
-        accumulation = 1
-        if self.boost.applied.get("grad_accumulation"):
-            accumulation = int(self.boost.settings["grad_accumulation"].get("grad_accumulation_step", 1))
+        accumulation = max((a.steps_per_update(self.boost.settings) for a in algorithms.registry()
+                            if a.steps_per_update is not None and self.boost.applied.get(a.name)), default=1)
         steps, epochs = int(steps_per_epoch), int(epochs)
         return -(-steps * epochs // accumulation), -(-steps // accumulation)
 
-    def _check_dim_reduce(self) -> None:
-        if not self.boost.applied.get("dim_reduce"):
-            return
-        folder = self.boost_config_dict.get("dim_reduce", {}).get("weight_load_dir")
-        if not folder or not Path(folder).is_dir():
-            raise ConfigError(f"{self.source}: boost_config_dict.dim_reduce.weight_load_dir: {folder!r} is not a "
-                              "folder here; DimReduce needs checkpoints of your own network from an earlier "
-                              "training (at least n_components of them): save them and name their folder there")
+    def _check_here(self) -> None:
+        """What each applied algorithm needs on this machine (``Algorithm.check_here``: DimReduce's checkpoints)."""
+        for algorithm in algorithms.registry():
+            if algorithm.check_here is not None and self.boost.applied.get(algorithm.name):
+                algorithm.check_here(self.boost_config_dict, self.source)
 
 
 def load_best_recipe(source: str | Path | Mapping[str, Any]) -> BestRecipe:

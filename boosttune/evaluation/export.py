@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pandas as pd
 
-from boosttune.algorithms.adasum import adasum_applies
+from boosttune import algorithms
 from boosttune.config.boost import EffectiveBoost, common_readers, parse_boost_config
 from boosttune.config.experiment import MAX_DROP
 from boosttune.errors import BoosttuneError, DataError
@@ -112,8 +112,8 @@ def applicable_boost_config(canonical: dict[str, Any], effective: EffectiveBoost
     applied algorithm reads (tests/evaluation/test_export.py builds both).
     """
     in_effect = {name for name, on in effective.applied.items() if on}
-    if "adasum" in in_effect and world_size is not None and not adasum_applies(world_size):
-        in_effect.discard("adasum")  # plain data parallel: BoostTrainOneStepCell never reads device_number
+    if world_size is not None:  # an algorithm idle at this many ranks (AdaSum: plain data parallel) reads nothing
+        in_effect -= {a.name for a in algorithms.registry() if a.ranks_rule is not None and a.ranks_rule(world_size)}
     common = dict(canonical.get("common") or {})
     left_out: dict[str, str] = {}
     for key, readers in common_readers().items():  # as the algorithm folders declare (Algorithm.common_keys)

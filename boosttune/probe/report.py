@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from boosttune import algorithms
 from boosttune.config.recipe import TrialRecipe
 from boosttune.errors import UnsupportedError
 from boosttune.ray_internals import accelerator_manager
@@ -151,10 +152,11 @@ def knobs_of(recipe: TrialRecipe) -> list[str]:
         knobs.append(f"loss_scale.{kind}")
     boost = recipe.boost
     effective = boost.effective()
-    for name in effective.active:
-        knobs.append(f"boost.{name}")
-    if effective.applied["less_bn"] and effective.settings["less_bn"]["gc_flag"]:
-        knobs.append("boost.less_bn.gc_flag")
+    for algorithm in algorithms.boost_algorithms():
+        if algorithm.name in effective.active:
+            knobs.append(f"boost.{algorithm.name}")
+            if algorithm.sub_knobs is not None:  # a setting of its section that the probe checks apart
+                knobs.extend(algorithm.sub_knobs(effective.settings[algorithm.name]))
     return knobs
 
 
@@ -162,9 +164,10 @@ def check_recipe(recipe: TrialRecipe, report: ProbeReport | None) -> None:
     """Raise UnsupportedError for the first knob the probe found unsupported on this device."""
     if report is None or report.device_target != recipe.device_target:
         return
+    idle = {f"boost.{a.name}" for a in algorithms.registry() if a.ranks_rule is not None}
     for knob in knobs_of(recipe):
-        if knob == "boost.adasum":
-            continue  # AdaSum degrades to plain data parallel below 16 ranks; it never fails
+        if knob in idle:
+            continue  # an algorithm with a rank rule (AdaSum) idles below its ranks; it never fails
         if not report.supports(knob):
             raise UnsupportedError(
                 f"{knob} is not supported on {report.device_target}: {report.why_unsupported(knob)}"

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import ray
 
-from boosttune.algorithms.adasum import adasum_applies
+from boosttune import algorithms
 from boosttune.config.experiment import EARLY_STOP_MARGIN, LOSSY_DROP, ExperimentConfig
 from boosttune.execution.cluster import default_concurrency
 from boosttune.execution.provenance import record_run_info
@@ -28,8 +28,9 @@ def space_context(config: ExperimentConfig, started: StartedRun, facts: ModelFac
     report = started.report
     unsupported = {c.knob: c.reason for c in report.unsupported()}
     unsupported.update(facts.left_out)  # the model's own limits (its optimizer under boost)
-    if adasum_applies(config.workers_per_trial):  # the probe's one rank cannot show it; the trials' ranks can
-        unsupported.pop("boost.adasum", None)
+    for algorithm in algorithms.registry():  # a rank rule the probe's one rank fails and the trials' ranks pass
+        if algorithm.ranks_rule is not None and algorithm.ranks_rule(config.workers_per_trial) is None:
+            unsupported.pop(f"boost.{algorithm.name}", None)
     record_run_info(started.output, device=f"{report.device_target}: {report.cpu}", left_out=slow,
                     probed_on=f"{started.placed.hostname} ({started.placed.node_ip})", unsupported=unsupported)
     for why in slow.values():

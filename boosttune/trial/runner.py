@@ -62,12 +62,15 @@ def observed_boost(model) -> dict[str, Any]:
 
 
 def _tie_boost_dict(recipe: TrialRecipe, total_steps: int) -> dict[str, Any]:
-    """The canonical boost_config_dict, with grad_freeze's schedule sized to the real step count."""
+    """The canonical boost_config_dict, each section sized to the real step count where its algorithm asks
+    (``Algorithm.sized_to_run``)."""
     boost = recipe.boost
     canonical = boost.to_boost_config_dict()
-    freeze = boost.config.grad_freeze
-    if "grad_freeze" in canonical and (freeze is None or "total_steps" not in freeze.model_fields_set):
-        canonical["grad_freeze"]["total_steps"] = total_steps
+    for algorithm in algorithms.registry():
+        if algorithm.sized_to_run is not None and algorithm.name in canonical:
+            given = getattr(boost.config, algorithm.name, None)
+            algorithm.sized_to_run(canonical[algorithm.name],
+                                   frozenset(given.model_fields_set) if given is not None else frozenset(), total_steps)
     return canonical
 
 
@@ -297,8 +300,8 @@ def _build_model(recipe: TrialRecipe, parts, boost_dict: dict[str, Any], steps_p
 
     from boosttune.trial.optim import build_loss_scale_manager, build_optimizer  # deferred: imports MindSpore
 
-    # Accumulation over k batches advances the optimizer (and its LR schedule) once per k steps.
-    accumulation = boost_dict.get("grad_accumulation", {}).get("grad_accumulation_step", 1)
+    # An algorithm that updates once per k batches (accumulation) advances the optimizer and its LR schedule so.
+    accumulation = max((a.steps_per_update(boost_dict) for a in algorithms.registry() if a.steps_per_update), default=1)
     updates = -(-steps_per_epoch * recipe.epochs // accumulation)
     optimizer = build_optimizer(recipe.optimizer, parts.network, recipe.loss_scale, updates,
                                 -(-steps_per_epoch // accumulation), recipe.batch_size, factory=parts.optimizer)

@@ -96,3 +96,18 @@ def test_dim_reduce_keeps_switches_but_not_applied():
     eff = parse_boost_config({"boost": manual_mode(dim_reduce=True)}, "O2").effective()
     assert eff.switches["less_bn"] and eff.switches["grad_freeze"] and eff.switches["adasum"]
     assert eff.active == ("dim_reduce",)
+
+
+def test_a_loss_scale_it_cannot_unscale_and_a_missing_checkpoint_folder_are_refused(tmp_path):
+    from boosttune.algorithms.dim_reduce import ALGORITHM
+    from boosttune.config.recipe import parse_recipe
+    from boosttune.errors import ConfigError
+
+    scaled = parse_recipe({"loss_scale": {"kind": "fixed", "loss_scale": 128.0}})
+    with pytest.raises(ConfigError, match=r"^loss_scale.kind: 'fixed' is invalid with dim_reduce"):
+        ALGORITHM.recipe_rule(scaled, True)
+    ALGORITHM.recipe_rule(scaled, False)  # not applied: no say
+    ALGORITHM.recipe_rule(parse_recipe({"loss_scale": {"kind": "fixed", "loss_scale": 1.0}}), True)
+    with pytest.raises(ConfigError, match=r"^best_recipe.json: boost_config_dict.dim_reduce.weight_load_dir: None"):
+        ALGORITHM.check_here({"dim_reduce": {}}, "best_recipe.json")
+    ALGORITHM.check_here({"dim_reduce": {"weight_load_dir": str(tmp_path)}}, "best_recipe.json")

@@ -59,3 +59,11 @@ ROUND_TRIP = [
 
 
 globals().update(cases.contract_tests(valid=VALID, invalid=INVALID, round_trip=ROUND_TRIP))
+
+
+def test_it_updates_once_per_k_batches_and_says_k_in_its_label():
+    from boosttune.algorithms.grad_accumulation import ALGORITHM
+
+    assert ALGORITHM.steps_per_update({"grad_accumulation": {"grad_accumulation_step": 4}}) == 4
+    assert ALGORITHM.steps_per_update({}) == 1
+    assert ALGORITHM.label({"grad_accumulation_step": 4}) == "grad_accumulation x4"

@@ -127,3 +127,14 @@ ROUND_TRIP = [
 
 
 globals().update(cases.contract_tests(valid=VALID, invalid=INVALID, round_trip=ROUND_TRIP))
+
+
+def test_its_schedule_spans_the_runs_steps_unless_the_recipe_set_it():
+    from boosttune.algorithms.grad_freeze import ALGORITHM
+
+    section = {"freeze_p": 0.5, "total_steps": 65536}
+    ALGORITHM.sized_to_run(section, frozenset({"freeze_p"}), 640)
+    assert section["total_steps"] == 640
+    ALGORITHM.sized_to_run(section, frozenset({"total_steps"}), 99)
+    assert section["total_steps"] == 640  # the recipe's own length is kept
+    assert ALGORITHM.label({"freeze_p": 0.59374}) == "grad_freeze p=0.594" and ALGORITHM.label({}) is None

@@ -39,3 +39,10 @@ ROUND_TRIP = [
 
 
 globals().update(cases.contract_tests(valid=VALID, round_trip=ROUND_TRIP))
+
+
+def test_gradient_centralization_is_a_probe_knob_of_its_own():
+    from boosttune.algorithms.less_bn import ALGORITHM
+
+    assert ALGORITHM.sub_knobs({"gc_flag": True}) == ("boost.less_bn.gc_flag",)
+    assert ALGORITHM.sub_knobs({"gc_flag": False}) == ()

@@ -28,3 +28,15 @@ INVALID = [
 
 
 globals().update(cases.contract_tests(valid=VALID, invalid=INVALID))
+
+
+def test_the_switch_and_a_group_loss_scale_come_together():
+    from boosttune.algorithms.loss_scale_group import ALGORITHM
+    from boosttune.config.recipe import parse_recipe
+    from boosttune.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^loss_scale.kind: 'none' is invalid with boost loss_scale_group on"):
+        ALGORITHM.recipe_rule(parse_recipe({}), True)
+    with pytest.raises(ConfigError, match=r"^loss_scale.kind: 'group' needs boost_config_dict boost.loss_scale_group"):
+        ALGORITHM.recipe_rule(parse_recipe({"loss_scale": {"kind": "group"}}), False)
+    ALGORITHM.recipe_rule(parse_recipe({}), False)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from boosttune.algorithms import manual
 from boosttune.algorithms.base import Algorithm, DeviceSupport, ProbeCheck, TrialPrep, alone_in_bench
@@ -17,6 +17,7 @@ from boosttune.algorithms.dim_reduce.notes import NOTE
 from boosttune.algorithms.dim_reduce.section import DimReduceSection, rule
 from boosttune.algorithms.dim_reduce.stage1 import prepare_dim_reduce
 from boosttune.algorithms.mindspore_state import reset_boost_state
+from boosttune.errors import ConfigError
 
 
 def bench(report: DeviceSupport, world_size: int) -> tuple[dict[str, dict[str, Any]], list[str]]:
@@ -66,6 +67,23 @@ def observe(model) -> dict[str, Any]:
     return {"dim_reduce": bool(getattr(model._train_network, "enable_dim_reduce", False))}
 
 
+def _loss_scale_rule(recipe: Any, applied: bool) -> None:
+    """Its SGD(learning_rate=1) cannot unscale a loss scale: none, or a fixed scale of 1."""
+    kind = recipe.loss_scale.kind
+    if applied and kind != "none" and not (kind == "fixed" and recipe.loss_scale.loss_scale == 1.0):
+        raise ConfigError(f"loss_scale.kind: {kind!r} is invalid with dim_reduce (its SGD(learning_rate=1) cannot "
+                          "unscale); allowed: 'none'")
+
+
+def check_here(boost_config_dict: Mapping[str, Any], source: str) -> None:
+    """A loaded recipe's DimReduce needs checkpoints of the user's network, in a folder that exists here."""
+    folder = (boost_config_dict.get("dim_reduce") or {}).get("weight_load_dir")
+    if not folder or not Path(folder).is_dir():
+        raise ConfigError(f"{source}: boost_config_dict.dim_reduce.weight_load_dir: {folder!r} is not a "
+                          "folder here; DimReduce needs checkpoints of your own network from an earlier "
+                          "training (at least n_components of them): save them and name their folder there")
+
+
 ALGORITHM = Algorithm(
     name="dim_reduce",
     graph_state=lambda recipe: ("DimReduce's stage 1 writes this seed's PCA projection, which its Model reads when built: "
@@ -86,5 +104,7 @@ ALGORITHM = Algorithm(
     common_keys=("device_number",),
     observe=observe,
     prepare=prepare,
+    check_here=check_here,
+    recipe_rule=_loss_scale_rule,
     notes=(NOTE,),
 )

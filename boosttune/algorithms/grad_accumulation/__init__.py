@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from boosttune.algorithms import manual
 from boosttune.algorithms.base import Algorithm, ProbeCheck, alone_in_bench
@@ -17,6 +17,11 @@ def observe(model) -> dict[str, Any]:
         "grad_accumulation": bool(getattr(train_net, "use_grad_accumulation", False)),
         "grad_accumulation_step": int(getattr(train_net, "max_accumulation_step", 1)),
     }
+
+
+def steps_per_update(boost_dict: Mapping[str, Any]) -> int:
+    """Accumulation over k batches updates the optimizer (and steps its LR schedule) once per k batches."""
+    return int((boost_dict.get("grad_accumulation") or {}).get("grad_accumulation_step", 1))
 
 
 ALGORITHM = Algorithm(
@@ -39,5 +44,8 @@ ALGORITHM = Algorithm(
     rule=rule,
     resolution_order=20,
     observe=observe,
+    steps_per_update=steps_per_update,
+    label=lambda knobs: (f"grad_accumulation x{knobs['grad_accumulation_step']}"
+                         if "grad_accumulation_step" in knobs else None),
     notes=(NOTE,),
 )

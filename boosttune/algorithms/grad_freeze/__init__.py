@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from boosttune.algorithms import manual
-from boosttune.algorithms.base import Algorithm, ProbeCheck, alone_in_bench
+from boosttune.algorithms.base import Algorithm, ProbeCheck, alone_in_bench, short_value
 from boosttune.algorithms.grad_freeze.fragment import FRAGMENT
 from boosttune.algorithms.grad_freeze.notes import NOTE
 from boosttune.algorithms.grad_freeze.section import GradFreezeSection, rule
@@ -16,6 +16,12 @@ def observe(model) -> dict[str, Any]:
     from mindspore.boost.grad_freeze import FreezeOpt
 
     return {"grad_freeze": isinstance(model._optimizer, FreezeOpt)}
+
+
+def sized_to_run(section: dict[str, Any], given: frozenset[str], total_steps: int) -> None:
+    """The freezing schedule spans the run's real steps, unless the recipe set its own length."""
+    if "total_steps" not in given:
+        section["total_steps"] = total_steps
 
 
 ALGORITHM = Algorithm(
@@ -39,5 +45,7 @@ ALGORITHM = Algorithm(
     rule=rule,
     resolution_order=30,
     observe=observe,
+    sized_to_run=sized_to_run,
+    label=lambda knobs: f"grad_freeze p={short_value(knobs['freeze_p'])}" if "freeze_p" in knobs else None,
     notes=(NOTE,),
 )

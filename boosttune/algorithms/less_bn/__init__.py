@@ -64,5 +64,6 @@ ALGORITHM = Algorithm(
     common_keys=("gradient_split_groups",),
     device_preset=device_preset,
     observe=observe,
+    sub_knobs=lambda section: ("boost.less_bn.gc_flag",) if section.get("gc_flag") else (),
     notes=(NOTE,),
 )

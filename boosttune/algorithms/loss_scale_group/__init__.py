@@ -8,6 +8,7 @@ from typing import Any
 from boosttune.algorithms import manual
 from boosttune.algorithms.base import Algorithm, ProbeCheck, Resolution, _Section
 from boosttune.algorithms.loss_scale_group.notes import NOTE
+from boosttune.errors import ConfigError
 
 
 class LossScaleGroupSection(_Section):
@@ -32,6 +33,16 @@ def _probe(device: str, kit: Any) -> None:
 
 _BY_LOSS_SCALE = "the loss_scale fragment switches it on (loss_scale.kind group)"
 
+def _loss_scale_rule(recipe: Any, applied: bool) -> None:
+    """The switch and a group loss scale come together, or not at all."""
+    kind = recipe.loss_scale.kind
+    if applied and kind != "group":
+        raise ConfigError(f"loss_scale.kind: {kind!r} is invalid with boost loss_scale_group on; allowed: 'group'")
+    if kind == "group" and not applied:
+        raise ConfigError("loss_scale.kind: 'group' needs boost_config_dict boost.loss_scale_group: true "
+                          "with boost_level O1 or O2 and mode manual")
+
+
 ALGORITHM = Algorithm(
     name="loss_scale_group",
     graph_state=lambda recipe: "the group loss scale manager's state is not proven reset",
@@ -42,6 +53,7 @@ ALGORITHM = Algorithm(
     probe_checks=(ProbeCheck("loss_scale.group", run=_probe),),
     rule=rule,
     resolution_order=50,
+    recipe_rule=_loss_scale_rule,
     notes=(NOTE,),
     without={"fragment": _BY_LOSS_SCALE, "off_params": _BY_LOSS_SCALE,
              "calibration": "the loss_scale knob's speed is not calibrated",
