@@ -19,7 +19,7 @@ from scipy import stats as _st
 
 from boosttune.errors import ConfigError
 from boosttune.evaluation.decisions import Exit
-from boosttune.evaluation.race_model import Fit, RecordCheck, check_record, fit, pooled_sd, t_quantile
+from boosttune.evaluation.race_model import Fit, RecordCheck, check_record, claim_sd, fit, pooled_sd, t_quantile
 
 __all__ = ["Bounds", "Noise", "REFERENCE_NOISE", "Race", "RaceRules", "Standing", "claim_level"]
 
@@ -298,7 +298,7 @@ class Race:
                                                   (gain_fit, self.rules.gain_noise, checks[1], None)):
             weight = {"disagrees": 0, "unchecked": min(self.rules.noise_df, UNCHECKED_WEIGHT)}.get(
                 check.state, self.rules.noise_df)
-            claim.append(pooled_sd(measured, noise, weight))
+            claim.append(claim_sd(measured, noise, weight))
             drop.append(pooled_sd(measured, reference, DROP_PRIOR_DF) if check.state == "disagrees" else
                         pooled_sd(measured, noise, max(self.rules.noise_df, DROP_PRIOR_DF)))
         return tuple(claim), tuple(drop)

@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats as _st
 
-__all__ = ["CHECK_MIN_DF", "OUTLIER_LEVEL", "RECORD_LEVEL", "Fit", "RecordCheck", "check_record", "fit", "pooled_sd"]
+__all__ = ["CHECK_MIN_DF", "OUTLIER_LEVEL", "RECORD_LEVEL", "Fit", "RecordCheck", "check_record", "claim_sd", "fit", "pooled_sd"]
 
 OUTLIER_LEVEL = 0.01  # two-sided, over all the race's runs (Bonferroni): the chance one normal run is set aside
 RECORD_LEVEL = 0.01  # two-sided: the chance a record that fits is set aside in a race
@@ -107,6 +107,14 @@ def fit(rounds: list[dict[str, float]], names: list[str], robust: bool = False, 
                {n: float(math.sqrt(max(cov[i, i], 0.0))) for i, n in enumerate(present)},
                float(residual @ residual) if df > 0 else 0.0, df,
                tuple(cells[i] for i in np.flatnonzero(~keep)))
+
+
+def claim_sd(fit_: Fit, prior_paired: float | None, prior_df: int) -> tuple[float, int]:
+    """:func:`pooled_sd`, never below the race's own sd: a record adds degrees of freedom, but never hides a spread
+    the race's own runs show (one slow run that the robust step kept)."""
+    sd, df = pooled_sd(fit_, prior_paired, prior_df)
+    own = math.sqrt(fit_.ss / fit_.df) if fit_.df > 0 else math.nan
+    return (max(sd, own) if math.isfinite(own) else sd), df
 
 
 def pooled_sd(fit_: Fit, prior_paired: float | None, prior_df: int) -> tuple[float, int]:

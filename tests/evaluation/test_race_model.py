@@ -52,3 +52,18 @@ def test_a_record_at_half_the_noise_is_found_to_disagree_and_a_right_one_agrees(
     thin = fit(_rounds(rng, {"a": 0.1}, 3), ["a"])  # 2 df: too few to check
     assert thin.df < 4 and check_record(thin, paired, 20).state == "unchecked"
     assert check_record(thin, None, 0).state == "none"
+
+
+def test_a_claim_takes_the_record_degrees_of_freedom_but_never_a_smaller_sd_than_its_own_runs():
+    from boosttune.evaluation.race_model import claim_sd, pooled_sd
+
+    rng = np.random.default_rng(3)
+    rounds = [{"a": float(v)} for v in rng.normal(0.1, 0.2, 8)]  # wide: 0.2 per paired seed
+    wide = fit(rounds, ["a"])
+    own = (wide.ss / wide.df) ** 0.5
+    narrow_record = pooled_sd(wide, 0.02, 20)  # a record at a tenth of the noise pulls the pooled sd down
+    assert narrow_record[0] < own
+    assert claim_sd(wide, 0.02, 20) == (own, narrow_record[1])  # the claim keeps the race's own spread, its df
+    wider_record = claim_sd(wide, 1.0, 20)
+    assert wider_record == pooled_sd(wide, 1.0, 20) and wider_record[0] > own  # a wider record still widens
+    assert claim_sd(fit([{"a": 0.1}], ["a"]), 0.05, 20) == pooled_sd(fit([{"a": 0.1}], ["a"]), 0.05, 20)  # no own df
