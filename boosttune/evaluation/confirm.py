@@ -495,13 +495,13 @@ def _job_figures(runs: pd.DataFrame, base: pd.DataFrame, confidence: float) -> d
 
 
 def _has_curves(curves: pd.Series) -> bool:
-    """Whether any run's curve holds an objective value before its last epoch (it was evaluated every epoch)."""
+    """Whether any run's curve holds an objective value (else its one evaluation came after the last epoch)."""
     for text in curves:
         try:
             curve = json.loads(text) if isinstance(text, str) else []
         except ValueError:
             continue
-        if any(finite(epoch.get("objective_value")) for epoch in curve[:-1]):
+        if any(finite(epoch.get("objective_value")) for epoch in curve):
             return True
     return False
 
