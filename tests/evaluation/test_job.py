@@ -129,6 +129,9 @@ def test_the_first_screen_states_the_tie_and_the_job(tmp_path):
     answer = figures.header_info(report_inputs(confirmed=win)).answer
     assert answer.startswith("Use gf: 1.1") and "per job (a 200-epoch job, compile included" in answer
     assert "faster after" in answer and "per step" in answer
+    alone = _confirm(tmp_path / "alone", {BASELINE_NAME: (1.0, 2.0, 0.0)}, seeds=2)  # the handoff passed nothing
+    answer = figures.header_info(report_inputs(confirmed=alone)).answer
+    assert answer.startswith("Keep O0: the search found no recipe likely enough to be faster") and "none of the 0" not in answer
 
 
 def test_a_tie_is_the_answer_when_the_experiment_prefers_ties(tmp_path):

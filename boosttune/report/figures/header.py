@@ -71,7 +71,10 @@ def _confirmed_answer(inputs: ReportInputs) -> str:
                 f"({job_words(tied)}); a gain under {100 * TIE:.0f}% per job is a tie.")
     if sel.fell_back_to_baseline:
         candidates = confirmed.summary[confirmed.summary["recipe"] != sel.recipe]
-        seeds = sorted(int(n) for n in candidates["n_seeds"]) or [0]
+        if candidates.empty:
+            return (f"Keep O0: the search found no recipe likely enough to be faster with its {obj.noun} within "
+                    f"{max_drop:.3g} {obj.unit} to confirm; the O0 baseline ran alone.")
+        seeds = sorted(int(n) for n in candidates["n_seeds"])
         each = f"{seeds[0]}" if seeds[0] == seeds[-1] else f"{seeds[0]} to {seeds[-1]}"
         return (f"Keep O0: none of the {len(candidates)} candidate(s) was shown faster than the O0 baseline with "
                 f"its {obj.noun} within {max_drop:.3g} {obj.unit} ({each} paired seeds each).")
