@@ -57,6 +57,9 @@ def test_the_search_view_is_one_seed_read_as_the_search_reads_it(bench, measured
     spread = np.log(view["speedup_vs_baseline"].drop("O0") /
                     (measured.throughput.loc[rounds[0], measured.names] / measured.throughput.at[rounds[0], "O0"]))
     assert 0 < spread.abs().max() < 6 * bench.SEARCH_TIME_SD * np.sqrt(2)
+    moved = bench.search_view(measured, np.random.default_rng(3), reference_sd=0.5).set_index("label")
+    shared = np.log(moved["speedup_vs_baseline"].drop("O0") / view["speedup_vs_baseline"].drop("O0"))
+    assert np.allclose(shared, shared.iloc[0]) and abs(shared.iloc[0]) > 0  # one factor for every recipe
     from boosttune.config.recipe import methods_of
 
     assert methods_of(bench._recipe("grad_freeze p=0.5")) == ("grad_freeze",)
