@@ -354,11 +354,13 @@ def direct_stop_error(strategy: Strategy, table: Table, acceptable: set[int]) ->
 
 @dataclass(frozen=True)
 class _Config:
-    """The two fields of ExperimentConfig that start_points reads."""
+    """The fields of ExperimentConfig that start_points reads. The table holds one O0 run, every trial's reference:
+    a replay does not train O0 again (``remeasure_baseline``)."""
 
     num_trials: int
     informed_start: bool
     workers_per_trial: int = 1
+    remeasure_baseline: bool = False
 
 
 def _calibrated_slow(folder: Path) -> dict[str, str]:

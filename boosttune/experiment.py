@@ -27,7 +27,7 @@ from boosttune.evaluation.baseline import judge_baseline, train_baseline
 from boosttune.evaluation.confirm_stage import run_confirm_stage
 from boosttune.evaluation.export import selected_recipe, write_best
 from boosttune.evaluation.race import RaceRules
-from boosttune.evaluation.results import build_results_table, save_results
+from boosttune.evaluation.results import build_results_table, save_results, search_reference
 from boosttune.evaluation.select import Tolerance
 from boosttune.evaluation.summary import save_confirmed
 from boosttune.execution.cluster import facts_on_worker
@@ -179,7 +179,15 @@ def _search_table(outcome: SearchOutcome, started: StartedRun, log: Callable[[st
     if outcome.left_out:  # algorithms whose trials could not train here: the report lists them with the slow knobs
         record_run_info(started.output,
                         left_out={**(load_run_info(started.output).get("left_out") or {}), **outcome.left_out})
-    return build_results_table([r.to_dict() for r in outcome.records], ray_version=ray.__version__)
+    table = build_results_table([r.to_dict() for r in outcome.records], ray_version=ray.__version__)
+    reference = search_reference(table)
+    if reference is not None and len(reference.runs) > 1:
+        runs = ", ".join(f"{sps:.0f}" for sps in reference.runs)
+        apart = max(reference.runs) / min(reference.runs)
+        log(f"search: speed reference: O0's {len(reference.runs)} runs ({runs} samples/s, the baseline stage's and the "
+            f"search's: {apart:.2f}x apart); every searched speed-up is a ratio to their geometric mean, "
+            f"{reference.throughput_sps:.0f} samples/s")
+    return table
 
 
 def _finish(config: ExperimentConfig, output: Path, table: pd.DataFrame, max_drop: Tolerance,

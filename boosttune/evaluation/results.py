@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, NamedTuple
 
@@ -30,6 +31,7 @@ __all__ = [
     "STATUSES",
     "Column",
     "baseline_row",
+    "Reference",
     "build_results_table",
     "canonical_json",
     "check_cells",
@@ -41,6 +43,7 @@ __all__ = [
     "save_results",
     "schema_columns",
     "schema_dtypes",
+    "search_reference",
     "with_later_columns",
 ]
 
@@ -69,7 +72,8 @@ SCHEMA: tuple[Column, ...] = (
     Column("status", "string", f"one of {', '.join(STATUSES)}"),
     Column("reason", "string", "why the trial stopped or failed; missing when it completed"),
     Column("preset", "string", "O0 / O1-equivalent / O2-equivalent for the preset trials; missing for searched ones"),
-    Column("is_baseline", "bool", "the finished O0 trial that speed-ups and accuracy deltas are relative to"),
+    Column("is_baseline", "bool", "the first finished O0 trial (the baseline stage's run); speed-ups and accuracy "
+                                  "deltas are relative to it pooled with any other O0 run of the search"),
     Column("boost_level", "string", "boost_level given to mindspore.Model: O0, O1 or O2"),
     Column("amp_level", "string", "mixed-precision level: O0, O1, O2, O3 or auto"),
     Column("loss_scale_kind", "string", "loss-scale manager: none, fixed, dynamic or group"),
@@ -82,7 +86,8 @@ SCHEMA: tuple[Column, ...] = (
     Column("model", "string", "network name"),
     Column("dataset", "string", "data set name"),
     Column("throughput_sps", "float64", "steady-state training throughput, samples per second (warm-up excluded)"),
-    Column("speedup_vs_baseline", "float64", "throughput_sps / the baseline's throughput_sps"),
+    Column("speedup_vs_baseline", "float64", "throughput_sps / O0's: in a search, the geometric mean of its finished "
+                                                "O0 runs; in a confirm table, the same round's O0 run"),
     Column("objective", "string", "the metric runs are judged on, the builder's name for it ('acc' for the built-in models)"),
     Column("objective_higher_is_better", "boolean", "the objective's direction"),
     Column("objective_fraction", "boolean", "the objective is a fraction in [0, 1] (accuracy, ...): gains in points"),
@@ -238,19 +243,56 @@ def _coerce(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def baseline_row(table: pd.DataFrame) -> pd.Series | None:
-    """The first finished trial of preset O0, or None."""
-    finished = table[(table["preset"] == BASELINE_PRESET).fillna(False) & table["status"].isin(FINISHED)]
+    """The finished trial of preset O0 that started first (the baseline stage's, where the search trained O0 again;
+    in table order when no start time says), or None."""
+    finished = _o0_runs(table)
     return None if finished.empty else finished.iloc[0]
 
 
+def _o0_runs(table: pd.DataFrame) -> pd.DataFrame:
+    """The finished O0 runs, the first started first."""
+    finished = table[(table["preset"] == BASELINE_PRESET).fillna(False) & table["status"].isin(FINISHED)]
+    if "started_at" in finished and len(finished) > 1:
+        finished = finished.sort_values("started_at", kind="stable", na_position="last")
+    return finished
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What a table's ratios are taken against: its finished O0 runs pooled (the baseline stage's, and the search's
+    own O0 run when it trained one), throughput by geometric mean, objective by mean."""
+
+    throughput_sps: float
+    objective_value: float
+    runs: tuple[float, ...]  # each O0 run's throughput, the first started first
+
+
+def search_reference(table: pd.DataFrame) -> Reference | None:
+    """The O0 reference of a search's table (:class:`Reference`); None without a finished O0 run. A duplicate is
+    not a run: answered from another record, it repeats its figures."""
+    finished = _o0_runs(table)
+    speeds = pd.to_numeric(finished["throughput_sps"], errors="coerce")
+    speeds = speeds[np.isfinite(speeds) & (speeds > 0)]
+    values = pd.to_numeric(finished["objective_value"], errors="coerce").dropna()
+    if finished.empty:
+        return None
+    pooled = float(speeds.iloc[0]) if len(speeds) == 1 else float(np.exp(np.log(speeds).mean())) if len(speeds) \
+        else math.nan
+    return Reference(pooled,
+                     float(values.mean()) if len(values) else math.nan, tuple(float(v) for v in speeds))
+
+
 def _with_baseline_ratios(table: pd.DataFrame) -> pd.DataFrame:
+    """Speed-ups and objective gains against the pooled O0 reference (:func:`search_reference`); ``is_baseline`` on
+    the first finished O0 run, the one the experiment trained first."""
     base = baseline_row(table)
     table["speedup_vs_baseline"] = np.nan
     table["objective_gain"] = np.nan
     if base is None:
         return table
     table["is_baseline"] = (table["trial_id"] == base["trial_id"]).astype(bool)
-    base_sps, base_value = base["throughput_sps"], base["objective_value"]
+    reference = search_reference(table)
+    base_sps, base_value = reference.throughput_sps, reference.objective_value
     if pd.notna(base_sps) and base_sps > 0:
         table["speedup_vs_baseline"] = table["throughput_sps"] / base_sps
     if pd.notna(base_value):

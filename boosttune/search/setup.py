@@ -63,4 +63,5 @@ def search_setup(config: ExperimentConfig, started: StartedRun, facts: ModelFact
         max_concurrent=config.max_concurrent_trials or default_concurrency(ray.nodes(), started.per_rank,
                                                                             config.workers_per_trial),
         storage=started.storage, accelerator_type=config.accelerator_type,
+        remeasure_baseline=config.remeasure_baseline,
     )

@@ -220,6 +220,10 @@ def test_candidates_are_the_baseline_the_presets_and_the_searched_trials_likely_
                                                                                    "amp O2 (t2)"]
     with pytest.raises(DataError, match="no finished O0 baseline"):
         pick_candidates(table[table["trial_id"] != "baseline"])
+    # O0 trained again in the search (remeasure_baseline) is the reference, never a candidate, even where its recipe
+    # reads apart from the baseline's (here another seed) and its run was the faster one.
+    again = build_results_table([*records, _search_record("t7", "O0", 130, 0.90, {"seed": 9})], ray_version="x")
+    assert [c.name for c in pick_candidates(again, max_candidates=5, min_p=0.0)] == names
 
 
 def test_run_records_round_trip_through_the_store(tmp_path):

@@ -17,8 +17,9 @@ from boosttune.evaluation.results import (
     load_results,
     save_results,
     schema_columns,
+    search_reference,
 )
-from tests.helpers.records import RAY_VERSION, sample_records
+from tests.helpers.records import RAY_VERSION, make_record, sample_records
 
 
 def test_schema_is_declared_with_units_and_dtypes():
@@ -49,6 +50,25 @@ def test_speedup_and_delta_against_the_baseline(table):
     assert by_id.loc["t_00005", "objective_gain"] == pytest.approx(1.0)
     assert math.isnan(by_id.loc["t_00004", "speedup_vs_baseline"])
     assert by_id.loc["t_00004", "reason"] == "trial failed in MindSpore: boom"
+
+
+def test_a_search_that_trained_o0_again_takes_its_ratios_against_both_runs(records):
+    """The baseline stage's O0 run and the search's own (remeasure_baseline) pool into one reference: throughput by
+    geometric mean, objective by mean; a duplicate answered from the baseline is not a third run."""
+    again = {**make_record("t_00006", preset="O0", sps=320.0, acc=0.810), "started": 2000.0}
+    duplicate = {**make_record("t_00007", preset="O0", sps=500.0, acc=0.800), "status": "duplicate",
+                 "duplicate_of": "t_00000"}
+    records[0] = {**records[0], "started": 1000.0}
+    # The search's O0 record may come first (record files sort by trial id): the baseline is the one started first.
+    table = build_results_table([again, *records, duplicate], ray_version=RAY_VERSION).set_index("trial_id")
+    reference = search_reference(table.reset_index())
+    assert reference.runs == (500.0, 320.0) and reference.throughput_sps == pytest.approx(400.0)
+    assert reference.objective_value == pytest.approx(0.805)
+    assert table.index[table["is_baseline"]].tolist() == ["t_00000"]
+    assert table.loc["t_00000", "speedup_vs_baseline"] == pytest.approx(1.25)
+    assert table.loc["t_00006", "speedup_vs_baseline"] == pytest.approx(0.8)
+    assert table.loc["t_00002", "speedup_vs_baseline"] == pytest.approx(600.0 / 400.0)
+    assert table.loc["t_00002", "objective_gain"] == pytest.approx(100 * (0.797 - 0.805))
 
 
 def test_recipe_and_environment_columns(table):

@@ -200,11 +200,12 @@ def test_informed_points_are_valid_distinct_and_named():
     ctx = _ctx()
     points = informed_points(ctx, BASE)
     labels = [label for label, _ in points]
-    assert labels == ["grad_freeze p=0.3", "grad_freeze p=0.5", "grad_freeze p=0.7", "less_bn",
+    # the middle freeze_p, then the higher (less lossy), then the lower
+    assert labels == ["grad_freeze p=0.5", "grad_freeze p=0.7", "grad_freeze p=0.3", "less_bn",
                       "O1-equivalent p=0.3", "O1-equivalent p=0.5"]
     keys = {equivalence_key(recipe_from_params(params, ctx, BASE)) for _, params in points}
     assert len(keys) == len(points)
-    freeze = recipe_from_params(points[1][1], ctx, BASE).boost.to_boost_config_dict()["grad_freeze"]
+    freeze = recipe_from_params(points[0][1], ctx, BASE).boost.to_boost_config_dict()["grad_freeze"]
     assert freeze["freeze_p"] == 0.5 and freeze["total_steps"] == ctx.total_steps
     no_freeze = informed_points(_ctx(unsupported=frozenset(CPU_UNSUPPORTED | {"boost.grad_freeze"})), BASE)
     assert [label for label, _ in no_freeze] == ["less_bn"]
