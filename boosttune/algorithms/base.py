@@ -134,6 +134,21 @@ class DeviceSupport(Protocol):
 
 
 @dataclass(frozen=True)
+class InformedPoint:
+    """A variation a person would try first, after the presets (the search's informed start).
+
+    rank: its place among every algorithm's points (lower first): a search's start takes as many as its budget
+        leaves, so the order decides which train.
+    over: the preset whose space params it changes ("O0": the algorithm alone; "O1": a variation of the preset).
+    """
+
+    rank: int
+    label: str
+    params: Mapping[str, Any]
+    over: Literal["O0", "O1"] = "O0"
+
+
+@dataclass(frozen=True)
 class ProbeCheck:
     """How the capability probe tries one knob: a tiny BatchNorm network trained for two steps.
 
@@ -270,6 +285,8 @@ class Algorithm:
         centralization).
     check_here: raises ConfigError, naming the field, when the machine a recipe is loaded on lacks what the algorithm
         needs there (``load_best_recipe``: DimReduce's checkpoint folder); given the boost_config_dict and its source.
+    informed: the variations of it a person would try first (:class:`InformedPoint`), for a space context; the
+        search's informed start (:func:`boosttune.space.informed_points`) ranks every algorithm's together.
     graph_state: why a warm worker may not train a run of a recipe it is in on a kept, compiled Model of an earlier
         run (state the Model's parameters do not carry, or not proven reset: :mod:`boosttune.trial.graphs`), or None.
         A boost algorithm's is asked only when it is applied; a knob's for every recipe.
@@ -302,6 +319,7 @@ class Algorithm:
     sub_knobs: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None
     recipe_rule: Callable[[Any, bool], None] | None = None
     label: Callable[[Mapping[str, Any]], str | None] | None = None
+    informed: Callable[[SpaceContext], tuple[InformedPoint, ...]] | None = None
     graph_state: Callable[[Any], str | None] | None = None
     notes: tuple[MethodNote, ...] = ()
     without: Mapping[str, str] = field(default_factory=dict)

@@ -144,23 +144,19 @@ def preset_params(preset: str, ctx: SpaceContext, base: dict[str, Any]) -> dict[
 def informed_points(ctx: SpaceContext, base: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """The variations a person would try first, after the presets: (label, params), each a full-space point.
 
-    GradientFreeze alone at a middle, a high and a low freeze_p (in that order: a lower freeze_p freezes more
-    steps, faster and lossier, so the higher one is the likelier to stay within a tight margin: on the built-in
-    model, 2026-11-26, p=0.7 lost 0.5 pt at 1.10x per step and p=0.3 1.2 pt at 1.24x: issue 45), LessBN alone, and the
-    O1-equivalent at a lower freeze_p. Points that rely on a knob the device does not support are left out; the caller
-    leaves out those that rely on a knob measured slow here (:func:`uses_slow`).
+    Each algorithm declares its own (``Algorithm.informed``: GradientFreeze alone at a middle, a high and a low
+    freeze_p, LessBN alone, the O1-equivalent at a lower freeze_p), ranked together here. Points that rely on a knob
+    the device does not support are left out (a variation of a preset: every switch the preset turns on); the
+    caller leaves out those that rely on a knob measured slow here (:func:`uses_slow`).
     """
-    off = preset_params("O0", ctx, base)
-    o1 = preset_params("O1", ctx, base)
-    freeze = {k: v for k, v in o1.items() if k.startswith("grad_freeze.")}
-    less_bn = {k: v for k, v in o1.items() if k.startswith("less_bn.")}
-    points: list[tuple[str, dict[str, Any]]] = []
-    if ctx.supported("boost.grad_freeze"):
-        for p in (0.5, 0.7, 0.3):
-            points.append((f"grad_freeze p={p}", {**off, "boost.grad_freeze": True, **freeze, "grad_freeze.freeze_p": p}))
-    if ctx.supported("boost.less_bn"):
-        points.append(("less_bn", {**off, "boost.less_bn": True, **less_bn}))
-    if ctx.supported("boost.less_bn") and ctx.supported("boost.grad_freeze"):
-        for p in (0.3, 0.5):
-            points.append((f"O1-equivalent p={p}", {**o1, "grad_freeze.freeze_p": p}))
-    return points
+    over = {"O0": preset_params("O0", ctx, base), "O1": preset_params("O1", ctx, base)}
+    ranked: list[tuple[int, str, dict[str, Any]]] = []
+    for algorithm in algorithms.registry():
+        if algorithm.informed is None or not ctx.supported(f"boost.{algorithm.name}"):
+            continue
+        for point in algorithm.informed(ctx):
+            params = {**over[point.over], **point.params}
+            switched = [k for k, v in over[point.over].items() if k.count(".") == 1 and k.startswith("boost.") and v]
+            if all(ctx.supported(knob) for knob in switched):
+                ranked.append((point.rank, point.label, params))
+    return [(label, params) for _, label, params in sorted(ranked, key=lambda point: point[0])]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from boosttune.algorithms import manual
-from boosttune.algorithms.base import Algorithm, DeviceSupport, ProbeCheck, SpaceContext, alone_in_bench
+from boosttune.algorithms.base import Algorithm, DeviceSupport, InformedPoint, ProbeCheck, SpaceContext, alone_in_bench
 from boosttune.algorithms.less_bn.fragment import FRAGMENT
 from boosttune.algorithms.less_bn.notes import NOTE
 from boosttune.algorithms.less_bn.section import LessBNSection, rule
@@ -52,6 +52,7 @@ ALGORITHM = Algorithm(
     presets=("O1", "O2"),
     off_params=lambda ctx, base: {"boost.less_bn": False},
     preset_params=_preset_params,
+    informed=lambda ctx: (InformedPoint(20, "less_bn", _preset_params(ctx)),),  # after GradientFreeze alone
     probe_checks=(
         ProbeCheck("boost.less_bn", switches=("less_bn",), sections={"less_bn": {"gc_flag": False}}),
         ProbeCheck("boost.less_bn.gc_flag", switches=("less_bn",), sections={"less_bn": {"gc_flag": True}}),
