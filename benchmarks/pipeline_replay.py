@@ -14,7 +14,9 @@ Every replay is one main job made of committed measurements instead of training:
 - **the race** (boosttune.evaluation.race, the main job's default rules and budget) draws its rounds from the
   table's ten seeds in a random order, each candidate's figure per job at the planned length (or per step, for
   the pipeline as it was), and the answer is its fastest winner, kept only when 5% faster per job (a tie keeps O0).
-  A third arm moves the search's O0 run as much as real searches' references moved (SEARCH_REFERENCE_SD).
+  A third arm moves the search's O0 run as much as real searches' references moved (SEARCH_REFERENCE_SD); the
+  fourth, the pipeline now, adds the search's own O0 run (``remeasure_baseline``) and takes the reference as the
+  geometric mean of the two.
 
 The truth is what all ten seeds show, per job at the planned length with each recipe's own fresh compile charged
 (boosttune.evaluation.job): an answer is **acceptable** when it names a recipe faster per job with its mean accuracy
@@ -147,7 +149,8 @@ class Pipeline:
     tie: float
     stopper: Callable[[list[str], np.random.Generator], set[str]] | None  # names the scheduler stops
     handoff: bool = True  # boosttune's handoff as it is (else the fastest within the screen, as it was)
-    reference_sd: float = 0.0  # more log-sd on the search's one O0 run, which every recipe's speed-up shares
+    reference_sd: float = 0.0  # more log-sd on the baseline stage's O0 run, which every recipe's speed-up shares
+    reference_runs: int = 1  # 2: O0 trains again in the search (remeasure_baseline), the reference their geometric mean
 
 
 def search_table_stopper(against_baseline: bool = True) -> Callable[[list[str], np.random.Generator], set[str]]:
@@ -186,15 +189,21 @@ SEARCH_TIME_SD = math.sqrt(0.0755 ** 2 - 0.057 ** 2)
 SEARCH_REFERENCE_SD = math.sqrt(0.138 ** 2 - 0.057 ** 2 - SEARCH_TIME_SD ** 2)
 
 
-def search_view(measured: Measured, rng: np.random.Generator, reference_sd: float = 0.0) -> pd.DataFrame:
+def search_view(measured: Measured, rng: np.random.Generator, reference_sd: float = 0.0,
+                reference_runs: int = 1) -> pd.DataFrame:
     """The search's results table: every recipe and the baseline on one seed (a round of the table drawn at random, as
     the search trains every trial on the experiment's seed), each run's throughput spread in time as the search's are
     (SEARCH_TIME_SD) and its objective the last epoch's on the val_limit slice, as the search sees them.
-    ``reference_sd``: more log-sd on the O0 run, which every recipe's speed-up shares (SEARCH_REFERENCE_SD)."""
+    ``reference_sd``: more log-sd on the baseline stage's O0 run, which every recipe's speed-up shares
+    (SEARCH_REFERENCE_SD); ``reference_runs`` 2: O0 trains again among the search's trials (spread in time as they
+    are, without that shift) and the reference is the geometric mean of its two runs, as the search takes it."""
     at = rng.choice(list(measured.throughput.index))  # the experiment's seed: every trial and the baseline on it
     sps = {n: float(measured.throughput.at[at, n]) * math.exp(rng.normal(0, SEARCH_TIME_SD)) for n in ["O0", *measured.names]}
     if reference_sd:
         sps["O0"] *= math.exp(rng.normal(0, reference_sd))
+    if reference_runs == 2:
+        again = float(measured.throughput.at[at, "O0"]) * math.exp(rng.normal(0, SEARCH_TIME_SD))
+        sps["O0"] = math.sqrt(sps["O0"] * again)
     return pd.DataFrame([_row(n, measured, at, sps[n], sps["O0"]) for n in sps])
 
 
@@ -274,7 +283,7 @@ class Job:
 
 
 def main_job(measured: Measured, pipeline: Pipeline, planned: int, rng: np.random.Generator) -> Job:
-    view = search_view(measured, rng, pipeline.reference_sd)
+    view = search_view(measured, rng, pipeline.reference_sd, pipeline.reference_runs)
     stopped = pipeline.stopper(list(measured.names), rng) if pipeline.stopper else set()
     names = handoff(view, stopped, pipeline.handoff)
     answer, runs = race(names, measured, pipeline, planned, rng) if names else ("O0", 0)
@@ -356,11 +365,15 @@ def replay_table(table: Path, args: argparse.Namespace) -> None:
     measured = load_measured(table)
     pipelines = [Pipeline("as it was: the old scheduler, the fastest handed on, a per-step race, no tie", False, 0.0,
                           search_table_stopper(False), handoff=False),
-                 Pipeline("now: the scheduler against O0's curve, the likely acceptable handed on, a per-job race, "
-                          "a 5% tie", True, TIE, search_table_stopper()),
-                 Pipeline(f"now, the search's O0 reference moving as measured (search_scale.py: "
+                 Pipeline("the scheduler against O0's curve, the likely acceptable handed on, a per-job race, "
+                          "a 5% tie (the search's O0 reference as steady as the table's)", True, TIE,
+                          search_table_stopper()),
+                 Pipeline(f"the same, the search's one O0 run moving as measured (search_scale.py: "
                           f"{SEARCH_REFERENCE_SD:.3f} more log-sd on it)", True, TIE, search_table_stopper(),
-                          reference_sd=SEARCH_REFERENCE_SD)]
+                          reference_sd=SEARCH_REFERENCE_SD),
+                 Pipeline("now: the same, O0 trained again in the search and the reference their geometric mean "
+                          "(remeasure_baseline)", True, TIE, search_table_stopper(),
+                          reference_sd=SEARCH_REFERENCE_SD, reference_runs=2)]
     for planned in args.planned:
         truth_ = truth(measured, planned)
         print_truth(truth_)
