@@ -133,6 +133,29 @@ class DeviceSupport(Protocol):
         ...
 
 
+class RebuildRefused(Exception):
+    """An algorithm's rebuild refused the team's optimizer, for the reason its message gives whole."""
+
+
+@dataclass(frozen=True)
+class OptimizerRebuild:
+    """How an algorithm throws the team's optimizer away and builds its own (MindSpore's boost does), tried without
+    training by :func:`boosttune.trial.rebuild.rebuild_problems`.
+
+    knob: the search space's knob that switches it on.
+    by: MindSpore's name of the algorithm, for the message.
+    rebuild: (optimizer, network, trainable params) -> the optimizer MindSpore builds from it (MindSpore's own code,
+        imported when called: only a trial's process has it); raises what MindSpore raises, or
+        :class:`RebuildRefused`.
+    same_as: a knob that rebuilds the same way and more: its problem is this one's too.
+    """
+
+    knob: str
+    by: str
+    rebuild: Callable[[Any, Any, list], Any]
+    same_as: str | None = None
+
+
 @dataclass(frozen=True)
 class InformedPoint:
     """A variation a person would try first, after the presets (the search's informed start).
@@ -285,6 +308,7 @@ class Algorithm:
         centralization).
     check_here: raises ConfigError, naming the field, when the machine a recipe is loaded on lacks what the algorithm
         needs there (``load_best_recipe``: DimReduce's checkpoint folder); given the boost_config_dict and its source.
+    rebuilds: how it rebuilds the team's optimizer (:class:`OptimizerRebuild`), one per knob that does.
     informed: the variations of it a person would try first (:class:`InformedPoint`), for a space context; the
         search's informed start (:func:`boosttune.space.informed_points`) ranks every algorithm's together.
     graph_state: why a warm worker may not train a run of a recipe it is in on a kept, compiled Model of an earlier
@@ -320,6 +344,7 @@ class Algorithm:
     recipe_rule: Callable[[Any, bool], None] | None = None
     label: Callable[[Mapping[str, Any]], str | None] | None = None
     informed: Callable[[SpaceContext], tuple[InformedPoint, ...]] | None = None
+    rebuilds: tuple[OptimizerRebuild, ...] = ()
     graph_state: Callable[[Any], str | None] | None = None
     notes: tuple[MethodNote, ...] = ()
     without: Mapping[str, str] = field(default_factory=dict)

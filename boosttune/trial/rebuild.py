@@ -18,18 +18,12 @@ from typing import Any, Iterable, Iterator, NamedTuple
 
 import numpy as np
 from mindspore import Parameter, Tensor, nn
-from mindspore.boost.base import OptimizerProcess, ParameterProcess
-from mindspore.boost.grad_freeze import FreezeOpt, GradientFreeze
 
+from boosttune import algorithms
+from boosttune.algorithms.base import RebuildRefused
 from boosttune.trial.messages import first_line
 
 __all__ = ["Construction", "make_rebuildable", "rebuild_problems", "recording_constructions"]
-
-# The search space's knob names (boosttune/algorithms/*/fragment.py) of the algorithms that rebuild the optimizer.
-LESS_BN, GRAD_CENTRALIZATION, GRAD_FREEZE = "boost.less_bn", "boost.less_bn.gc_flag", "boost.grad_freeze"
-# grad_freeze.param_groups as the search draws it (boosttune/algorithms/grad_freeze/fragment.py).
-FREEZE_GROUPS = range(2, 11)
-
 
 class Construction(NamedTuple):
     """One optimizer built while recording: the instance, its class, and the arguments its class was called with."""
@@ -189,14 +183,12 @@ def _explicit_decay_groups(optimizer: nn.Optimizer) -> None:
                                         {"params": kept, "weight_decay": 0.0}]}
 
 
-def rebuild_problems(optimizer: nn.Optimizer, network: nn.Cell,
-                     freeze_groups: Iterable[int] = FREEZE_GROUPS) -> dict[str, str]:
+def rebuild_problems(optimizer: nn.Optimizer, network: nn.Cell) -> dict[str, str]:
     """Which boost knobs cannot use ``optimizer``, found by running MindSpore's own rebuild of it, without training.
 
     Args:
         optimizer: as :func:`boosttune.trial.optim.build_optimizer` returns it (made rebuildable, where it can be).
         network: the network it updates, as the builder returned it (before boost). Neither is changed.
-        freeze_groups: the ``grad_freeze.param_groups`` values the search may draw.
 
     Returns:
         knob name as the search space names it (``"boost.less_bn"``, ``"boost.less_bn.gc_flag"``,
@@ -208,7 +200,7 @@ def rebuild_problems(optimizer: nn.Optimizer, network: nn.Cell,
     Cost: up to four copies of the optimizer's state (one per rebuild tried), freed on return.
     """
     with _names_kept(network, optimizer):  # FreezeOpt's ``self.single_opt = opt`` renames every parameter
-        return _rebuild_problems(optimizer, network, freeze_groups)
+        return _rebuild_problems(optimizer, network)
 
 
 @contextmanager
@@ -222,68 +214,28 @@ def _names_kept(*cells: nn.Cell) -> Iterator[None]:
                 param.name = name
 
 
-def _rebuild_problems(optimizer: nn.Optimizer, network: nn.Cell, freeze_groups: Iterable[int]) -> dict[str, str]:
+def _rebuild_problems(optimizer: nn.Optimizer, network: nn.Cell) -> dict[str, str]:
+    """Each algorithm's rebuild (``Algorithm.rebuilds``), in the registry's order."""
     name = type(optimizer).__name__
     params = list(network.trainable_params())
     problems: dict[str, str] = {}
-
-    def less_bn(centralize: bool) -> nn.Optimizer:
-        process = OptimizerProcess(optimizer)
-        process.origin_params = ParameterProcess.generate_group_params(params, process.origin_params)
-        if centralize:
-            process.add_grad_centralization(network)
-        return process.generate_new_optimizer()
-
-    for knob, rebuild in ((LESS_BN, lambda: less_bn(False)), (GRAD_CENTRALIZATION, lambda: less_bn(True)),
-                          (GRAD_FREEZE, lambda: _freeze_rebuild(optimizer, network, params, freeze_groups))):
-        if knob == GRAD_CENTRALIZATION and LESS_BN in problems:
-            problems[knob] = problems[LESS_BN]
+    for item in (rebuild for algorithm in algorithms.registry() for rebuild in algorithm.rebuilds):
+        if item.same_as in problems:
+            problems[item.knob] = problems[item.same_as]
             continue
-        algorithm = "GradientFreeze" if knob == GRAD_FREEZE else "LessBN"
         try:
-            rebuilt = rebuild()
-        except _GroupsRefused as e:
-            problems[knob] = f"MindSpore's {algorithm} cannot rebuild the builder's {name}: {e}"
+            rebuilt = item.rebuild(optimizer, network, params)
+        except RebuildRefused as e:
+            problems[item.knob] = f"MindSpore's {item.by} cannot rebuild the builder's {name}: {e}"
             continue
         except Exception as e:  # MindSpore's reason is the answer  # noqa: BLE001
-            problems[knob] = f"MindSpore's {algorithm} cannot rebuild the builder's {name}: {first_line(e)}"
+            problems[item.knob] = f"MindSpore's {item.by} cannot rebuild the builder's {name}: {first_line(e)}"
             continue
         differences = settings_differences(optimizer, rebuilt)
         if differences:
-            problems[knob] = (f"MindSpore's {algorithm} rebuilds the builder's {name} with other settings: "
-                              f"{'; '.join(differences[:3])}")
+            problems[item.knob] = (f"MindSpore's {item.by} rebuilds the builder's {name} with other settings: "
+                                   f"{'; '.join(differences[:3])}")
     return problems
-
-
-def _freeze_rebuild(optimizer: nn.Optimizer, network: nn.Cell, params: list, freeze_groups: Iterable[int]):
-    """GradientFreeze's rebuild: one optimizer per parameter group. Group 0 holds every parameter and is the one
-    compared; a later group (a suffix of the layers) is built too when a team's parameter group has no parameter
-    in it, which MindSpore refuses."""
-    origin = optimizer.init_params["params"]  # the AttributeError MindSpore would raise
-    empty: dict[int, list] = {}
-    for count in freeze_groups:
-        for group in GradientFreeze(count, 1, 0.5, 1).split_parameters_groups(network, count)[1:]:
-            groups = ParameterProcess.generate_group_params(group, origin)
-            if any(_empty_group(g) for g in groups):
-                empty.setdefault(count, groups)
-                break
-    if empty:
-        try:
-            FreezeOpt(optimizer, [next(iter(empty.values()))])
-        except Exception as e:
-            raise _GroupsRefused(f"with grad_freeze.param_groups {_span(sorted(empty))}: {first_line(e)}") from e
-    return FreezeOpt(optimizer, [ParameterProcess.generate_group_params(params, origin)]).opts[0]
-
-
-class _GroupsRefused(Exception):
-    """MindSpore refused the optimizer of a later freeze group, for these ``param_groups`` values."""
-
-
-def _span(counts: list[int]) -> str:
-    """``[3]`` -> "3", ``[3, 4, 5]`` -> "3-5", ``[2, 5]`` -> "2, 5"."""
-    if len(counts) > 1 and counts == list(range(counts[0], counts[-1] + 1)):
-        return f"{counts[0]}-{counts[-1]}"
-    return ", ".join(map(str, counts))
 
 
 def settings_differences(original: nn.Optimizer, rebuilt: nn.Optimizer) -> list[str]:

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from boosttune.algorithms import manual
-from boosttune.algorithms.base import Algorithm, InformedPoint, ProbeCheck, SpaceContext, alone_in_bench, short_value
+from boosttune.algorithms.base import (
+    Algorithm,
+    InformedPoint,
+    OptimizerRebuild,
+    ProbeCheck,
+    SpaceContext,
+    alone_in_bench,
+    short_value,
+)
 from boosttune.algorithms.grad_freeze.fragment import FRAGMENT
 from boosttune.algorithms.grad_freeze.notes import NOTE
 from boosttune.algorithms.grad_freeze.section import GradFreezeSection, rule
@@ -40,6 +48,12 @@ def informed(ctx: SpaceContext) -> tuple[InformedPoint, ...]:
                          for rank, p in ((30, 0.3), (31, 0.5)))
 
 
+def _rebuild(optimizer: Any, network: Any, params: list) -> Any:
+    from boosttune.algorithms.grad_freeze.optimizer_rebuild import freeze_rebuild  # MindSpore: a trial's process only
+
+    return freeze_rebuild(optimizer, network, params)
+
+
 ALGORITHM = Algorithm(
     name="grad_freeze",
     graph_state=lambda recipe: ("GradientFreeze keeps a train cell and an optimizer per group in plain tuples, whose "
@@ -53,6 +67,7 @@ ALGORITHM = Algorithm(
     off_params=lambda ctx, base: {"boost.grad_freeze": False},
     preset_params=_preset_params,
     informed=informed,
+    rebuilds=(OptimizerRebuild("boost.grad_freeze", "GradientFreeze", _rebuild),),
     probe_checks=(ProbeCheck("boost.grad_freeze", switches=("grad_freeze",),
                              sections={"grad_freeze": {"param_groups": 2, "total_steps": 4}}),),
     calibration={"boost.grad_freeze": {"boost.grad_freeze": True, "grad_freeze.freeze_type": 1,

@@ -2,6 +2,10 @@
 
 from boosttune.algorithms.base import SpaceContext, asks, boost_switches, switch_on
 
+# grad_freeze.param_groups as the search draws it: up to MindSpore's default of 10; more groups than layer blocks
+# freezes nothing.
+PARAM_GROUPS = range(2, 11)
+
 
 class GradFreezeFragment:
     name = "grad_freeze"
@@ -16,8 +20,7 @@ class GradFreezeFragment:
         boost_switches(document)["grad_freeze"] = True
         freeze_type = trial.suggest_categorical("grad_freeze.freeze_type", [0, 1])
         document["boost_config_dict"]["grad_freeze"] = {
-            # Up to MindSpore's default of 10; more groups than layer blocks freezes nothing.
-            "param_groups": trial.suggest_int("grad_freeze.param_groups", 2, 10),
+            "param_groups": trial.suggest_int("grad_freeze.param_groups", PARAM_GROUPS[0], PARAM_GROUPS[-1]),
             "freeze_type": freeze_type,
             # freeze_p is the share of steps that train everything; type 0 divides by (1 - freeze_p).
             "freeze_p": trial.suggest_float("grad_freeze.freeze_p", 0.1, 0.9),

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from boosttune.algorithms import manual
-from boosttune.algorithms.base import Algorithm, DeviceSupport, InformedPoint, ProbeCheck, SpaceContext, alone_in_bench
+from boosttune.algorithms.base import (
+    Algorithm,
+    DeviceSupport,
+    InformedPoint,
+    OptimizerRebuild,
+    ProbeCheck,
+    SpaceContext,
+    alone_in_bench,
+)
 from boosttune.algorithms.less_bn.fragment import FRAGMENT
 from boosttune.algorithms.less_bn.notes import NOTE
 from boosttune.algorithms.less_bn.section import LessBNSection, rule
@@ -14,6 +22,15 @@ from boosttune.algorithms.less_bn.section import LessBNSection, rule
 def _preset_params(ctx: SpaceContext) -> dict[str, Any]:
     return {"boost.less_bn": True, "less_bn.fn_flag": True, "less_bn.gc_flag": ctx.supported("boost.less_bn.gc_flag"),
             "less_bn.split_at_pct": 0}
+
+
+def _rebuild(centralize: bool):
+    def rebuild(optimizer: Any, network: Any, params: list) -> Any:
+        from boosttune.algorithms.less_bn.optimizer_rebuild import less_bn_rebuild  # MindSpore: a trial's process only
+
+        return less_bn_rebuild(optimizer, network, params, centralize)
+
+    return rebuild
 
 
 def bench(report: DeviceSupport, world_size: int):
@@ -53,6 +70,8 @@ ALGORITHM = Algorithm(
     off_params=lambda ctx, base: {"boost.less_bn": False},
     preset_params=_preset_params,
     informed=lambda ctx: (InformedPoint(20, "less_bn", _preset_params(ctx)),),  # after GradientFreeze alone
+    rebuilds=(OptimizerRebuild("boost.less_bn", "LessBN", _rebuild(False)),
+              OptimizerRebuild("boost.less_bn.gc_flag", "LessBN", _rebuild(True), same_as="boost.less_bn")),
     probe_checks=(
         ProbeCheck("boost.less_bn", switches=("less_bn",), sections={"less_bn": {"gc_flag": False}}),
         ProbeCheck("boost.less_bn.gc_flag", switches=("less_bn",), sections={"less_bn": {"gc_flag": True}}),
