@@ -14,7 +14,7 @@ from boosttune.algorithms.base import (
     alone_in_bench,
     short_value,
 )
-from boosttune.algorithms.grad_freeze.fragment import FRAGMENT
+from boosttune.algorithms.grad_freeze.fragment import FRAGMENT, PARAM_GROUPS
 from boosttune.algorithms.grad_freeze.notes import NOTE
 from boosttune.algorithms.grad_freeze.section import GradFreezeSection, rule
 
@@ -39,10 +39,12 @@ def _preset_params(ctx: SpaceContext) -> dict[str, Any]:
 
 def informed(ctx: SpaceContext) -> tuple[InformedPoint, ...]:
     """Alone at a middle, a high and a low freeze_p, in that order (a lower freeze_p freezes more steps, faster and
-    lossier, so the higher one is the likelier to stay within a tight margin: on the built-in model, 2026-11-26,
-    p=0.7 lost 0.5 pt at 1.10x per step and p=0.3 1.2 pt at 1.24x: issue 45); after LessBN alone, the O1 preset
-    (LessBN with it) at a lower freeze_p."""
-    alone = tuple(InformedPoint(rank, f"grad_freeze p={p}", {**_preset_params(ctx), "grad_freeze.freeze_p": p})
+    lossier, so the higher one is the likelier to stay within a tight margin), each with the fewest parameter groups
+    the search draws: every group is a graph compiled on its first use, which a job pays whatever its length (the
+    main job, 2026-11-27: 3.9 s of compile with O1's 10 groups, 1.8 s with 2, on 24-27 s jobs: 1.05x against 1.14x
+    per job at 1.18-1.20x per step). After LessBN alone, the O1 preset (LessBN with it) at a lower freeze_p."""
+    alone = tuple(InformedPoint(rank, f"grad_freeze p={p}", {**_preset_params(ctx), "grad_freeze.freeze_p": p,
+                                                              "grad_freeze.param_groups": PARAM_GROUPS[0]})
                   for rank, p in ((10, 0.5), (11, 0.7), (12, 0.3)))
     return alone + tuple(InformedPoint(rank, f"O1-equivalent p={p}", {"grad_freeze.freeze_p": p}, over="O1")
                          for rank, p in ((30, 0.3), (31, 0.5)))
