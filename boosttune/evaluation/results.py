@@ -271,15 +271,14 @@ def search_reference(table: pd.DataFrame) -> Reference | None:
     """The O0 reference of a search's table (:class:`Reference`); None without a finished O0 run. A duplicate is
     not a run: answered from another record, it repeats its figures."""
     finished = _o0_runs(table)
-    speeds = pd.to_numeric(finished["throughput_sps"], errors="coerce")
-    speeds = speeds[np.isfinite(speeds) & (speeds > 0)]
-    values = pd.to_numeric(finished["objective_value"], errors="coerce").dropna()
     if finished.empty:
         return None
-    pooled = float(speeds.iloc[0]) if len(speeds) == 1 else float(np.exp(np.log(speeds).mean())) if len(speeds) \
-        else math.nan
-    return Reference(pooled,
-                     float(values.mean()) if len(values) else math.nan, tuple(float(v) for v in speeds))
+    speeds = pd.to_numeric(finished["throughput_sps"], errors="coerce")
+    speeds = [float(v) for v in speeds[np.isfinite(speeds) & (speeds > 0)]]
+    values = pd.to_numeric(finished["objective_value"], errors="coerce").dropna()
+    # one run is its own figure exactly (exp(log(x)) is not always x)
+    pooled = speeds[0] if len(speeds) == 1 else float(np.exp(np.mean(np.log(speeds)))) if speeds else math.nan
+    return Reference(pooled, float(values.mean()) if len(values) else math.nan, tuple(speeds))
 
 
 def _with_baseline_ratios(table: pd.DataFrame) -> pd.DataFrame:
