@@ -14,6 +14,7 @@ import importlib
 import pkgutil
 from typing import Any
 
+from boosttune.algorithms import order
 from boosttune.algorithms.base import Algorithm
 
 __all__ = [
@@ -45,11 +46,13 @@ def _discover(path: tuple[str, ...]) -> tuple[Algorithm, ...]:
             continue
         module = importlib.import_module(f"{__name__}.{module_info.name}")
         found.append(module.ALGORITHM)
-    return tuple(sorted(found, key=lambda a: (a.kind != "boost", a.registry_order)))
+    return tuple(sorted(found, key=lambda a: (a.kind != "boost",
+                                              order.place(order.BOOST_SWITCHES + order.KNOB_FAMILIES, a.name))))
 
 
 def registry() -> tuple[Algorithm, ...]:
-    """Every algorithm folder's ALGORITHM: the boost algorithms in MindSpore's order, then the knobs."""
+    """Every algorithm folder's ALGORITHM: the boost algorithms in MindSpore's order, then the knobs
+    (:mod:`boosttune.algorithms.order`)."""
     return _discover(tuple(__path__))
 
 
@@ -80,12 +83,13 @@ def boost_names() -> tuple[str, ...]:
 
 def listed() -> tuple[Algorithm, ...]:
     """Every algorithm in the order of the probe's checks, the speed calibration and the bench matrix."""
-    return tuple(sorted(registry(), key=lambda a: a.probe_order))
+    return tuple(sorted(registry(), key=lambda a: order.place(order.PROBE, a.name)))
 
 
 def fragments() -> list[Any]:
     """Every algorithm's search-space fragment, in suggestion order."""
-    return sorted((a.fragment for a in registry() if a.fragment is not None), key=lambda f: f.suggest_order)
+    return sorted((a.fragment for a in registry() if a.fragment is not None),
+                  key=lambda f: order.place(order.SUGGESTION, f.name))
 
 
 def fragment_names() -> tuple[str, ...]:

@@ -87,12 +87,11 @@ class Fragment(Protocol):
     """One algorithm's (or knob family's) part of the search space.
 
     ``suggest`` is define-by-run: it asks the trial only for the knobs that apply given what earlier
-    fragments chose (``document`` is the recipe being built, a plain dict it mutates); the fragments suggest
-    in ``suggest_order``, lowest first.
+    fragments chose (``document`` is the recipe being built, a plain dict it mutates); the fragments suggest in
+    :data:`boosttune.algorithms.order.SUGGESTION`.
     """
 
     name: str
-    suggest_order: int
     requires: tuple[str, ...]
 
     def suggest(self, trial: Any, ctx: SpaceContext, document: dict[str, Any]) -> None: ...
@@ -160,12 +159,11 @@ class OptimizerRebuild:
 class InformedPoint:
     """A variation a person would try first, after the presets (the search's informed start).
 
-    rank: its place among every algorithm's points (lower first): a search's start takes as many as its budget
-        leaves, so the order decides which train.
     over: the preset whose space params it changes ("O0": the algorithm alone; "O1": a variation of the preset).
+    A search's start takes as many points as its budget leaves, so their order decides which train:
+    :data:`boosttune.algorithms.order.INFORMED` says how every algorithm's points are ranked together.
     """
 
-    rank: int
     label: str
     params: Mapping[str, Any]
     over: Literal["O0", "O1"] = "O0"
@@ -263,8 +261,6 @@ class MethodNote:
     """The boost_config_dict ``boost`` switches this card covers; () for amp / loss_scale / boost_levels."""
     card: CardMatch | None = None
     """How the card finds its figures; None: :meth:`CardMatch.alone` of its one algorithm."""
-    card_order: int = 0
-    """Where the card stands in the method cards' index."""
 
     @property
     def match(self) -> CardMatch:
@@ -281,9 +277,6 @@ class Algorithm:
     """Everything boosttune knows about one boost algorithm or knob family, from its folder.
 
     kind: "boost" (a switch of boost_config_dict's ``boost`` section) or "knob" (amp, loss scale, optimizer).
-    registry_order: where it stands in the registry: the boost algorithms in MindSpore's order of the boost
-        switches (``mindspore/boost/boost.py``), then the knobs.
-    probe_order: where it stands in the probe's checks, and so in the speed calibration and the bench matrix.
     section: the boost_config_dict section model (None: the algorithm reads no section, like AdaSum).
     presets: MindSpore's boost levels that switch it on.
     fragment: its part of the search space.
@@ -291,8 +284,8 @@ class Algorithm:
     probe_checks: how the probe tries its knobs.
     calibration: knob -> the space params (on top of O0's) that switch it on, for the speed calibration.
     bench: its entries in the bench's default matrix and the notes for what it leaves out.
-    rule / resolution_order: its combination rule (switches itself or others off, raises, adds notes); when a
-        boost config is resolved, the rules run in ``resolution_order``, those that switch algorithms off first.
+    rule: its combination rule (switches itself or others off, raises, adds notes); when a boost config is resolved,
+        the rules run in :data:`boosttune.algorithms.order.RESOLUTION`.
     common_keys: keys of the ``common`` section it reads (a key several algorithms read is declared by each).
     ranks_rule: why it does nothing with this many ranks, or None when it takes effect.
     device_preset: the section values and notes the O1/O2 presets need on a device the probe describes.
@@ -320,8 +313,6 @@ class Algorithm:
 
     name: str
     kind: Literal["boost", "knob"]
-    registry_order: int
-    probe_order: int
     fragment: Fragment | None = None
     section: type[_Section] | None = None
     presets: tuple[str, ...] = ()
@@ -331,7 +322,6 @@ class Algorithm:
     calibration: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     bench: BenchSetting | None = None
     rule: Callable[[Resolution], None] | None = None
-    resolution_order: int = 0
     common_keys: tuple[str, ...] = ()
     ranks_rule: Callable[[int], str | None] | None = None
     device_preset: Callable[[DeviceSupport], tuple[dict[str, Any], list[str]]] | None = None

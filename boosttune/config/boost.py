@@ -15,7 +15,7 @@ from typing import Any, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model, field_validator
 
 from boosttune import algorithms
-from boosttune.algorithms import BOOST_LEVEL_NAMES
+from boosttune.algorithms import BOOST_LEVEL_NAMES, order
 from boosttune.algorithms.base import Algorithm, Resolution, _Section
 from boosttune.errors import ConfigError
 
@@ -256,7 +256,7 @@ def _resolve(config: BoostConfig) -> EffectiveBoost:
     else:
         applied = dict(switches)
     state = Resolution(level=level, applied=applied, notes=notes, sections=_sections(cfg))
-    for algorithm in sorted(_REGISTERED, key=lambda a: a.resolution_order):
+    for algorithm in sorted(_REGISTERED, key=lambda a: order.place(order.RESOLUTION, a.name)):
         if algorithm.rule is not None:
             algorithm.rule(state)
     _note_ignored(cfg, state)

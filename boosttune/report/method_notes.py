@@ -10,7 +10,7 @@ This module is pure data: it imports neither MindSpore, Ray nor Optuna.
 
 from __future__ import annotations
 
-from boosttune.algorithms import registry
+from boosttune.algorithms import order, registry
 from boosttune.algorithms.base import CardMatch, MethodNote
 
 __all__ = ["MethodNote", "NOTES", "notes"]
@@ -59,14 +59,13 @@ BOOST_LEVELS = MethodNote(
     ),
     algorithms=(),
     card=CardMatch(probe_knobs=("boost.O",), left_out=("O1-equivalent", "O2-equivalent")),
-    card_order=70,
 )
 
 
 def notes() -> dict[str, MethodNote]:
     """Every method card's note (the algorithms' from their folders, and the boost levels'), in index order."""
     found = [note for algorithm in registry() for note in algorithm.notes] + [BOOST_LEVELS]
-    return {note.key: note for note in sorted(found, key=lambda note: note.card_order)}
+    return {note.key: note for note in sorted(found, key=lambda note: order.place(order.CARDS, note.key))}
 
 
 NOTES: dict[str, MethodNote] = notes()

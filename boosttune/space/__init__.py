@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from boosttune import algorithms
-from boosttune.algorithms import fragments  # the folders' fragments, in suggestion order (discovered, not hand-kept)
+from boosttune.algorithms import fragments, order  # the folders' fragments, in suggestion order (not hand-kept)
 from boosttune.algorithms.base import Fragment, SpaceContext
 from boosttune.config.recipe import TrialRecipe, parse_recipe
 
@@ -150,13 +150,14 @@ def informed_points(ctx: SpaceContext, base: dict[str, Any]) -> list[tuple[str, 
     caller leaves out those that rely on a knob measured slow here (:func:`uses_slow`).
     """
     over = {"O0": preset_params("O0", ctx, base), "O1": preset_params("O1", ctx, base)}
-    ranked: list[tuple[int, str, dict[str, Any]]] = []
+    ranked: list[tuple[tuple[Any, ...], str, dict[str, Any]]] = []
     for algorithm in algorithms.registry():
         if algorithm.informed is None or not ctx.supported(f"boost.{algorithm.name}"):
             continue
-        for point in algorithm.informed(ctx):
+        for index, point in enumerate(algorithm.informed(ctx)):
             params = {**over[point.over], **point.params}
             switched = [k for k, v in over[point.over].items() if k.count(".") == 1 and k.startswith("boost.") and v]
             if all(ctx.supported(knob) for knob in switched):
-                ranked.append((point.rank, point.label, params))
+                place = (point.over != "O0", order.place(order.INFORMED, algorithm.name), index)
+                ranked.append((place, point.label, params))
     return [(label, params) for _, label, params in sorted(ranked, key=lambda point: point[0])]

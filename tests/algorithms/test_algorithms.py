@@ -78,11 +78,11 @@ def test_contract(algorithm: Algorithm):
 
 
 def test_an_algorithm_without_its_parts_fails_the_contract():
-    half = Algorithm(name="half", kind="boost", registry_order=99, probe_order=99)
+    half = Algorithm(name="half", kind="boost")
     problems = algorithms.check_contract(half)
     assert {"section", "fragment", "off_params", "probe_checks", "calibration", "bench", "observe",
             "notes"} <= set(problems)
-    excused = Algorithm(name="half", kind="knob", registry_order=99, probe_order=99,
+    excused = Algorithm(name="half", kind="knob",
                         without={"fragment": "", "off_params": "why", "probe_checks": "why", "notes": "why"})
     assert algorithms.check_contract(excused) == ["fragment"]  # an empty reason is no reason
 
@@ -113,7 +113,6 @@ class ToySection(_Section):
 
 class ToyFragment:
     name = "toy_boost"
-    suggest_order = 55
     requires = ("boost.toy_boost",)
 
     def suggest(self, trial, ctx: SpaceContext, document: dict) -> None:
@@ -124,14 +123,14 @@ class ToyFragment:
 
 
 ALGORITHM = Algorithm(
-    name="toy_boost", kind="boost", registry_order=70, probe_order=95, fragment=ToyFragment(), section=ToySection,
+    name="toy_boost", kind="boost", fragment=ToyFragment(), section=ToySection,
     off_params=lambda ctx, base: {"boost.toy_boost": False},
     probe_checks=(ProbeCheck("boost.toy_boost", switches=("toy_boost",)),),
     calibration={"boost.toy_boost": {"boost.toy_boost": True, "toy_boost.strength": 2}},
     bench=lambda report, world_size: alone_in_bench("toy_boost", report, manual(toy_boost=True)),
     observe=lambda model: {"toy_boost": False},
     notes=(MethodNote(key="toy_boost", title="Toy", what="Nothing.", knobs=(), devices="Any.", source=(),
-                      algorithms=("toy_boost",), card_order=95),),
+                      algorithms=("toy_boost",)),),
 )
 '''
 
@@ -174,8 +173,9 @@ def test_a_new_algorithm_is_one_folder(toy_folder):
     assert "toy_boost" in model.model_fields
     assert model.model_validate({"boost": {"mode": "manual", "toy_boost": True}, "toy_boost": {"strength": 2}})
     assert algorithms.presets()["O1"]["toy_boost"] is False
-    # the space: its fragment, between adasum (50) and loss_scale (60), and its params when off
-    assert [f.name for f in fragments()].index("toy_boost") == [f.name for f in fragments()].index("adasum") + 1
+    # the space: its fragment, after the listed ones (no order names it), and its params when off
+    assert [f.name for f in fragments()][-1] == "toy_boost"
+    assert algorithms.listed()[-1].name == "toy_boost" and list(notes())[-1] == "toy_boost"
     assert preset_params("O0", SpaceContext(total_steps=1, param_count=10), BASE)["boost.toy_boost"] is False
     # the probe and the bench
     assert "boost.toy_boost" in checks()
@@ -192,3 +192,22 @@ def test_the_registry_forgets_the_toy(tmp_path):
     with registered_toy(tmp_path):
         assert "toy_boost" in algorithms.boost_names()
     assert "toy_boost" not in algorithms.boost_names()
+
+
+def test_every_order_names_known_folders_once_and_the_registry_follows_them():
+    from boosttune.algorithms import order
+    from boosttune.report.method_notes import notes
+
+    folders = {a.name for a in algorithms.registry()}
+    for name in ("BOOST_SWITCHES", "KNOB_FAMILIES", "PROBE", "RESOLUTION", "SUGGESTION", "INFORMED"):
+        listed = getattr(order, name)
+        assert len(set(listed)) == len(listed), f"{name} names a folder twice"
+        assert set(listed) <= folders, f"{name} names no folder: {set(listed) - folders}"
+    assert set(order.CARDS) == set(notes())
+    assert algorithms.boost_names() == order.BOOST_SWITCHES
+    assert [a.name for a in algorithms.knobs()] == list(order.KNOB_FAMILIES)
+    assert [a.name for a in algorithms.listed()] == list(order.PROBE)
+    assert list(notes()) == list(order.CARDS)
+    # a name no order lists comes after the listed ones, by name
+    assert sorted(["zeta", "grad_freeze", "alpha"], key=lambda n: order.place(order.INFORMED, n)) == [
+        "grad_freeze", "alpha", "zeta"]

@@ -138,6 +138,9 @@ def test_its_schedule_spans_the_runs_steps_unless_the_recipe_set_it():
     ALGORITHM.sized_to_run(section, frozenset({"total_steps"}), 99)
     assert section["total_steps"] == 640  # the recipe's own length is kept
     assert ALGORITHM.label({"freeze_p": 0.59374}) == "grad_freeze p=0.594" and ALGORITHM.label({}) is None
+    # its parameter groups, when not MindSpore's 10: each compiles a graph, so they tell two recipes apart per job
+    assert ALGORITHM.label({"freeze_p": 0.5, "param_groups": 10}) == "grad_freeze p=0.5"
+    assert ALGORITHM.label({"freeze_p": 0.5, "param_groups": 2}) == "grad_freeze p=0.5 on 2 groups"
 
 
 def test_it_declares_the_variations_a_person_tries_first_middle_then_higher_then_lower_freeze_p_on_two_groups():
@@ -150,8 +153,14 @@ def test_it_declares_the_variations_a_person_tries_first_middle_then_higher_then
     assert [p.params["grad_freeze.freeze_p"] for p in alone] == [0.5, 0.7, 0.3]
     # the fewest groups the search draws: each group is a graph compiled on first use, paid by every job
     assert all(p.params["boost.grad_freeze"] and p.params["grad_freeze.param_groups"] == 2 for p in alone)
-    # the preset's variations change only its freeze_p, and rank after LessBN alone, which ranks after these
-    (less_bn,) = LESS_BN.informed(cpu_context())
+    assert [p.label for p in alone] == [f"grad_freeze p={p} on 2 groups" for p in (0.5, 0.7, 0.3)]
+    # the preset's variations change only its freeze_p
     variations = [p for p in points if p.over == "O1"]
     assert [dict(p.params) for p in variations] == [{"grad_freeze.freeze_p": 0.3}, {"grad_freeze.freeze_p": 0.5}]
-    assert max(p.rank for p in alone) < less_bn.rank < min(p.rank for p in variations)
+    # ranked together (boosttune.algorithms.order.INFORMED): alone before LessBN alone, the preset's variations last
+    from boosttune.space import informed_points
+    from tests.helpers.space import BASE
+
+    (less_bn,) = LESS_BN.informed(cpu_context())
+    labels = [label for label, _ in informed_points(cpu_context(), BASE)]
+    assert labels == [p.label for p in alone] + [less_bn.label] + [p.label for p in variations]

@@ -36,7 +36,6 @@ def test_registry_discovers_every_fragment():
     names = [f.name for f in fragments()]
     assert names == ["dim_reduce", "less_bn", "grad_freeze", "grad_accumulation", "adasum", "loss_scale", "amp",
                      "optimizer"]
-    assert len({f.suggest_order for f in fragments()}) == len(names)
 
 
 @pytest.mark.parametrize("fragment", fragments(), ids=lambda f: f.name)
@@ -201,7 +200,8 @@ def test_informed_points_are_valid_distinct_and_named():
     points = informed_points(ctx, BASE)
     labels = [label for label, _ in points]
     # the middle freeze_p, then the higher (less lossy), then the lower
-    assert labels == ["grad_freeze p=0.5", "grad_freeze p=0.7", "grad_freeze p=0.3", "less_bn",
+    assert labels == ["grad_freeze p=0.5 on 2 groups", "grad_freeze p=0.7 on 2 groups", "grad_freeze p=0.3 on 2 groups",
+                      "less_bn",
                       "O1-equivalent p=0.3", "O1-equivalent p=0.5"]
     keys = {equivalence_key(recipe_from_params(params, ctx, BASE)) for _, params in points}
     assert len(keys) == len(points)

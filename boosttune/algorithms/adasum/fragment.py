@@ -11,7 +11,6 @@ def adasum_applies(world_size: int) -> bool:
 
 class AdaSumFragment:
     name = "adasum"
-    suggest_order = 50
     requires = ("boost.adasum",)
 
     def suggest(self, trial, ctx: SpaceContext, document: dict) -> None:

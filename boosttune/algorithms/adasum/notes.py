@@ -35,5 +35,4 @@ NOTE = MethodNote(
         "mindspore/boost/boost.py: AutoBoost.network_auto_process_train",
     ),
     algorithms=("adasum",),
-    card_order=40,
 )

@@ -26,8 +26,6 @@ def bench(report: DeviceSupport, world_size: int) -> tuple[dict[str, dict[str, A
 ALGORITHM = Algorithm(
     name="amp",
     kind="knob",
-    registry_order=110,
-    probe_order=20,
     fragment=FRAGMENT,
     off_params=lambda ctx, base: {"amp_level": "O0"},
     probe_checks=tuple(ProbeCheck(f"amp.{level}", amp_level=level) for level in MIXED_PRECISION_LEVELS),

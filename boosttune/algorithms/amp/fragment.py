@@ -5,7 +5,6 @@ from boosttune.algorithms.base import SpaceContext
 
 class AmpFragment:
     name = "amp"
-    suggest_order = 70
     requires = ()
 
     def suggest(self, trial, ctx: SpaceContext, document: dict) -> None:

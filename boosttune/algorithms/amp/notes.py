@@ -48,5 +48,4 @@ NOTE = MethodNote(
     ),
     algorithms=(),
     card=CardMatch(method_prefix="amp ", probe_knobs=("amp.",), left_out=("amp",), params=("amp_level",)),
-    card_order=80,
 )

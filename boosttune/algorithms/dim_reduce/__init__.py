@@ -89,8 +89,6 @@ ALGORITHM = Algorithm(
     graph_state=lambda recipe: ("DimReduce's stage 1 writes this seed's PCA projection, which its Model reads when built: "
                                 "not proven reset"),
     kind="boost",
-    registry_order=50,
-    probe_order=80,
     fragment=FRAGMENT,
     section=DimReduceSection,
     off_params=lambda ctx, base: {"boost.dim_reduce": False},
@@ -100,7 +98,6 @@ ALGORITHM = Algorithm(
                                       "dim_reduce.n_components": 4}},
     bench=bench,
     rule=rule,
-    resolution_order=10,
     common_keys=("device_number",),
     observe=observe,
     prepare=prepare,

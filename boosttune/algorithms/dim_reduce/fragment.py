@@ -5,7 +5,6 @@ from boosttune.algorithms.base import SpaceContext, asks, boost_switches
 
 class DimReduceFragment:
     name = "dim_reduce"
-    suggest_order = 10
     requires = ("boost.dim_reduce",)
 
     def suggest(self, trial, ctx: SpaceContext, document: dict) -> None:

@@ -48,5 +48,4 @@ NOTE = MethodNote(
         "__init_dim_reduce",
     ),
     algorithms=("dim_reduce",),
-    card_order=50,
 )

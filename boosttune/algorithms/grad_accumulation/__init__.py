@@ -29,8 +29,6 @@ ALGORITHM = Algorithm(
     graph_state=lambda recipe: ("a kept accumulation Model, every parameter reset, trained a second seed to other figures "
                                 "than a fresh Model (tests/trial/test_graphs.py)"),
     kind="boost",
-    registry_order=40,
-    probe_order=70,
     fragment=FRAGMENT,
     section=GradAccumulationSection,
     off_params=lambda ctx, base: {"boost.grad_accumulation": False},
@@ -42,7 +40,6 @@ ALGORITHM = Algorithm(
     bench=lambda report, world_size: alone_in_bench("grad_accumulation", report, {
         **manual(grad_accumulation=True), "grad_accumulation": {"grad_accumulation_step": 4}}),
     rule=rule,
-    resolution_order=20,
     observe=observe,
     steps_per_update=steps_per_update,
     label=lambda knobs: (f"grad_accumulation x{knobs['grad_accumulation_step']}"

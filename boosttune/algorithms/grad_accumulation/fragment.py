@@ -5,7 +5,6 @@ from boosttune.algorithms.base import SpaceContext, asks, boost_switches, switch
 
 class GradAccumulationFragment:
     name = "grad_accumulation"
-    suggest_order = 40
     requires = ("boost.grad_accumulation",)
 
     def suggest(self, trial, ctx: SpaceContext, document: dict) -> None:

@@ -40,5 +40,4 @@ NOTE = MethodNote(
         "mindspore/boost/boost.py: AutoBoost._set_grad_accumulation_step, _do_new_config_func",
     ),
     algorithms=("grad_accumulation",),
-    card_order=30,
 )

@@ -18,6 +18,8 @@ from boosttune.algorithms.grad_freeze.fragment import FRAGMENT, PARAM_GROUPS
 from boosttune.algorithms.grad_freeze.notes import NOTE
 from boosttune.algorithms.grad_freeze.section import GradFreezeSection, rule
 
+DEFAULT_GROUPS = GradFreezeSection.model_fields["param_groups"].default  # MindSpore's, and the presets'
+
 
 def observe(model) -> dict[str, Any]:
     # Deferred: MindSpore is heavy and only a trial's worker has it loaded.
@@ -32,8 +34,18 @@ def sized_to_run(section: dict[str, Any], given: frozenset[str], total_steps: in
         section["total_steps"] = total_steps
 
 
+def label(knobs: dict[str, Any]) -> str | None:
+    """"grad_freeze p=0.5", with its parameter groups when not MindSpore's 10 ("... on 2 groups"): each group
+    compiles a graph of its own, so the groups tell two recipes of one freeze_p apart in speed per job."""
+    if "freeze_p" not in knobs:
+        return None
+    groups = knobs.get("param_groups", DEFAULT_GROUPS)
+    on_groups = f" on {groups} groups" if groups != DEFAULT_GROUPS else ""
+    return f"grad_freeze p={short_value(knobs['freeze_p'])}{on_groups}"
+
+
 def _preset_params(ctx: SpaceContext) -> dict[str, Any]:
-    return {"boost.grad_freeze": True, "grad_freeze.freeze_type": 1, "grad_freeze.param_groups": 10,
+    return {"boost.grad_freeze": True, "grad_freeze.freeze_type": 1, "grad_freeze.param_groups": DEFAULT_GROUPS,
             "grad_freeze.freeze_p": 0.7}
 
 
@@ -43,11 +55,12 @@ def informed(ctx: SpaceContext) -> tuple[InformedPoint, ...]:
     the search draws: every group is a graph compiled on its first use, which a job pays whatever its length (the
     main job, 2026-11-27: 3.9 s of compile with O1's 10 groups, 1.8 s with 2, on 24-27 s jobs: 1.05x against 1.14x
     per job at 1.18-1.20x per step). After LessBN alone, the O1 preset (LessBN with it) at a lower freeze_p."""
-    alone = tuple(InformedPoint(rank, f"grad_freeze p={p}", {**_preset_params(ctx), "grad_freeze.freeze_p": p,
-                                                              "grad_freeze.param_groups": PARAM_GROUPS[0]})
-                  for rank, p in ((10, 0.5), (11, 0.7), (12, 0.3)))
-    return alone + tuple(InformedPoint(rank, f"O1-equivalent p={p}", {"grad_freeze.freeze_p": p}, over="O1")
-                         for rank, p in ((30, 0.3), (31, 0.5)))
+    groups = PARAM_GROUPS[0]
+    alone = tuple(InformedPoint(label({"freeze_p": p, "param_groups": groups}),
+                                {**_preset_params(ctx), "grad_freeze.freeze_p": p, "grad_freeze.param_groups": groups})
+                  for p in (0.5, 0.7, 0.3))
+    return alone + tuple(InformedPoint(f"O1-equivalent p={p}", {"grad_freeze.freeze_p": p}, over="O1")
+                         for p in (0.3, 0.5))
 
 
 def _rebuild(optimizer: Any, network: Any, params: list) -> Any:
@@ -61,8 +74,6 @@ ALGORITHM = Algorithm(
     graph_state=lambda recipe: ("GradientFreeze keeps a train cell and an optimizer per group in plain tuples, whose "
                                 "moments no parameter list reaches"),
     kind="boost",
-    registry_order=20,
-    probe_order=60,
     fragment=FRAGMENT,
     section=GradFreezeSection,
     presets=("O1", "O2"),
@@ -76,9 +87,8 @@ ALGORITHM = Algorithm(
                                        "grad_freeze.param_groups": 10, "grad_freeze.freeze_p": 0.5}},
     bench=lambda report, world_size: alone_in_bench("grad_freeze", report, manual(grad_freeze=True)),
     rule=rule,
-    resolution_order=30,
     observe=observe,
     sized_to_run=sized_to_run,
-    label=lambda knobs: f"grad_freeze p={short_value(knobs['freeze_p'])}" if "freeze_p" in knobs else None,
+    label=label,
     notes=(NOTE,),
 )

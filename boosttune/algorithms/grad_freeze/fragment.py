@@ -9,7 +9,6 @@ PARAM_GROUPS = range(2, 11)
 
 class GradFreezeFragment:
     name = "grad_freeze"
-    suggest_order = 30
     requires = ("boost.grad_freeze",)
 
     def suggest(self, trial, ctx: SpaceContext, document: dict) -> None:

@@ -48,5 +48,4 @@ NOTE = MethodNote(
         "mindspore/boost/base.py: ParameterProcess.generate_group_params",
     ),
     algorithms=("grad_freeze",),
-    card_order=20,
 )

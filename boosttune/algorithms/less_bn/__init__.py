@@ -62,14 +62,12 @@ def observe(model) -> dict[str, Any]:
 ALGORITHM = Algorithm(
     name="less_bn",
     kind="boost",
-    registry_order=10,
-    probe_order=50,
     fragment=FRAGMENT,
     section=LessBNSection,
     presets=("O1", "O2"),
     off_params=lambda ctx, base: {"boost.less_bn": False},
     preset_params=_preset_params,
-    informed=lambda ctx: (InformedPoint(20, "less_bn", _preset_params(ctx)),),  # after GradientFreeze alone
+    informed=lambda ctx: (InformedPoint("less_bn", _preset_params(ctx)),),
     rebuilds=(OptimizerRebuild("boost.less_bn", "LessBN", _rebuild(False)),
               OptimizerRebuild("boost.less_bn.gc_flag", "LessBN", _rebuild(True), same_as="boost.less_bn")),
     probe_checks=(
@@ -80,7 +78,6 @@ ALGORITHM = Algorithm(
                                    "less_bn.split_at_pct": 0}},
     bench=bench,
     rule=rule,
-    resolution_order=60,
     common_keys=("gradient_split_groups",),
     device_preset=device_preset,
     observe=observe,

@@ -5,7 +5,6 @@ from boosttune.algorithms.base import SpaceContext, asks, boost_switches, switch
 
 class LessBNFragment:
     name = "less_bn"
-    suggest_order = 20
     requires = ("boost.less_bn",)
 
     def suggest(self, trial, ctx: SpaceContext, document: dict) -> None:

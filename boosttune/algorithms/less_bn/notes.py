@@ -52,5 +52,4 @@ NOTE = MethodNote(
         "mindspore/ccsrc/frontend/optimizer/irpass/less_batch_normalization.cc: LessBatchNormalization",
     ),
     algorithms=("less_bn",),
-    card_order=10,
 )

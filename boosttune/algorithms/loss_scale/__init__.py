@@ -26,8 +26,6 @@ def bench(report: DeviceSupport, world_size: int) -> tuple[dict[str, dict[str, A
 ALGORITHM = Algorithm(
     name="loss_scale",
     kind="knob",
-    registry_order=120,
-    probe_order=30,
     fragment=FRAGMENT,
     off_params=lambda ctx, base: {"loss_scale.kind": "none"},
     probe_checks=(

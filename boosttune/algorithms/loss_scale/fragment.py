@@ -5,7 +5,6 @@ from boosttune.algorithms.base import SpaceContext, boost_switches, switch_on
 
 class LossScaleFragment:
     name = "loss_scale"
-    suggest_order = 60
     requires = ()
 
     def suggest(self, trial, ctx: SpaceContext, document: dict) -> None:

@@ -50,5 +50,4 @@ NOTE = MethodNote(
     algorithms=(),
     card=CardMatch(method_prefix="loss_scale ", probe_knobs=("loss_scale.fixed", "loss_scale.dynamic"),
                left_out=("loss_scale",), params=("loss_scale.",)),
-    card_order=90,
 )

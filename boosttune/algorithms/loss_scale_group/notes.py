@@ -43,5 +43,4 @@ NOTE = MethodNote(
     algorithms=("loss_scale_group",),
     card=CardMatch(methods=("loss_scale_group",), probe_knobs=("loss_scale.group",), left_out=("loss_scale group",),
                params=("loss_scale.",)),
-    card_order=60,
 )

@@ -39,8 +39,6 @@ ALGORITHM = Algorithm(
     name="optimizer",
     graph_state=lambda recipe: "THOR's state is not proven reset" if recipe.optimizer.name == "thor" else None,
     kind="knob",
-    registry_order=130,
-    probe_order=10,
     fragment=FRAGMENT,
     off_params=off_params,
     probe_checks=(*(ProbeCheck(f"optimizer.{name}", optimizer=name) for name in ("momentum", "sgd", "adam", "lamb")),

@@ -6,7 +6,6 @@ from boosttune.algorithms.base import SpaceContext, switch_on
 
 class OptimizerFragment:
     name = "optimizer"
-    suggest_order = 80
     requires = ()
 
     def suggest(self, trial, ctx: SpaceContext, document: dict) -> None:
