@@ -24,7 +24,7 @@ and where the race misses one at the default budget, the budget that reaches it.
 
 **The handoff** (issue 45): which searched recipes the race gets. Each replay gives every recipe of the table one
 random seed as the search would see it, hands the race the old rule's set (the fastest Pareto trials within 3 pt)
-or boosttune.evaluation.handoff's (the likely acceptable, one per family), plus the O1 preset, and races it; the
+or boosttune.stats.handoff's (the likely acceptable, one per family), plus the O1 preset, and races it; the
 share of races answering an acceptable recipe by the all-seed truth (mean gain >= -max_drop, speed-up > 1), the
 share handed one, and runs spent, with the issue's two hand-picked sets beside them.
 
@@ -48,7 +48,7 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_TABLE = HERE / "data" / "confirm_table" / "runs.csv"
-MEASURED_DF = 20  # the weight of a measured noise record (boosttune.evaluation.noise.MAX_PRIOR_DF)
+MEASURED_DF = 20  # the weight of a measured noise record (boosttune.stats.noise.MAX_PRIOR_DF)
 TARGETS = {"1.30x / 0 pt": 0.90, "1.15x / -0.3 pt": 0.70, "1.20x / -0.7 pt": 0.70}
 FALSE_AT_BOUNDARY, FALSE_CLEARLY_BAD = 0.05, 0.01
 BESIDE = {"slow 0.80x": (0.80, 0.0), "slow 0.75x, -0.5 pt": (0.75, -0.5), "fast but -3 pt": (1.25, -3.0)}
@@ -84,7 +84,7 @@ def load(path: Path, eval_column: str = "val_acc") -> Figures:
 
 def measured_noise(figures: Figures):
     """The table's pooled noise per paired seed (the race's own model over every recipe and round)."""
-    from boosttune.evaluation.race import Noise, Race
+    from boosttune.stats.race import Noise, Race
 
     race = Race.one_look({n: figures.ratio[n].to_numpy() for n in figures.ratio},
                         {n: figures.gain[n].to_numpy() for n in figures.gain}, 0.05, 1.0)
@@ -99,7 +99,7 @@ Rounds = Callable[[int, list[str]], dict[str, tuple[float, float]]]  # (round in
 
 def fixed(n: int, alpha: float = 0.05):
     def answer(names: list[str], rounds: Rounds, max_drop: float) -> tuple[str | None, set[str], int]:
-        from boosttune.evaluation.race import Race
+        from boosttune.stats.race import Race
 
         got = [rounds(r, names) for r in range(n)]
         race = Race.one_look({k: [g[k][0] for g in got] for k in names}, {k: [g[k][1] for g in got] for k in names},
@@ -110,7 +110,7 @@ def fixed(n: int, alpha: float = 0.05):
 
 def racing(rules_for: Callable[[int], object]):
     def answer(names: list[str], rounds: Rounds, max_drop: float) -> tuple[str | None, set[str], int]:
-        from boosttune.evaluation.race import Race
+        from boosttune.stats.race import Race
 
         rules = rules_for(len(names))
         race, spent, r = Race(names, rules, max_drop), 0, 0
@@ -139,7 +139,7 @@ def default_seeds() -> int:
 
 def methods(noise, budget: int | None, alpha: float = 0.05) -> dict[str, Callable]:
     """The methods compared; ``budget`` None: the experiment's default (what fixed ``confirm_seeds`` seeds cost)."""
-    from boosttune.evaluation.race import REFERENCE_NOISE, RaceRules
+    from boosttune.stats.race import REFERENCE_NOISE, RaceRules
 
     seeds = default_seeds()
 
@@ -252,7 +252,7 @@ def planted(truth: dict[str, tuple[float, float]], noise, method, replays: int, 
 
 def table_truths(figures: Figures, max_drop: float, alpha: float = 0.05) -> dict[str, str]:
     """Each recipe's all-seed truth, on its own (no multiplicity): acceptable, bad or unclear."""
-    from boosttune.evaluation.race import Race
+    from boosttune.stats.race import Race
 
     truths = {}
     for name in figures.ratio:
@@ -287,7 +287,7 @@ def on_table(figures: Figures, truths: dict[str, str], method, k: int, replays: 
 def budget_reaching(truth, noise, target: float, replays: int, seed: int, max_drop: float, df: int) -> int | None:
     """The smallest run budget (in steps of 5 from 15) at which the race finds ``truth``'s acceptable recipe in
     ``target`` of the replays, up to 60 runs."""
-    from boosttune.evaluation.race import REFERENCE_NOISE, RaceRules
+    from boosttune.stats.race import REFERENCE_NOISE, RaceRules
 
     for budget in range(15, 61, 5):
         prior = noise if df else REFERENCE_NOISE
@@ -300,7 +300,7 @@ def budget_reaching(truth, noise, target: float, replays: int, seed: int, max_dr
 def stress_methods(noise, budget: int | None, stress: Stress) -> dict[str, Callable]:
     """The race before issue 45 (least squares on every run, the record trusted unchecked, no futility) and now,
     each handed the record of ``stress`` (20 df) and, where the record is not the stress, with nothing measured."""
-    from boosttune.evaluation.race import REFERENCE_NOISE, RaceRules
+    from boosttune.stats.race import REFERENCE_NOISE, RaceRules
 
     seeds, record = default_seeds(), replace(noise, speed_sd=noise.speed_sd * stress.record)
     old = dict(robust=False, check_record=False, futility=False)
@@ -375,10 +375,10 @@ def old_rule(seen: dict[str, tuple[float, float]], k: int, screen: float = 3.0) 
 
 def new_rule(seen: dict[str, tuple[float, float]], k: int, family: dict[str, tuple[str, ...]], max_drop: float,
              min_p: float | None = None) -> list[str]:
-    """boosttune.evaluation.handoff at the reference noise widened as a search's (what a device that measured
+    """boosttune.stats.handoff at the reference noise widened as a search's (what a device that measured
     nothing hands it)."""
-    from boosttune.evaluation.handoff import MIN_P_ACCEPTABLE, choose, prospect, search_noise
-    from boosttune.evaluation.race import REFERENCE_NOISE
+    from boosttune.stats.handoff import MIN_P_ACCEPTABLE, choose, prospect, search_noise
+    from boosttune.stats.race import REFERENCE_NOISE
 
     speed_sd, gain_sd = search_noise(REFERENCE_NOISE.speed_sd, REFERENCE_NOISE.gain_sd)
     prospects = [prospect(n, family[n], s, g, max_drop=max_drop, speed_sd=speed_sd, gain_sd=gain_sd, screen=3.0)
@@ -391,8 +391,8 @@ def handoff_replays(figures: Figures, pick: Callable[[dict[str, tuple[float, flo
     """Each replay: one random seed per recipe as the search saw it, the handoff's set (``pick``, or a fixed set)
     plus the preset, then the race (nothing measured, the default budget) on a fresh order of the table's rounds.
     Acceptable by the all-seed truth: mean gain >= -max_drop and speed-up > 1 (O0 only when no recipe is)."""
-    from boosttune.evaluation.confirm_stage import default_budget_runs
-    from boosttune.evaluation.race import REFERENCE_NOISE, RaceRules
+    from boosttune.stages.confirm import default_budget_runs
+    from boosttune.stats.race import REFERENCE_NOISE, RaceRules
 
     rng = np.random.default_rng(seed)
     names_all, rounds_all = list(figures.ratio.columns), list(figures.ratio.index)
@@ -486,7 +486,7 @@ def main(argv: list[str] | None = None) -> int:
     if k > len(names):
         p.error(f"--candidates {k}: the table has {len(names)} recipes besides O0")
     budget = args.budget_runs or default_seeds() * (k + 1)
-    from boosttune.evaluation.confirm_stage import default_budget_runs
+    from boosttune.stages.confirm import default_budget_runs
 
     full = default_budget_runs(default_seeds(), k + 1, len(PRESETS), default_candidates())
     print(f"table: {args.table} ({len(names) + 1} recipes x {len(figures.ratio)} complete paired rounds); noise per "

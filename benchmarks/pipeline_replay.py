@@ -9,9 +9,9 @@ Every replay is one main job made of committed measurements instead of training:
 - **the scheduler** (boosttune.search.scheduler's rung rule, as the search builds it) is fed each recipe's measured
   learning curve (its row of benchmarks/data/search_table, the same recipe trained by the search-table builder) in a
   random order; a recipe it stops is not handed on;
-- **the handoff** (boosttune.evaluation.confirm.pick_candidates, as the confirm stage calls it) picks the
+- **the handoff** (boosttune.stages.rounds.pick_candidates, as the confirm stage calls it) picks the
   candidates from that single-seed table;
-- **the race** (boosttune.evaluation.race, the main job's default rules and budget) draws its rounds from the
+- **the race** (boosttune.stats.race, the main job's default rules and budget) draws its rounds from the
   table's ten seeds in a random order, each candidate's figure per job at the planned length (or per step, for
   the pipeline as it was), and the answer is its fastest winner, kept only when 5% faster per job (a tie keeps O0).
   A third arm moves the search's O0 run as much as real searches' references moved (SEARCH_REFERENCE_SD); the
@@ -19,7 +19,7 @@ Every replay is one main job made of committed measurements instead of training:
   geometric mean of the two.
 
 The truth is what all ten seeds show, per job at the planned length with each recipe's own fresh compile charged
-(boosttune.evaluation.job): an answer is **acceptable** when it names a recipe faster per job with its mean accuracy
+(boosttune.stats.job): an answer is **acceptable** when it names a recipe faster per job with its mean accuracy
 within the margin, or keeps O0 when no recipe is 5% faster per job within the margin. Two truths are judged: the
 run's own length (10 epochs: compile weighs) and a longer planned training (100 epochs), so that always keeping O0
 cannot pass both. Printed per truth, with targets: the share of acceptable answers, the share of pairs of runs
@@ -46,7 +46,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from boosttune.evaluation.job import TIE, compile_charges  # noqa: E402
+from boosttune.stats.job import TIE, compile_charges  # noqa: E402
 
 CONFIRM_TABLE = HERE / "data" / "confirm_table"
 MAX_DROP = 1.0  # points: the main job's margin
@@ -219,8 +219,8 @@ def _row(name: str, measured: Measured, at: int, sps: float, base_sps: float) ->
 def handoff(view: pd.DataFrame, stopped: set[str], new: bool) -> list[str]:
     """The confirm stage's choice from the search's table: as it is (the chance of being acceptable at the margin,
     with the reference noise a device that measured nothing has), or as it was (the fastest within the screen)."""
-    from boosttune.evaluation.confirm import pick_candidates
-    from boosttune.evaluation.race import REFERENCE_NOISE
+    from boosttune.stages.rounds import pick_candidates
+    from boosttune.stats.race import REFERENCE_NOISE
 
     table = view.assign(status=["stopped" if n in stopped else "completed" for n in view["label"]])
     if new:
@@ -229,7 +229,7 @@ def handoff(view: pd.DataFrame, stopped: set[str], new: bool) -> list[str]:
         k = int(ExperimentConfig.model_fields["confirm_candidates"].default)
         chosen = pick_candidates(table, max_candidates=k, max_drop=MAX_DROP, noise=REFERENCE_NOISE)
         return [c.name for c in chosen if c.name != "O0"]
-    from boosttune.evaluation.select import pareto_front
+    from boosttune.stats.select import pareto_front
 
     front = pareto_front(table)  # as it was: the fastest Pareto trials within 3 pt on their seed, and the preset
     fast = front[(front["speedup_vs_baseline"] > 1) & front["preset"].isna() & (front["objective_gain"] >= -3.0)]
@@ -241,10 +241,10 @@ def handoff(view: pd.DataFrame, stopped: set[str], new: bool) -> list[str]:
 def race(names: list[str], measured: Measured, pipeline: Pipeline, planned: int,
          rng: np.random.Generator) -> tuple[str, int]:
     """The race on the table's rounds in a random order: its answer (after the tie) and the runs it spent."""
-    from boosttune.evaluation.race import REFERENCE_NOISE, Race, RaceRules
+    from boosttune.stats.race import REFERENCE_NOISE, Race, RaceRules
 
     from boosttune.config.experiment import ExperimentConfig
-    from boosttune.evaluation.confirm_stage import default_budget_runs
+    from boosttune.stages.confirm import default_budget_runs
 
     fields = ExperimentConfig.model_fields
     seeds, places = fields["confirm_seeds"].default, len(names) + 1

@@ -41,7 +41,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from boosttune.config.experiment import MAX_DROP  # noqa: E402  (the main job's margin, in points)
-from boosttune.evaluation.select import hypervolume  # noqa: E402  (the report draws the same measure)
+from boosttune.stats.select import hypervolume  # noqa: E402  (the report draws the same measure)
 from boosttune.search.scheduler import NOISE_FLOOR_PT, BaselineCurve, RungLadder  # noqa: E402
 
 TABLE = HERE / "data" / "search_table"

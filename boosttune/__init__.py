@@ -4,7 +4,7 @@ from boosttune.builder import TrialContext, TrialParts
 from boosttune.config import BoostConfig, EffectiveBoost, load_document, parse_boost_config
 from boosttune.config.recipe import TrialRecipe, parse_recipe
 from boosttune.errors import BoosttuneError, BuilderError, ConfigError, DataError, TrialError, UnsupportedError
-from boosttune.evaluation.best_recipe import BestRecipe, load_best_recipe
+from boosttune.outputs.best_recipe import BestRecipe, load_best_recipe
 
 __version__ = "0.1.0"
 

@@ -23,7 +23,8 @@ from boosttune.config.boost import format_validation_error
 from boosttune.config.experiment import CACHE_GRAPHS, MAX_DROP, RECOMMENDED_SEEDS, WARM_WORKERS
 from boosttune.config.recipe import TrialRecipe, parse_recipe
 from boosttune.errors import BoosttuneError, ConfigError
-from boosttune.evaluation.confirm import BASELINE_NAME, Candidate
+from boosttune.stages.rounds import Candidate
+from boosttune.stats.confirmed import BASELINE_NAME
 from boosttune.execution.provenance import load_run_info, record_run_info
 from boosttune.execution.runs import RecordStore
 from boosttune.probe import check_recipe
@@ -161,8 +162,8 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
     """Run (or resume) the bench in ``output``; write confirm.parquet/.csv, summary.csv, report.html and report.md."""
     import ray
 
-    from boosttune.evaluation.confirm import run_paired
-    from boosttune.evaluation.summary import save_confirmed
+    from boosttune.stages.rounds import run_paired
+    from boosttune.outputs.summary import save_confirmed
     from boosttune.execution.start import ROUNDS_IN_TURN, ROUNDS_ONE_BY_ONE, RunRequest, start_run
     from boosttune.report import ReportInputs, write_report
 

@@ -2,8 +2,8 @@
 confirm, results table, best recipe, report.
 
 Each stage's policy lives in its package: the start-up in :mod:`boosttune.execution.start`, the baseline in
-:mod:`boosttune.evaluation.baseline`, the start points and the search's setup in :mod:`boosttune.search.start_points` and
-:mod:`boosttune.search.setup`, the confirm stage in :mod:`boosttune.evaluation.confirm_stage`. Every stage's runs are
+:mod:`boosttune.stages.baseline`, the start points and the search's setup in :mod:`boosttune.search.start_points` and
+:mod:`boosttune.search.setup`, the confirm stage in :mod:`boosttune.stages.confirm`. Every stage's runs are
 run records (:mod:`boosttune.execution.runs`) trained by one function
 (:func:`boosttune.execution.ray_train.train_run`) and kept as they end, so ``--resume`` continues any stage without
 losing or retraining a finished run.
@@ -23,13 +23,13 @@ import ray
 from boosttune.check import CheckReport, check_in_fresh_process
 from boosttune.config.experiment import MAX_DROP, ExperimentConfig
 from boosttune.errors import UnsupportedError
-from boosttune.evaluation.baseline import judge_baseline, train_baseline
-from boosttune.evaluation.confirm_stage import run_confirm_stage
-from boosttune.evaluation.export import selected_recipe, write_best
-from boosttune.evaluation.race import RaceRules
-from boosttune.evaluation.results import build_results_table, save_results, search_reference
-from boosttune.evaluation.select import Tolerance
-from boosttune.evaluation.summary import save_confirmed
+from boosttune.stages.baseline import judge_baseline, train_baseline
+from boosttune.stages.confirm import run_confirm_stage
+from boosttune.outputs.export import selected_recipe, write_best
+from boosttune.stats.race import RaceRules
+from boosttune.outputs.results import build_results_table, save_results, search_reference
+from boosttune.stats.select import Tolerance
+from boosttune.outputs.summary import save_confirmed
 from boosttune.execution.cluster import facts_on_worker
 from boosttune.execution.provenance import load_run_info, record_run_info
 from boosttune.execution.runs import FINISHED, RunRecord

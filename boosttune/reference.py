@@ -24,9 +24,9 @@ from boosttune.cli.main import build_parser
 from boosttune.cli.search import script_parser
 from boosttune.config.experiment import ExperimentConfig
 from boosttune.config.recipe import DataConfig, LossScaleConfig, ModelEntry, OptimizerConfig, TrialRecipe
-from boosttune.evaluation.confirm import SUMMARY_COLUMNS
-from boosttune.evaluation.results import SCHEMA, SCHEMA_VERSION
-from boosttune.evaluation.decisions import SHORT, Exit, VerdictCode, decision_words
+from boosttune.stats.confirmed import SUMMARY_COLUMNS
+from boosttune.outputs.results import SCHEMA, SCHEMA_VERSION
+from boosttune.stats.decisions import SHORT, Exit, VerdictCode, decision_words
 
 __all__ = ["render_reference"]
 

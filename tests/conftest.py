@@ -1,6 +1,6 @@
 """The fixtures the test packages share, and the set-up that tests which train or start Ray need.
 
-Nothing heavy happens at import: a session of pure-logic tests (``pytest tests/evaluation/test_stats.py``) runs no
+Nothing heavy happens at import: a session of pure-logic tests (``pytest tests/stats/test_paired.py``) runs no
 probe and imports neither Ray nor MindSpore. The capability probe (run in child processes, cached per device, CPU and
 MindSpore version) runs once, at the first of:
 
@@ -122,7 +122,7 @@ def records():
 @pytest.fixture
 def table(records):
     """The results table of :func:`records`."""
-    from boosttune.evaluation.results import build_results_table
+    from boosttune.outputs.results import build_results_table
 
     return build_results_table(records, ray_version=RAY_VERSION)
 
@@ -130,7 +130,7 @@ def table(records):
 @pytest.fixture
 def search():
     """The sample records' results table with start times and learning curves, as the search writes them."""
-    from boosttune.evaluation.results import build_results_table
+    from boosttune.outputs.results import build_results_table
 
     records = sample_records()
     for index, record in enumerate(records):
@@ -147,8 +147,8 @@ def search():
 def confirmed(tmp_path_factory):
     """A confirm stage of O0, the O1 preset and a GradientFreeze start point over five paired seeds, trained by
     :func:`tests.helpers.paired_runs.fake_train`."""
-    from boosttune.evaluation.confirm import Candidate, run_paired
-    from boosttune.evaluation.summary import save_confirmed
+    from boosttune.stages.rounds import Candidate, run_paired
+    from boosttune.outputs.summary import save_confirmed
     from boosttune.execution.runs import RecordStore
     from tests.helpers.paired_runs import GF, O1, RECIPE, fake_train
 

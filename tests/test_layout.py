@@ -36,7 +36,10 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("probe", ("boosttune.probe",)),
     ("execution", ("boosttune.execution",)),
     ("search", ("boosttune.search",)),
-    ("evaluation", ("boosttune.evaluation",)),
+    ("results", ("boosttune.outputs.results",)),  # the results table's schema: what the statistics read
+    ("stats", ("boosttune.stats",)),
+    ("outputs", ("boosttune.outputs",)),
+    ("stages", ("boosttune.stages",)),
     ("report", ("boosttune.report",)),
     ("compose", ("boosttune.check", "boosttune.experiment", "boosttune.bench")),
     ("cli", ("boosttune.cli", "boosttune.reference")),
@@ -563,7 +566,7 @@ def test_no_test_module_imports_another():
 
 
 def test_the_conftest_files_import_nothing_heavy():
-    """``pytest tests/evaluation/test_stats.py`` runs no probe and loads neither Ray nor MindSpore."""
+    """``pytest tests/stats/test_paired.py`` runs no probe and loads neither Ray nor MindSpore."""
     heavy = [line for path in sorted(TESTS.rglob("conftest.py")) for line in heavy_imports(path, TESTS)]
     assert not heavy, "import these inside the fixture or hook that needs them:\n" + "\n".join(heavy)
 
@@ -632,7 +635,7 @@ def test_the_test_rules_catch_what_they_should(tmp_path):
 
 
 # The one module that words a decision (issue 41: the words for one decision once lived in five places).
-DECISIONS = "boosttune.evaluation.decisions"
+DECISIONS = "boosttune.stats.decisions"
 _DECISION_CODES = {"Exit", "VerdictCode"}
 
 
@@ -665,7 +668,7 @@ def test_the_decision_rule_catches_a_second_table(tmp_path):
 # Where a run's max_drop is resolved: once, where the run starts (issue 41: it was resolved again at about eleven
 # places, and a non-fraction metric's search and confirm stage used different numbers).
 TOLERANCE_OWNERS = {"boosttune.experiment", "boosttune.bench"}  # read config.max_drop and resolve it, once
-TOLERANCE_MATH = {"boosttune.objective", "boosttune.evaluation.select"}  # Objective.tolerance, Tolerance
+TOLERANCE_MATH = {"boosttune.objective", "boosttune.stats.select"}  # Objective.tolerance, Tolerance
 
 
 def tolerance_reads(path: Path) -> list[str]:

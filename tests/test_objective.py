@@ -11,17 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from boosttune.evaluation.confirm import (
-    BASELINE_NAME,
-    Candidate,
-    confirm_table,
-    pick_candidates,
-    run_paired,
-    select_confirmed,
-    summarize,
-)
-from boosttune.evaluation.results import build_results_table, load_results, table_objective, save_results
-from boosttune.evaluation.select import Tolerance, pareto_front, select_best
+from boosttune.stages.rounds import Candidate, pick_candidates, run_paired
+from boosttune.stats.confirmed import BASELINE_NAME, confirm_table, select_confirmed, summarize
+from boosttune.outputs.results import build_results_table, load_results, table_objective, save_results
+from boosttune.stats.select import Tolerance, pareto_front, select_best
 from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
 from boosttune.objective import ACCURACY, Objective
 from tests.helpers.records import RAY_VERSION, make_record

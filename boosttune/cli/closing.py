@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from boosttune.evaluation.results import load_results
-from boosttune.evaluation.summary import format_confirmed
+from boosttune.outputs.results import load_results
+from boosttune.outputs.summary import format_confirmed
 from boosttune.experiment import ExperimentResult
 
 __all__ = ["format_summary"]

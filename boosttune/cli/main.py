@@ -169,8 +169,8 @@ def _results_folder(results: str) -> Path:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from boosttune.evaluation.export import export_best
-    from boosttune.evaluation.summary import load_confirmed
+    from boosttune.outputs.export import export_best
+    from boosttune.outputs.summary import load_confirmed
 
     table, folder = _load_any_results(args.results)
     own, default = recorded_max_drop(folder)  # judged as the run itself was, unless --max-drop says otherwise
@@ -191,7 +191,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def _rejudge_in_place(folder: Path, max_drop: float, confirmed) -> None:
     """summary.csv and the report rewritten at ``max_drop``, and that margin recorded (run_info.json
     ``max_drop_rejudged``), so the summary, the page, the JSON files and a later report or export all agree."""
-    from boosttune.evaluation.summary import write_summary
+    from boosttune.outputs.summary import write_summary
     from boosttune.report import load_report_inputs, write_report
 
     record_run_info(folder, max_drop_rejudged=max_drop)
@@ -203,8 +203,8 @@ def _rejudge_in_place(folder: Path, max_drop: float, confirmed) -> None:
 
 def _load_any_results(results: str):
     """The results table of an experiment folder, or the runs of a bench folder (which has no search)."""
-    from boosttune.evaluation.results import load_results
-    from boosttune.evaluation.summary import CONFIRM_NAME
+    from boosttune.outputs.results import load_results
+    from boosttune.outputs.summary import CONFIRM_NAME
 
     folder = _results_folder(results)
     path = Path(results)
@@ -356,7 +356,7 @@ def _seeds(text: str | None) -> list[int] | None:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from boosttune.bench import parse_bench, recipe_override, run_bench
-    from boosttune.evaluation.summary import format_confirmed
+    from boosttune.outputs.summary import format_confirmed
 
     document = load_document(args.file)
     if not isinstance(document, dict):

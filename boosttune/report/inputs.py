@@ -14,10 +14,10 @@ import pandas as pd
 
 from boosttune.config.experiment import MAX_DROP, recorded_max_drop
 from boosttune.errors import ConfigError, DataError
-from boosttune.evaluation.results import CSV_NAME, PARQUET_NAME, baseline_row, load_results, table_objective
-from boosttune.evaluation.export import SelectedRecipe, selected_recipe
-from boosttune.evaluation.select import Selection, Tolerance, select_best
-from boosttune.evaluation.summary import CONFIRM_NAME, Confirmed, load_confirmed
+from boosttune.outputs.results import CSV_NAME, PARQUET_NAME, baseline_row, load_results, table_objective
+from boosttune.outputs.export import SelectedRecipe, selected_recipe
+from boosttune.stats.select import Selection, Tolerance, select_best
+from boosttune.outputs.summary import CONFIRM_NAME, Confirmed, load_confirmed
 from boosttune.execution.provenance import load_run_info
 from boosttune.objective import Objective
 

@@ -17,8 +17,8 @@ import pandas as pd
 
 from boosttune.algorithms.base import CardMatch
 from boosttune.errors import DataError
-from boosttune.evaluation.decisions import Exit, VerdictCode, card_words
-from boosttune.evaluation.results import finite, fmt
+from boosttune.stats.decisions import Exit, VerdictCode, card_words
+from boosttune.outputs.results import finite, fmt
 from boosttune.execution.provenance import load_run_info
 from boosttune.files import claim_output_folder, write_atomically
 from boosttune.objective import ACCURACY, Objective
@@ -141,7 +141,7 @@ def searched_ranges() -> dict[str, str]:
 
 def worked_ranges(key: str, search: pd.DataFrame, max_drop: float) -> list[tuple[str, str, str]]:
     """(param, values in trials faster than O0 within the margin, values in every finished trial using it)."""
-    from boosttune.evaluation.results import FINISHED, PARAM_PREFIX
+    from boosttune.outputs.results import FINISHED, PARAM_PREFIX
 
     finished = search[search["status"].isin(FINISHED) & search["speedup_vs_baseline"].map(finite)]
     card = _match(key)
@@ -258,7 +258,7 @@ def write_method_cards(bench: str | Path, output: str | Path, *, searches: tuple
                     f", boosttune {versions.get('boosttune', base['boosttune_version'])}",
         "setting": setting, "seeds": list(confirmed.seeds),
     }
-    from boosttune.evaluation.results import load_results
+    from boosttune.outputs.results import load_results
 
     context["searches"] = [(str(folder), load_results(folder)) for folder in searches]
     if searches:

@@ -11,8 +11,8 @@ from typing import Callable, NamedTuple
 import pandas as pd
 import plotly.offline
 
-from boosttune.evaluation.decisions import decision_words
-from boosttune.evaluation.results import FINISHED, finite, fmt
+from boosttune.stats.decisions import decision_words
+from boosttune.outputs.results import FINISHED, finite, fmt
 from boosttune.files import write_atomically
 from boosttune.report import figures, recipes
 from boosttune.report.inputs import ReportInputs

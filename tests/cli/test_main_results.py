@@ -7,7 +7,7 @@ import json
 import pytest
 
 from boosttune.cli.main import main
-from boosttune.evaluation.results import build_results_table, save_results
+from boosttune.outputs.results import build_results_table, save_results
 from tests.helpers.records import RAY_VERSION, sample_records
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from boosttune.evaluation.confirm_stage import default_budget_runs
+from boosttune.stages.confirm import default_budget_runs
 from tests.helpers import REPO
 from tests.helpers.leftovers import assert_nothing_left, footprint
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from boosttune.evaluation.decisions import decision_words
+from boosttune.stats.decisions import decision_words
 from boosttune.objective import Objective
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from boosttune.config.boost import parse_boost_config
-from boosttune.evaluation.results import save_results
-from boosttune.evaluation.summary import save_confirmed
+from boosttune.outputs.results import save_results
+from boosttune.outputs.summary import save_confirmed
 from boosttune.execution.provenance import record_run_info
 from boosttune.execution.runs import RunRecord, RunSpec
 from boosttune.report import ReportInputs

@@ -9,8 +9,8 @@ import pytest
 
 from boosttune.cli.main import main
 from boosttune.errors import DataError
-from boosttune.evaluation.confirm import Candidate, run_paired
-from boosttune.evaluation.results import build_results_table, save_results
+from boosttune.stages.rounds import Candidate, run_paired
+from boosttune.outputs.results import build_results_table, save_results
 from boosttune.execution.runs import RecordStore
 from boosttune.report.method_notes import NOTES
 from boosttune.report.methods import card_figures, searched_ranges, verdict_line, worked_ranges
@@ -34,7 +34,7 @@ def test_the_searched_ranges_are_read_from_the_space_fragments():
 
 @pytest.fixture(scope="module")
 def bench_dir(tmp_path_factory):
-    from boosttune.evaluation.summary import save_confirmed
+    from boosttune.outputs.summary import save_confirmed
     from boosttune.execution.provenance import record_run_info
 
     folder = tmp_path_factory.mktemp("bench")
@@ -51,7 +51,7 @@ def bench_dir(tmp_path_factory):
 
 
 def test_card_figures_pick_the_recipes_that_change_only_that_method(bench_dir):
-    from boosttune.evaluation.summary import load_confirmed
+    from boosttune.outputs.summary import load_confirmed
 
     confirmed = load_confirmed(bench_dir, max_drop=1.0)
     gf = card_figures("grad_freeze", confirmed.summary, confirmed.runs, {})

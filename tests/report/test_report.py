@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from boosttune.errors import ConfigError, DataError
-from boosttune.evaluation.results import build_results_table
-from boosttune.evaluation.select import hypervolume
+from boosttune.outputs.results import build_results_table
+from boosttune.stats.select import hypervolume
 from boosttune.report import figures, load_report_inputs, recipes, write_report
 from tests.helpers import REPO
 from tests.helpers.paired_runs import GF, O1, RECIPE, experiment_folder, report_inputs
@@ -62,7 +62,7 @@ def test_scatter_is_speedup_vs_accuracy_points_with_front_band_and_confirmed_int
 def test_one_decision_per_recipe_in_the_answer_the_tables_and_the_figure(tmp_path, search, confirmed):
     """The page reads the confirm stage's one decision everywhere: the answer table, the summary table, the
     figure's hover and the text in full say the same words, and no second verdict (a paired test's) appears."""
-    from boosttune.evaluation.decisions import decision_words
+    from boosttune.stats.decisions import decision_words
 
     inputs = report_inputs(search, confirmed)
     _, md_path = write_report(inputs, tmp_path)
@@ -109,7 +109,7 @@ def test_header_answers_in_one_sentence_with_intervals_and_says_how_to_reproduce
 
 
 def _rejudged(confirmed, max_drop):
-    from boosttune.evaluation.summary import load_confirmed
+    from boosttune.outputs.summary import load_confirmed
 
     return load_confirmed(confirmed.summary_path.parent, max_drop=max_drop)
 
@@ -339,8 +339,8 @@ def test_the_report_reads_the_recipe_the_experiment_exported_and_makes_the_same_
     """An experiment selects once: it hands the recipe it exported and its model's objective to the report, which
     selects nothing again (with a confirm stage, it still picks the search's one-seed trial to show beside it)."""
     from boosttune.config.experiment import MAX_DROP
-    from boosttune.evaluation.export import selected_recipe
-    from boosttune.evaluation.select import Tolerance
+    from boosttune.outputs.export import selected_recipe
+    from boosttune.stats.select import Tolerance
     from boosttune.objective import ACCURACY
     from boosttune.report import inputs as inputs_module
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from boosttune.evaluation.results import FINISHED, finite
+from boosttune.outputs.results import FINISHED, finite
 from boosttune.report.inputs import ReportInputs
 
 BLUE, ORANGE, RED, GREEN, GREY, BLACK = "#4c78a8", "#f58518", "#e45756", "#54a24b", "#999999", "#222222"

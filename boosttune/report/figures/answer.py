@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from boosttune.evaluation.confirm import BASELINE_NAME
-from boosttune.evaluation.decisions import Exit, decision_words
-from boosttune.evaluation.results import finite
+from boosttune.stats.confirmed import BASELINE_NAME
+from boosttune.stats.decisions import Exit, decision_words
+from boosttune.outputs.results import finite
 from boosttune.report.inputs import ReportInputs
 
 __all__ = ["AnswerInfo", "AnswerRow", "answer_info"]

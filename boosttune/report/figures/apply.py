@@ -2,7 +2,7 @@
 recipe by its MindSpore name.
 
 Not a figure: :mod:`boosttune.report.render` lays it out right after the answer, in report.html and report.md.
-The recipe is the one ``boosttune export`` writes (:func:`boosttune.evaluation.export.selected_recipe`: the one an
+The recipe is the one ``boosttune export`` writes (:func:`boosttune.outputs.export.selected_recipe`: the one an
 experiment exported, or made from the same tables and margin as the page), so the block and the files cannot
 disagree; it arrives with the inputs' selection (:attr:`~boosttune.report.inputs.ReportInputs.selection`).
 """
@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from boosttune.config.boost import PRESETS, parse_boost_config
 from boosttune.config.recipe import LossScaleConfig, OptimizerConfig
 from boosttune.errors import BoosttuneError
-from boosttune.evaluation.export import BEST_BOOST_CONFIG_NAME, BEST_RECIPE_NAME, loss_scale_manager_call
+from boosttune.outputs.export import BEST_BOOST_CONFIG_NAME, BEST_RECIPE_NAME, loss_scale_manager_call
 from boosttune.report.inputs import ReportInputs
 
 __all__ = ["ApplyInfo", "apply_info"]

@@ -6,8 +6,8 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from boosttune.evaluation.decisions import DROPPED
-from boosttune.evaluation.results import FINISHED, finite, fmt
+from boosttune.stats.decisions import DROPPED
+from boosttune.outputs.results import FINISHED, finite, fmt
 from boosttune.report.inputs import ReportInputs
 
 __all__ = ["CLAIMS", "ClaimInfo", "claims_info", "judge_claim"]

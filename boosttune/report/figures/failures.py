@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from boosttune.evaluation.results import FINISHED, finite
+from boosttune.outputs.results import FINISHED, finite
 from boosttune.report.inputs import ReportInputs
 from boosttune.report.recipes import run_name
 

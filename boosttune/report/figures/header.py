@@ -9,10 +9,10 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from boosttune.evaluation.decisions import decision_words
-from boosttune.evaluation.job import TIE
-from boosttune.evaluation.results import baseline_row, finite, fmt
-from boosttune.evaluation.summary import job_words
+from boosttune.stats.decisions import decision_words
+from boosttune.stats.job import TIE
+from boosttune.outputs.results import baseline_row, finite, fmt
+from boosttune.outputs.summary import job_words
 from boosttune.report.inputs import ReportInputs
 from boosttune.report.recipes import describe_recipe, recipe_of
 

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from boosttune.evaluation.results import FINISHED, PARAM_PREFIX, baseline_row, finite, fmt
-from boosttune.evaluation.decisions import decision_words
+from boosttune.outputs.results import FINISHED, PARAM_PREFIX, baseline_row, finite, fmt
+from boosttune.stats.decisions import decision_words
 from boosttune.objective import ACCURACY, Objective
 from boosttune.pareto import non_dominated
 from boosttune.report.figures._common import (

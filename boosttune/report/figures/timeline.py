@@ -7,7 +7,7 @@ from typing import NamedTuple
 import pandas as pd
 import plotly.graph_objects as go
 
-from boosttune.evaluation.results import finite
+from boosttune.outputs.results import finite
 from boosttune.report.figures._common import BLUE, GREY, LAYOUT, ORANGE, RED
 from boosttune.report.inputs import ReportInputs
 from boosttune.report.recipes import run_name

@@ -104,7 +104,7 @@ def test_amp_loss_scale_optimizer_and_schedule_by_their_mindspore_names():
     from tests.helpers.records import RAY_VERSION, make_record
 
     from boosttune.config.recipe import parse_recipe
-    from boosttune.evaluation.results import build_results_table
+    from boosttune.outputs.results import build_results_table
 
     boosted = make_record("t_00001", level="O1", boost={"less_bn": {"gc_flag": False}}, sps=150.0, acc=0.9)
     boosted["recipe"] = parse_recipe({
@@ -127,7 +127,7 @@ def test_amp_loss_scale_optimizer_and_schedule_by_their_mindspore_names():
 def test_a_recipe_that_is_mindspores_preset_is_named_so():
     from tests.helpers.records import RAY_VERSION, make_record
 
-    from boosttune.evaluation.results import build_results_table
+    from boosttune.outputs.results import build_results_table
 
     table = build_results_table([make_record("t_00000", preset="O0", sps=100.0, acc=0.9),
                                  make_record("t_00001", level="O1", sps=150.0, acc=0.9)], ray_version=RAY_VERSION)

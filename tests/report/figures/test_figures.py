@@ -9,8 +9,8 @@ import math
 import pandas as pd
 import pytest
 
-from boosttune.evaluation.decisions import decision_words
-from boosttune.evaluation.results import build_results_table
+from boosttune.stats.decisions import decision_words
+from boosttune.outputs.results import build_results_table
 from boosttune.objective import Objective
 from boosttune.report import ReportInputs, figures, recipes
 from tests.helpers.paired_runs import GF, RECIPE

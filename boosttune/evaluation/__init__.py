@@ -1,1 +1,0 @@
-"""Evaluation: the results table, Pareto selection, the paired confirm stage, its statistics and the export."""

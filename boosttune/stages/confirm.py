@@ -1,0 +1,160 @@
+"""The experiment's confirm stage, its policy: which searched recipes are candidates (the screen), which fresh
+paired seeds they train on, fixed seeds or a race and its rules (budget, noise prior from the device's record).
+The rounds are :mod:`boosttune.stages.rounds`; their figures and the race, :mod:`boosttune.stats.confirmed` and
+:mod:`boosttune.stats.race`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from boosttune.config.experiment import (
+    CONFIRM_SCREEN,
+    RECOMMENDED_SEEDS,
+    ExperimentConfig,
+)
+from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
+from boosttune.objective import Objective
+from boosttune.outputs.results import canonical_json
+from boosttune.stages.rounds import (
+    Candidate,
+    TrainRound,
+    baseline_candidate,
+    pick_candidates,
+    recipe_identity,
+    run_paired,
+    run_race,
+)
+from boosttune.stats.confirmed import BASELINE_NAME, confirm_table, replay_race
+from boosttune.stats.noise import NoiseRecord, RunMode, noise_record
+from boosttune.stats.race import REFERENCE_NOISE, Noise, RaceRules
+from boosttune.stats.select import Tolerance
+
+__all__ = ["confirm_seeds", "default_budget_runs", "device_noise", "handoff", "judged_on_all", "race_rules",
+           "run_confirm_stage", "run_mode"]
+
+
+def confirm_seeds(seed: int, count: int) -> list[int]:
+    """Fresh seeds: none of them is the search's (so the confirmation is not fitted to it), and experiments with
+    different ``seed`` values share none (``seed`` 0 gets 1000-1999, 1 gets 2000-2999, ...)."""
+    return [(seed + 1) * 1000 + i for i in range(count)]
+
+
+def default_budget_runs(seeds: int, recipes: int, presets: int, searched_places: int) -> int:
+    """The race's default run budget: ``seeds`` paired seeds for every place, the baseline's, the ``presets``' and
+    ``searched_places`` searched recipes' (or for the ``recipes`` raced, when more)."""
+    return seeds * max(recipes, 1 + presets + searched_places)
+
+
+def race_rules(config: ExperimentConfig, recipes: int, noise: Noise, presets: int = 0) -> RaceRules:
+    """The race's rules from the experiment and the device's measured noise. The budget defaults to what a fixed
+    stage of confirm_seeds costs with every place the handoff has filled: the baseline, the ``presets`` raced and
+    all confirm_candidates searched places (or the ``recipes`` raced, when more). A handoff that found fewer likely
+    recipes does not shrink it: the few it hands on are the ones that need the seeds (benchmarks/pipeline_replay.py:
+    a budget sized to what was handed left a third of the main jobs undecided)."""
+    runs = config.confirm_budget_runs
+    if runs is None and config.confirm_budget_minutes is None:
+        runs = default_budget_runs(config.confirm_seeds, recipes, presets, config.confirm_candidates)
+    return RaceRules.with_noise(noise, alpha=config.confirm_alpha, max_seeds=config.confirm_max_seeds, max_runs=runs,
+                                max_minutes=config.confirm_budget_minutes)
+
+
+def device_noise(config: ExperimentConfig, baseline: Candidate, objective: Objective,
+                 turns: bool = False) -> tuple[NoiseRecord, Noise]:
+    """The noise record of this device and workload, and the prior it gives the race (the reference's gain sd is in
+    accuracy points: none for another objective)."""
+    record = noise_record(config.recipe.device_target, recipe_identity(canonical_json(baseline.recipe)),
+                          run_mode(config, turns))
+    noise = record.noise()
+    if noise is REFERENCE_NOISE and not objective.fraction:
+        noise = replace(noise, gain_sd=None)
+    return record, noise
+
+
+def run_mode(config: ExperimentConfig, turns: bool = False) -> RunMode:
+    """How the confirm stage makes its runs: the experiment's worker mode and graph cache, its ranks per run, and
+    whether a round's runs take their epochs in turn (else one run after another)."""
+    return RunMode(config.warm_workers, config.cache_graphs, config.workers_per_trial, 1, turns)
+
+
+def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, max_drop: Tolerance, output: Path,
+                      train: Callable[[RunSpec], RunRecord], log: Callable[[str], None],
+                      train_round: TrainRound | None = None) -> tuple[list[RunRecord], RaceRules | None]:
+    """The experiment's confirm stage: the candidates that passed the screen, trained again on fresh paired seeds
+    against the baseline, in a race (the default) or a fixed number of seeds; the runs, and the race's rules.
+    ``max_drop`` is the experiment's, on its model's objective; the screen is taken in the same objective.
+    ``train_round``: a round's runs trained together, their epochs in turn (None: one after another)."""
+    turns = train_round is not None
+    candidates, record, noise = handoff(config, table, max_drop, turns)
+    store = RecordStore(output / "confirm")
+    if config.confirm_mode == "fixed" or len(candidates) < 2:
+        seeds = confirm_seeds(config.seed, config.confirm_seeds)
+        log(f"confirm: {len(candidates)} recipes x {len(seeds)} paired seeds {seeds}, interleaved"
+            + ("" if len(candidates) > 1 else " (only the baseline: no searched recipe was likely enough to be acceptable)")
+            + ("" if len(seeds) >= RECOMMENDED_SEEDS else
+               f" ({RECOMMENDED_SEEDS} or more seeds recommended: --confirm-seeds)"))
+        log_candidates(candidates, log)
+        return run_paired(candidates, seeds, store=store, role="confirm", train=train, log=log,
+                          max_drop=max_drop, train_round=train_round), None
+    presets = sum(c.preset not in (None, BASELINE_NAME) for c in candidates)
+    rules = race_rules(config, len(candidates), noise, presets)
+    seeds = confirm_seeds(config.seed, rules.max_seeds)
+    log(f"confirm: a race of {len(candidates) - 1} candidates against the baseline, paired and interleaved rounds "
+        f"on seeds {seeds[0]}, {seeds[1]}, ...; budget {rules.budget_text()}; a candidate wins when shown faster and "
+        f"non-inferior (family-wise level {rules.alpha:g}, {rules.min_seeds} paired seeds at least), leaves when "
+        f"likely slower or beyond the margin (one-sided {100 * rules.drop_confidence:g}%), and stops undecided at "
+        f"{rules.max_seeds} seeds")
+    log(f"confirm: the noise the race starts from: {noise.text()}"
+        + ("; it steers the drops only, and this race's runs are added to the device's record"
+           if noise.df == 0 else "; the race's own runs join it"))
+    log_candidates(candidates, log)
+    records = run_race(candidates, seeds, store=store, role="confirm", train=train, rules=rules, log=log,
+                       max_drop=max_drop, train_round=train_round)
+    runs = confirm_table(records)
+    race = replay_race(runs, rules, max_drop.resolved_on(runs))
+    if race.record_note():
+        log(f"confirm: {race.record_note()}")
+    record.add(race, race_id=str(output.resolve()), mode=run_mode(config, turns))
+    return records, rules
+
+
+def handoff(config: ExperimentConfig, table: pd.DataFrame, max_drop: Tolerance,
+            turns: bool = False) -> tuple[list[Candidate], NoiseRecord, Noise]:
+    """The candidates (:func:`~boosttune.stages.rounds.pick_candidates`: the searched ones by how likely they
+    are acceptable at ``max_drop`` given the device's noise), the device's noise record and the race's prior. The
+    handoff reads a one-seed gain with the reference's accuracy noise when the record has measured none."""
+    baseline = baseline_candidate(table)
+    record, noise = device_noise(config, _as_confirmed(config, baseline), max_drop.objective, turns)
+    seen_with = noise if noise.gain_sd is not None or not max_drop.objective.fraction else \
+        replace(noise, gain_sd=REFERENCE_NOISE.gain_sd)
+    screen = Tolerance(max_drop.objective, config.confirm_screen, CONFIRM_SCREEN).resolved_on(table)
+    picked = pick_candidates(table, max_candidates=config.confirm_candidates, screen=screen, max_drop=max_drop,
+                             noise=seen_with)
+    return [_as_confirmed(config, c) for c in picked], record, noise
+
+
+def _as_confirmed(config: ExperimentConfig, candidate: Candidate) -> Candidate:
+    """The candidate as the confirm stage trains it: judged on every held-out sample (``confirm_eval_all``) and
+    evaluated after its last epoch only, unless ``confirm_curves`` asks for every epoch's."""
+    candidate = judged_on_all(candidate) if config.confirm_eval_all else candidate
+    if config.confirm_curves or candidate.recipe.get("eval_every_epoch") is False:
+        return candidate
+    return replace(candidate, recipe={**candidate.recipe, "eval_every_epoch": False})
+
+
+def judged_on_all(candidate: Candidate) -> Candidate:
+    """The candidate with its objective from every held-out sample of a built-in data set (a builder's own data
+    keeps its own final evaluation, if it has one)."""
+    data = candidate.recipe.get("data")
+    if not isinstance(data, dict) or data.get("final_val_limit") is not None:
+        return candidate
+    return Candidate(candidate.name, {**candidate.recipe, "data": {**data, "final_val_limit": "all"}},
+                     candidate.why, candidate.preset)
+
+
+def log_candidates(candidates, log: Callable[[str], None]) -> None:
+    for candidate in candidates:
+        log(f"  {candidate.name}: {candidate.why}")

@@ -1,0 +1,482 @@
+"""The racing confirm stage: candidates leave the race as soon as the paired rounds decide them.
+
+A fixed number of seeds per candidate spends as much on a recipe decided after one round (three times
+slower than the baseline) as on one that needs ten. Racing, as SMAC's intensification and irace/F-race
+do, spends the seeds where the answer is still open. Every round trains the O0 baseline and every
+candidate still racing on the round's seed (paired, interleaved: :func:`~boosttune.stages.rounds.paired_schedule`).
+
+Why, and what was measured: docs/design/race.md.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Mapping
+
+import numpy as np
+from scipy import stats as _st
+
+from boosttune.errors import ConfigError
+from boosttune.stats.decisions import Exit
+from boosttune.stats.race_model import (
+    Fit,
+    RecordCheck,
+    check_record,
+    claim_sd,
+    fit,
+    pooled_sd,
+    t_quantile,
+)
+
+__all__ = ["Bounds", "Noise", "REFERENCE_NOISE", "Race", "RaceRules", "Standing", "claim_level"]
+
+DROP_PRIOR_DF = 4  # the weight of the measured noise in a drop when the race has measured little itself
+UNCHECKED_WEIGHT = 0  # a record's most weight in a claim before the race's runs can check it (CHECK_MIN_DF)
+FUTILITY_LEVEL = 0.2  # one-sided: the optimistic bound a candidate must be unable to show from to be stopped
+
+
+@dataclass(frozen=True)
+class Noise:
+    """The run-to-run noise of a device, per paired seed: the sd of log(recipe / baseline throughput) and of the
+    objective's gain (its gain units: points for accuracy), with the degrees of freedom they were measured on and
+    where they come from (said in the output)."""
+
+    speed_sd: float
+    gain_sd: float | None
+    df: int
+    source: str
+
+    def text(self) -> str:
+        gain = f", objective gain sd {self.gain_sd:.3g}" if self.gain_sd is not None else ""
+        return f"speed log-sd {self.speed_sd:.3f}{gain} per paired seed ({self.source}, {self.df} df)"
+
+
+# The committed table's pooled noise per paired seed (benchmarks/data/confirm_table: 10 recipes x 10 paired seeds,
+# ResNet-8 on the 2-core CPU machine, every run on one warm worker as the main job makes them; rebuilt 2026-11-25,
+# benchmarks/confirm_reliability.py prints it): what a device that has measured nothing is assumed to do. It steers
+# the drops only (df 0 for claims). The fresh-process table before it measured a speed log-sd of 0.122.
+REFERENCE_NOISE = Noise(speed_sd=0.059, gain_sd=0.382, df=0, source="reference table, not measured on this device")
+
+
+@dataclass(frozen=True)
+class RaceRules:
+    """How the race decides and what it may spend (see the module's docstring).
+
+    ``speed_noise`` / ``gain_noise``: the device's noise per paired seed (log speed-up; objective gain), None when
+    unknown; ``noise_df``: the degrees of freedom it was measured on, its weight in a claim (0: drops only)."""
+
+    alpha: float = 0.05
+    min_seeds: int = 3
+    max_seeds: int = 10
+    max_runs: int | None = None
+    max_minutes: float | None = None
+    speed_noise: float | None = REFERENCE_NOISE.speed_sd
+    gain_noise: float | None = None
+    drop_confidence: float = 0.90  # one-sided: a drop's upper bound
+    noise_df: int = 0
+    noise_source: str = REFERENCE_NOISE.source
+    first_look_share: float | None = None  # of a candidate's alpha, spent at its first look; None: as at any other
+    robust: bool = True  # set aside a run far off the model (race_model); False: least squares on every run
+    check_record: bool = True  # the record weighs in a claim only once the race's own runs agree with it
+    futility: bool = True  # a candidate that cannot be decided within the budget and the seed cap stops
+
+    def __post_init__(self) -> None:
+        if not 0 < self.alpha < 1:
+            raise ConfigError(f"confirm_alpha: must be strictly between 0 and 1, got {self.alpha!r}")
+        if not 2 <= self.min_seeds <= self.max_seeds:
+            raise ConfigError(f"confirm_max_seeds: need 2 <= min_seeds <= max_seeds, got min_seeds={self.min_seeds}, "
+                              f"max_seeds={self.max_seeds}")
+        if self.max_runs is not None and self.max_runs < 2:
+            raise ConfigError(f"confirm_budget_runs: must be >= 2 (one round of a candidate and the baseline), "
+                              f"got {self.max_runs}")
+        if self.max_minutes is not None and not self.max_minutes > 0:
+            raise ConfigError(f"confirm_budget_minutes: must be > 0, got {self.max_minutes}")
+        for name in ("speed_noise", "gain_noise"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise ConfigError(f"{name}: must be a finite number > 0 or unset, got {value!r}")
+        if self.noise_df < 0:
+            raise ConfigError(f"noise_df: must be >= 0, got {self.noise_df}")
+        if self.first_look_share is not None and not 0 < self.first_look_share <= 1:
+            raise ConfigError(f"first_look_share: must be in (0, 1], got {self.first_look_share!r}")
+
+    @classmethod
+    def with_noise(cls, noise: Noise, **kwargs: Any) -> RaceRules:
+        return cls(speed_noise=noise.speed_sd, gain_noise=noise.gain_sd, noise_df=noise.df,
+                   noise_source=noise.source, **kwargs)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RaceRules:
+        """Rules as race.json holds them (fields this version does not know are ignored; a file from before the robust
+        fit, the record check and futility replays as it was decided)."""
+        known = {f for f in cls.__dataclass_fields__}
+        older = {k: False for k in ("robust", "check_record", "futility") if k not in data}
+        return cls(**{**older, **{k: v for k, v in data.items() if k in known}})
+
+    def spent(self, n: int) -> float:
+        """The share of a candidate's alpha spent by its looks up to ``n`` paired seeds (0 before min_seeds)."""
+        if n < self.min_seeds:
+            return 0.0
+        later = self.max_seeds - self.min_seeds
+        if later == 0:
+            return 1.0
+        first = self.first_look_share if self.first_look_share is not None else 1 / (later + 1)
+        return min(1.0, first + (1 - first) * (n - self.min_seeds) / later)
+
+    def fits(self, cost: int, runs_spent: int, seconds_spent: float, seconds_per_run: float | None) -> bool:
+        """Whether the budget pays for a round of ``cost`` runs."""
+        if self.max_runs is not None and runs_spent + cost > self.max_runs:
+            return False
+        if self.max_minutes is not None and seconds_per_run is not None:
+            return seconds_spent + cost * seconds_per_run <= 60 * self.max_minutes
+        return True
+
+    def within_budget(self, candidates: int) -> RaceRules:
+        """The rules with ``max_seeds`` no more than a run budget can ever pay for one candidate (all the others
+        leaving after the first round, each round after that one candidate and the baseline): the looks past
+        it never happen, so no alpha is spent on them. Decided before the race, from the budget alone."""
+        if self.max_runs is None:
+            return self
+        reachable = 1 + (self.max_runs - (candidates + 1)) // 2 if self.max_runs >= candidates + 1 else 0
+        return replace(self, max_seeds=max(self.min_seeds, min(self.max_seeds, reachable)))
+
+    def budget_text(self) -> str:
+        parts = ([f"{self.max_runs} runs"] if self.max_runs is not None else []) + \
+            ([f"{self.max_minutes:g} minutes"] if self.max_minutes is not None else [])
+        return " and ".join(parts) or "no limit"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def claim_level(rules: RaceRules, n: int, candidates: int, winners: int) -> float:
+    """The one-sided level a candidate with ``n`` paired seeds may claim at (Holm over the candidates, the union
+    bound over its looks)."""
+    if n < rules.min_seeds or n > rules.max_seeds:
+        return 0.0
+    return rules.alpha / max(1, candidates - winners) * (rules.spent(n) - rules.spent(n - 1))
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """A candidate's effect against the baseline under the pooled model: estimate and one-sided bounds at
+    ``level`` on each side (so ``[low, high]`` is a ``1 - 2 level`` interval), with the degrees of freedom."""
+
+    estimate: float
+    low: float
+    high: float
+    level: float
+    df: int
+
+
+@dataclass
+class Standing:
+    """One candidate in the race: its paired figures so far and, once it left, when and why."""
+
+    name: str
+    seeds: list[int] = field(default_factory=list)
+    log_speedups: list[float] = field(default_factory=list)
+    gains: list[float] = field(default_factory=list)
+    runs: int = 0  # runs trained, failed ones included
+    exit: str = Exit.RACING
+    left_after_round: int | None = None  # 1-based
+    why: str = ""
+    speed: Bounds | None = None  # the decision's own figures at its last look (log speed-up)
+    gain: Bounds | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.log_speedups)
+
+    @property
+    def racing(self) -> bool:
+        return self.exit == Exit.RACING
+
+    @property
+    def speedup(self) -> float:
+        if self.speed is not None:
+            return math.exp(self.speed.estimate)
+        return math.exp(float(np.mean(self.log_speedups))) if self.log_speedups else math.nan
+
+
+def _bounds(fit: Fit, name: str, sd: float, df: int, level: float) -> Bounds:
+    estimate = fit.effect[name]
+    if df == 0 or level <= 0 or not math.isfinite(sd):
+        return Bounds(estimate, -math.inf, math.inf, level, df)
+    half = t_quantile(1 - level, df) * sd * fit.unit_se[name]
+    return Bounds(estimate, estimate - half, estimate + half, level, df)
+
+
+class Race:
+    """The race's state: feed it each round's paired figures, ask it who still races.
+
+    ``max_drop`` is in the objective's gain units (points for accuracy)."""
+
+    def __init__(self, names: list[str], rules: RaceRules, max_drop: float):
+        if not names:
+            raise ConfigError("confirm: no candidate to race against the baseline")
+        self.rules, self.max_drop = rules.within_budget(len(names)), float(max_drop)
+        self.standings = {name: Standing(name) for name in names}
+        self.rounds = 0
+        self._speed_rounds: list[dict[str, float]] = []
+        self._gain_rounds: list[dict[str, float]] = []
+        self.single_look = False  # one_look: one look at every seed, all of a candidate's alpha there
+
+    @classmethod
+    def one_look(cls, ratios: Mapping[str, Any], gains: Mapping[str, Any], alpha: float, max_drop: float,
+                noise: Noise | None = None) -> Race:
+        """One look at every seed, all of ``alpha`` spent there (the answer all the seeds give; fixed rounds):
+        ``ratios[name]`` and ``gains[name]`` are the per-seed throughput ratios and objective gains, aligned by
+        round (nan where a candidate has no figure in that round)."""
+        n = len(next(iter(ratios.values())))
+        rules = (RaceRules.with_noise(noise, alpha=alpha, min_seeds=2, max_seeds=max(2, n))
+                 if noise is not None else RaceRules(alpha=alpha, min_seeds=2, max_seeds=max(2, n)))
+        race = cls(list(ratios), rules, max_drop)
+        race.single_look = True
+        for r in range(n):
+            figures = {name: (float(ratios[name][r]), float(gains[name][r])) for name in ratios}
+            race._record(r + 1, {k: v for k, v in figures.items() if all(math.isfinite(x) for x in v) and v[0] > 0})
+        race.rounds = n
+        for standing in race.standings.values():
+            standing.runs = n
+        race._judge(list(race.standings.values()))
+        return race
+
+    @property
+    def racing(self) -> list[str]:
+        return [s.name for s in self.standings.values() if s.racing]
+
+    @property
+    def winners(self) -> list[Standing]:
+        return [s for s in self.standings.values() if s.exit == Exit.WON]
+
+    def answer(self) -> str | None:
+        """The fastest winner (its estimated speed-up), or None."""
+        won = self.winners
+        return max(won, key=lambda s: s.speedup).name if won else None
+
+    def observe(self, seed: int, figures: Mapping[str, tuple[float, float] | None]) -> list[Standing]:
+        """One round: ``figures[name]`` = (throughput ratio to the round's baseline, objective gain), None for a
+        failed run. Returns the standings that left the race in this round."""
+        self.rounds += 1
+        kept = {}
+        for name, pair in figures.items():
+            standing = self.standings[name]
+            if not standing.racing:
+                raise ConfigError(f"confirm: {name!r} ran in round {self.rounds} after it left the race")
+            standing.runs += 1
+            if pair is not None and all(math.isfinite(v) for v in pair) and pair[0] > 0:
+                kept[name] = (float(pair[0]), float(pair[1]))
+        self._record(seed, kept)
+        return self._judge([self.standings[n] for n in figures])
+
+    def _record(self, seed: int, figures: Mapping[str, tuple[float, float]]) -> None:
+        self._speed_rounds.append({name: math.log(ratio) for name, (ratio, _) in figures.items()})
+        self._gain_rounds.append({name: gain for name, (_, gain) in figures.items()})
+        for name, (ratio, gain) in figures.items():
+            standing = self.standings[name]
+            standing.seeds.append(int(seed))
+            standing.log_speedups.append(math.log(ratio))
+            standing.gains.append(gain)
+
+    def _fits(self) -> tuple[Fit, Fit]:
+        names, weight = list(self.standings), max(self.rules.noise_df, DROP_PRIOR_DF)
+        return tuple(fit(rounds, names, self.rules.robust, None if noise is None else noise ** 2 / 2, weight)
+                     for rounds, noise in ((self._speed_rounds, self.rules.speed_noise),
+                                           (self._gain_rounds, self.rules.gain_noise)))  # type: ignore[return-value]
+
+    def checks(self) -> tuple[RecordCheck, RecordCheck]:
+        """The record check of the log speed-up and of the objective gain (``race_model.check_record``)."""
+        return self._checks(*self._fits())
+
+    def _checks(self, speed_fit: Fit, gain_fit: Fit) -> tuple[RecordCheck, RecordCheck]:
+        if not self.rules.check_record:
+            return (RecordCheck("agrees" if self.rules.noise_df else "none"),) * 2  # type: ignore[return-value]
+        return (check_record(speed_fit, self.rules.speed_noise, self.rules.noise_df),
+                check_record(gain_fit, self.rules.gain_noise, self.rules.noise_df))
+
+    def _noise(self, speed_fit: Fit, gain_fit: Fit) -> tuple[tuple, tuple]:
+        """((claim speed, claim gain), (drop speed, drop gain)), each (sd per run, df): the record weighs in a claim
+        when the race's runs agree with it (while unchecked, as much as UNCHECKED_WEIGHT); a record set aside steers
+        the drops as when nothing was measured (the reference speed noise; the race's own gain noise)."""
+        checks = self._checks(speed_fit, gain_fit)
+        claim, drop = [], []
+        for measured, noise, check, reference in ((speed_fit, self.rules.speed_noise, checks[0], REFERENCE_NOISE.speed_sd),
+                                                  (gain_fit, self.rules.gain_noise, checks[1], None)):
+            weight = {"disagrees": 0, "unchecked": min(self.rules.noise_df, UNCHECKED_WEIGHT)}.get(
+                check.state, self.rules.noise_df)
+            claim.append(claim_sd(measured, noise, weight))
+            drop.append(pooled_sd(measured, reference, DROP_PRIOR_DF) if check.state == "disagrees" else
+                        pooled_sd(measured, noise, max(self.rules.noise_df, DROP_PRIOR_DF)))
+        return tuple(claim), tuple(drop)
+
+    def figures(self, name: str, level: float, prior_df: int | None = None) -> tuple[Bounds, Bounds] | None:
+        """(log speed-up, objective gain) of ``name`` under the pooled model with one-sided bounds at ``level``;
+        None when it has no paired figure. ``prior_df``: the noise prior's weight (default: the claims' weight, the
+        record set aside where the race's runs disagree with it)."""
+        speed_fit, gain_fit = self._fits()
+        if name not in speed_fit.effect:
+            return None
+        if prior_df is None:
+            (speed, gain), _ = self._noise(speed_fit, gain_fit)
+        else:
+            speed, gain = pooled_sd(speed_fit, self.rules.speed_noise, prior_df), \
+                pooled_sd(gain_fit, self.rules.gain_noise, prior_df)
+        return _bounds(speed_fit, name, *speed, level), _bounds(gain_fit, name, *gain, level)
+
+    def _judge(self, ran: list[Standing]) -> list[Standing]:
+        speed_fit, gain_fit = self._fits()
+        claim, drop = self._noise(speed_fit, gain_fit)
+        drop_level = 1 - self.rules.drop_confidence
+
+        def bounds(standing: Standing, level: float, noise) -> tuple[Bounds, Bounds]:
+            (s_sd, s_df), (g_sd, g_df) = noise
+            return (_bounds(speed_fit, standing.name, s_sd, s_df, level),
+                    _bounds(gain_fit, standing.name, g_sd, g_df, level))
+
+        measured = [s for s in ran if s.name in speed_fit.effect]
+        left = []
+        # Holm's step-down within the look: the strongest claims first, each winner raising the others' level
+        for standing in sorted(measured, key=lambda s: self._strength(*bounds(s, 0.05, claim)), reverse=True):
+            level = self.level(standing)
+            standing.speed, standing.gain = bounds(standing, level, claim)
+            if level > 0 and standing.speed.low > 0 and standing.gain.low > -self.max_drop:
+                left.append(self._leave(standing, Exit.WON, self._won_text(standing)))
+        for standing in measured:
+            if standing.racing:
+                left += self._drop(standing, *bounds(standing, drop_level, drop))
+        for standing in measured:
+            if standing.racing and self.rules.futility:
+                left += self._futile(standing, *bounds(standing, FUTILITY_LEVEL, drop))
+        best = max((w.speedup for w in self.winners), default=None)
+        for standing in self.standings.values():  # a new winner can put a racer out of reach
+            if standing.racing and best is not None and standing.name in speed_fit.effect:
+                speed, _ = bounds(standing, drop_level, drop)
+                if speed.high < math.log(best):
+                    left.append(self._leave(standing, Exit.BEHIND, f"speed-up at most {math.exp(speed.high):.3f}x "
+                                                                   f"({self._drop_text(speed)}), below the winner's "
+                                                                   f"{best:.3f}x"))
+        return left
+
+    def _drop(self, standing: Standing, speed: Bounds, gain: Bounds) -> list[Standing]:
+        if speed.high < 0:
+            return [self._leave(standing, Exit.SLOWER, f"speed-up at most {math.exp(speed.high):.3f}x "
+                                                       f"({self._drop_text(speed)})")]
+        if gain.high < -self.max_drop:
+            return [self._leave(standing, Exit.TOO_LOSSY, f"objective gain at most {gain.high:+.3g} "
+                                                          f"({self._drop_text(gain)}), below -{self.max_drop:g}")]
+        if standing.n >= self.rules.max_seeds:
+            return [self._leave(standing, Exit.UNDECIDED, f"{standing.n} paired seeds, the most the rules allow "
+                                                          "(confirm_max_seeds, or the budget)")]
+        return []
+
+    def runs_spent(self) -> int:
+        """Runs so far, the baseline's and failed ones included (one baseline run a round)."""
+        return self.rounds + sum(s.runs for s in self.standings.values())
+
+    def reachable(self, standing: Standing) -> int:
+        """The most paired seeds ``standing`` can still get: the seed cap, or what the run budget pays for were it
+        the only candidate left (a round: it and the baseline)."""
+        most = self.rules.max_seeds
+        if self.rules.max_runs is not None:
+            most = min(most, standing.n + max(0, self.rules.max_runs - self.runs_spent()) // 2)
+        return most
+
+    def _futile(self, standing: Standing, speed: Bounds, gain: Bounds) -> list[Standing]:
+        """Stop a candidate that cannot be shown even if its truth were at its optimistic (one-sided
+        ``1 - FUTILITY_LEVEL``) bound under the drops' noise, at the level of one look with all of its alpha and no
+        margin for power."""
+        if standing.n < self.rules.min_seeds or self.single_look:
+            return []
+        reach = self.reachable(standing)
+        level = self.rules.alpha / max(1, len(self.standings) - len(self.winners))
+        need = 0.0
+        for b, null in ((speed, 0.0), (gain, -self.max_drop)):
+            if not (math.isfinite(b.low) and math.isfinite(b.high)) or b.df == 0:
+                return []
+            se = (b.estimate - b.low) / t_quantile(1 - FUTILITY_LEVEL, b.df)
+            room = b.high - null
+            z = t_quantile(1 - level, max(b.df, 30))  # the df the claim would have by then
+            need = max(need, math.inf if room <= 0 else standing.n * (z * se / room) ** 2)
+        if need <= reach:
+            return []
+        shown = "never" if math.isinf(need) else f"about {math.ceil(need)} paired seeds"
+        return [self._leave(standing, Exit.FUTILE, f"even at its optimistic bounds ({math.exp(speed.high):.3f}x, "
+                                                   f"{gain.high:+.3g}) it would need {shown} to be shown, and the "
+                                                   f"budget and the seed cap leave it at most {reach}")]
+
+    def level(self, standing: Standing) -> float:
+        """The one-sided level ``standing`` may claim at now (0: it may not)."""
+        if self.single_look:
+            return self.rules.alpha / max(1, len(self.standings) - len(self.winners)) if standing.n >= 2 else 0.0
+        return claim_level(self.rules, standing.n, len(self.standings), len(self.winners))
+
+    def _strength(self, speed: Bounds, gain: Bounds) -> float:
+        """How far the weaker of the two claims is from its null, in its own interval widths (ordering only)."""
+        scores = []
+        for b, null in ((speed, 0.0), (gain, -self.max_drop)):
+            width = b.estimate - b.low
+            scores.append((b.estimate - null) / width if math.isfinite(width) and width > 0 else
+                          (math.inf if b.estimate > null and width == 0 else -math.inf))
+        return min(scores)
+
+    def _drop_text(self, b: Bounds) -> str:
+        return f"one-sided {100 * (1 - b.level):g}%, {b.df} df"
+
+    def _won_text(self, s: Standing) -> str:
+        assert s.speed is not None and s.gain is not None
+        return (f"{s.speedup:.3f}x (at least {math.exp(s.speed.low):.3f}x), objective gain {s.gain.estimate:+.3g} "
+                f"(at least {s.gain.low:+.3g}), both shown at one-sided level {s.speed.level:.2g} after {s.n} seeds "
+                f"({s.speed.df} df)")
+
+    def _leave(self, s: Standing, exit_: str, why: str) -> Standing:
+        s.exit, s.left_after_round, s.why = exit_, self.rounds, why
+        return s
+
+    def out_of_budget(self) -> list[Standing]:
+        """The race stops: every candidate still racing leaves, undecided."""
+        return [self._leave(s, Exit.BUDGET, f"{s.n} paired seeds when the budget ran out")
+                for s in self.standings.values() if s.racing]
+
+    def seeds_to_decide(self, name: str, power: float = 0.8, most: int = 100) -> int | None:
+        """About how many paired seeds would likely show ``name`` faster and non-inferior at the level of one
+        look with all of its alpha (its current estimates and the pooled noise taken as the truth); None when
+        its estimates cannot be shown (not faster, or beyond the margin) or need more than ``most``."""
+        level = self.rules.alpha / len(self.standings)
+        figures = self.figures(name, level)
+        if figures is None:
+            return None
+        standing, need = self.standings[name], 0
+        for b, null in zip(figures, (0.0, -self.max_drop)):
+            room = b.estimate - null
+            if room <= 0:
+                return None
+            if not math.isfinite(b.low):
+                return None
+            # the bound's half-width shrinks as 1/sqrt(n); with 80% power the estimate must clear it by z_power more
+            se_now = (b.estimate - b.low) / t_quantile(1 - level, b.df)
+            z = t_quantile(1 - level, max(b.df, 30)) + float(_st.norm.ppf(power))
+            need = max(need, math.ceil(standing.n * (z * se_now / room) ** 2))
+        return max(need, self.rules.min_seeds) if need <= most else None
+
+    def record_note(self) -> str:
+        """One line when the race set the device's record aside, or a run (empty otherwise)."""
+        speed_fit, gain_fit = self._fits()
+        notes = []
+        for what, check in zip(("speed log-sd", "objective gain sd"), self._checks(speed_fit, gain_fit)):
+            if check.state == "disagrees":
+                notes.append(f"{what} {check.own_paired:.3g} per paired seed against the record's "
+                             f"(F-test p = {check.p:.2g})")
+        text = (f"the device's noise record ({self.rules.noise_source}) disagrees with this race's own runs ("
+                + "; ".join(notes) + "): set aside for this race's claims") if notes else ""
+        aside = [f"round {r + 1} {name or 'baseline'}" for r, name in (*speed_fit.set_aside, *gain_fit.set_aside)]
+        if aside:
+            text += ("; " if text else "") + "runs set aside as far off the model: " + ", ".join(aside)
+        return text
+
+    def measured(self) -> tuple[tuple[float, int], tuple[float, int]]:
+        """What this race measured of the noise, for the device's record: the residual sum of squares per run and
+        its degrees of freedom, of the log speed-up and of the objective gain (the prior not included)."""
+        speed_fit, gain_fit = self._fits()
+        return (speed_fit.ss, speed_fit.df), (gain_fit.ss, gain_fit.df)

@@ -1,0 +1,71 @@
+"""boosttune.stages.confirm: the handoff as the experiment calls it (its max_drop, the device's noise)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from boosttune.config.experiment import ExperimentConfig
+from boosttune.stages.confirm import handoff
+from boosttune.stats.handoff import MIN_P_ACCEPTABLE, prospect, search_noise
+from boosttune.stats.race import REFERENCE_NOISE, Race
+from boosttune.outputs.results import build_results_table
+from boosttune.stats.select import Tolerance
+from boosttune.objective import ACCURACY
+
+BASE = {"model": "lenet5", "epochs": 3, "seed": 0, "data": {"name": "digits"}}
+
+
+def _record(trial_id, preset, sps, acc, extra):
+    return {"trial_id": trial_id, "status": "completed", "preset": preset, "recipe": {**BASE, **extra},
+            "metrics": {"throughput_sps": sps, "objective_value": acc}}
+
+
+def test_the_stage_hands_over_by_its_own_margin_and_the_devices_noise(tmp_path, monkeypatch):
+    monkeypatch.setenv("BOOSTTUNE_CACHE_DIR", str(tmp_path))
+    table = build_results_table([
+        _record("baseline", "O0", 100, 0.900, {}),
+        _record("t1", None, 130, 0.8925, {"amp_level": "O2"}),  # 1.3x, -0.75 pt on its seed
+        _record("t2", None, 112, 0.901, {"optimizer": {"learning_rate": 0.1}}),  # 1.12x, +0.1 pt
+    ], ray_version="x")
+    config = ExperimentConfig()
+
+    def names(margin: float) -> list[str]:
+        candidates, _, noise = handoff(config, table, Tolerance(ACCURACY, margin, 1.0))
+        assert noise is REFERENCE_NOISE and candidates[0].recipe["data"]["final_val_limit"] == "all"
+        assert all(c.recipe["eval_every_epoch"] is False for c in candidates)  # one evaluation, after the last epoch
+        return [c.name for c in candidates]
+
+    # read with the search's noise (search_noise: 0.153 log-sd, 0.55 pt): 65% x log 1.3 > 75% x log 1.12
+    assert names(1.0) == ["O0", "amp O2 (t1)", "no boost (t2)"]
+    assert names(0.0) == ["O0", "no boost (t2)"]  # t1 is 9% likely within 0 pt, below MIN_P_ACCEPTABLE
+    curves, _, _ = handoff(config.model_copy(update={"confirm_curves": True}), table, Tolerance(ACCURACY, 1.0, 1.0))
+    assert all("eval_every_epoch" not in c.recipe for c in curves)
+    # a device whose record measured a wide noise: the chances are read at it
+    _, record, _ = handoff(config, table, Tolerance(ACCURACY, 1.0, 1.0))
+    rng = np.random.default_rng(5)
+    record.add(Race.one_look({n: np.exp(rng.normal(0, 0.25, 8)) for n in "abcd"},
+                            {n: rng.normal(0, 1.5, 8) for n in "abcd"}, 0.05, 1.0), race_id="/runs/a")
+    candidates, _, noise = handoff(config, table, Tolerance(ACCURACY, 1.0, 1.0))
+    assert noise is not REFERENCE_NOISE and noise.speed_sd > 2 * REFERENCE_NOISE.speed_sd
+    seen = {"amp O2 (t1)": (1.3, -0.75), "no boost (t2)": (1.12, 0.1)}
+    speed_sd, gain_sd = search_noise(noise.speed_sd, noise.gain_sd)
+    chances = {n: prospect(n, (), s, g, max_drop=1.0, speed_sd=speed_sd, gain_sd=gain_sd).p_acceptable
+               for n, (s, g) in seen.items()}
+    assert [c.name for c in candidates[1:]] == [n for n in seen if chances[n] >= MIN_P_ACCEPTABLE]
+    narrow = search_noise(REFERENCE_NOISE.speed_sd, REFERENCE_NOISE.gain_sd)
+    assert all(chances[n] < prospect(n, (), s, g, max_drop=1.0, speed_sd=narrow[0], gain_sd=narrow[1]).p_acceptable
+               for n, (s, g) in seen.items())  # less sure of each, read at the wider noise
+    for c in candidates[1:]:
+        assert f"{100 * chances[c.name]:.0f}% likely acceptable" in c.why
+
+
+def test_the_default_budget_pays_for_every_place_however_few_were_handed_on():
+    from boosttune.stages.confirm import default_budget_runs, race_rules
+
+    config = ExperimentConfig()  # 5 seeds, 5 searched places
+    full = race_rules(config, recipes=7, noise=REFERENCE_NOISE, presets=1)
+    few = race_rules(config, recipes=3, noise=REFERENCE_NOISE, presets=1)  # O0, O1 and one searched recipe
+    assert full.max_runs == few.max_runs == 5 * (1 + 1 + 5) == default_budget_runs(5, 3, 1, 5)
+    assert default_budget_runs(5, 9, 1, 5) == 45  # more raced than the places (a named list): each gets its seeds
+    assert race_rules(config.model_copy(update={"confirm_budget_runs": 12}), 3, REFERENCE_NOISE, 1).max_runs == 12
+    assert race_rules(config.model_copy(update={"confirm_budget_minutes": 5.0}), 3, REFERENCE_NOISE, 1).max_runs is None

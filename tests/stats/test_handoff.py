@@ -1,0 +1,88 @@
+"""boosttune.stats.handoff: which searched recipes the confirm race gets."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from scipy.stats import norm
+
+from boosttune.errors import ConfigError
+from boosttune.outputs.results import build_results_table
+from boosttune.stages.rounds import pick_candidates
+from boosttune.stats.handoff import choose, prospect
+from boosttune.stats.race import REFERENCE_NOISE, Noise
+
+NOISE = dict(max_drop=1.0, speed_sd=0.059, gain_sd=0.382)
+GF = ("grad_freeze",)
+
+
+def test_the_chances_are_the_normal_tails_of_the_planted_figures():
+    p = prospect("a", GF, 1.10, -0.5, **NOISE)
+    assert p.p_faster == pytest.approx(norm.cdf(math.log(1.10) / 0.059))  # 0.947
+    assert p.p_within == pytest.approx(norm.cdf(0.5 / 0.382))  # 0.905
+    assert p.p_acceptable == pytest.approx(p.p_faster * p.p_within) and 0.85 < p.p_acceptable < 0.86
+    at_margin = prospect("b", GF, 2.0, -1.0, **NOISE)
+    assert at_margin.p_within == pytest.approx(0.5) and at_margin.p_faster > 0.999
+    assert prospect("c", GF, 1.0, 0.0, **NOISE).p_faster == pytest.approx(0.5)
+    # twice the noise: the same seed is less telling
+    assert prospect("a", GF, 1.10, -0.5, max_drop=1.0, speed_sd=0.118, gain_sd=0.764).p_acceptable < 0.7
+
+
+def test_without_the_objectives_noise_the_screen_decides_the_gain():
+    inside = prospect("a", (), 1.2, -0.04, max_drop=0.01, speed_sd=0.059, gain_sd=None, screen=0.05)
+    outside = prospect("b", (), 1.2, -0.06, max_drop=0.01, speed_sd=0.059, gain_sd=None, screen=0.05)
+    assert inside.p_within == 1.0 and outside.p_within == 0.0
+    with pytest.raises(ConfigError, match="speed_sd and gain_sd must be > 0"):
+        prospect("a", (), 1.2, 0.0, max_drop=1.0, speed_sd=0.0, gain_sd=0.4)
+    with pytest.raises(ConfigError, match="min_p: must be in"):
+        choose([inside], 3, min_p=1.0)
+
+
+def test_a_near_margin_fast_recipe_loses_to_a_slightly_slower_clearly_acceptable_one():
+    near = prospect("near", GF, 1.31, -0.8, **NOISE)  # the issue's grad_freeze p=0.195: 70% within the margin
+    clear = prospect("clear", ("less_bn",), 1.25, +0.1, **NOISE)
+    assert near.p_within == pytest.approx(norm.cdf(0.2 / 0.382)) and 0.69 < near.p_acceptable < 0.71
+    assert near.expected_gain == pytest.approx(near.p_acceptable * math.log(1.31))
+    assert [c.prospect.key for c in choose([near, clear], 1)] == ["clear"]  # 0.70 x log 1.31 < 1.00 x log 1.25
+    assert [c.prospect.key for c in choose([near, clear], 2)] == ["clear", "near"]  # other families: both race
+    assert [c.prospect.key for c in choose([near, clear], 2, min_p=0.8)] == ["clear"]  # a higher bar: near stays out
+
+
+def test_three_members_of_one_family_give_one_candidate_when_another_family_qualifies():
+    members = [prospect(f"p={p}", GF, s, 0.0, **NOISE) for p, s in ((0.3, 1.30), (0.5, 1.25), (0.7, 1.20))]
+    other = prospect("less_bn", ("less_bn",), 1.15, 0.0, **NOISE)
+    chosen = choose(members + [other], 2)
+    assert [c.prospect.key for c in chosen] == ["p=0.3", "less_bn"]
+    assert "the best of 3 likely in family grad_freeze" in chosen[0].family_rule
+    assert "the only likely one in family less_bn" in chosen[1].family_rule
+    # a third place goes to a second member only because no other family is left for it
+    third = choose(members + [other], 3)
+    assert [c.prospect.key for c in third] == ["p=0.3", "less_bn", "p=0.5"]
+    assert "no other family was likely enough" in third[2].family_rule
+    # one family alone: its members fill the places, fastest first
+    assert [c.prospect.key for c in choose(members, 3)] == ["p=0.3", "p=0.5", "p=0.7"]
+
+
+def _record(trial_id, preset, sps, acc, boost):
+    recipe = {"model": "lenet5", "epochs": 3, "seed": 0, "data": {"name": "digits"}, **boost}
+    return {"trial_id": trial_id, "status": "completed", "preset": preset, "recipe": recipe,
+            "metrics": {"throughput_sps": sps, "objective_value": acc}}
+
+
+def test_pick_candidates_takes_max_drop_and_the_noise_and_says_why():
+    freeze = {"boost_level": "O1", "boost_config_dict": {"boost": {"mode": "manual", "grad_freeze": True}}}
+    table = build_results_table([
+        _record("baseline", "O0", 100, 0.900, {}),
+        _record("t1", None, 130, 0.888, {**freeze, "optimizer": {"learning_rate": 0.1}}),  # 1.3x, -1.2 pt
+        _record("t2", None, 120, 0.902, {"amp_level": "O2"}),  # 1.2x, +0.2 pt
+    ], ray_version="x")
+    # read with the search's noise (search_noise): t1 is 36% likely within 1 pt, t2 97% likely acceptable
+    assert len(pick_candidates(table, max_candidates=2)) == 3  # both at least MIN_P_ACCEPTABLE (20%) likely
+    names = [c.name for c in pick_candidates(table, max_candidates=2, min_p=0.5)]
+    assert names[0] == "O0" and len(names) == 2 and "(t2)" in names[1]
+    loose = pick_candidates(table, max_candidates=2, max_drop=2.0)  # within 2 pt, t1 is 98% likely: faster first
+    assert ["(t1)" in c.name for c in loose[1:]] == [True, False]
+    assert "likely acceptable" in loose[1].why and "family" in loose[1].why
+    noisy = Noise(speed_sd=0.5, gain_sd=3.0, df=10, source="measured")  # t2: 64% faster x 65% within = 42%
+    assert [c.name for c in pick_candidates(table, max_candidates=2, noise=noisy, min_p=0.5)] == ["O0"]

@@ -1,0 +1,151 @@
+"""The user's job (boosttune.stats.job): per-job time at the planned length, compile charged fairly, the
+break-even step, and the answer it gives through the confirm stage's summary and selection (planted effects)."""
+
+from __future__ import annotations
+
+import json
+import math
+import zlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from boosttune.stages.rounds import Candidate, run_paired, run_race
+from boosttune.stats.confirmed import BASELINE_NAME
+from boosttune.stats.decisions import Exit
+from boosttune.stats.race import RaceRules
+from boosttune.stats.job import TIE, break_even_steps, compile_charges, job_seconds, planned_epochs
+from boosttune.outputs.summary import save_confirmed
+from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
+
+EPOCHS, SAMPLES = 10, 4096  # the main job's length and training samples
+
+
+def _recipe(planned: int | None = None) -> dict:
+    return {"model": "resnet8", "epochs": EPOCHS, "batch_size": 64, "data": {"name": "digits"},
+            "planned_epochs": planned}
+
+
+def _train(effects: dict[str, tuple[float, float, float]], noise: float = 0.01):
+    """A stand-in for training: per recipe (throughput multiplier, fresh compile s, accuracy delta); O0's graph is
+    loaded from the warm worker's cache (0.15 s) after its first run, as the main job's confirm stage sees it."""
+
+    def train(spec: RunSpec) -> RunRecord:
+        machine = np.random.default_rng(spec.seed).uniform(0.95, 1.05)
+        own = np.random.default_rng(zlib.crc32(f"{spec.seed}-{spec.label}".encode()))
+        speed, fresh, delta = effects[spec.label]
+        sps = 900.0 * machine * speed * (1 + own.normal(0, noise))
+        cached = spec.label == BASELINE_NAME and spec.round not in (None, 0)
+        compile_s = 0.15 if cached else fresh
+        curve = [{"epoch": e, "train_s": compile_s + e * SAMPLES / sps, "objective_value": 0.84 + delta}
+                 for e in range(1, EPOCHS + 1)]
+        return RunRecord.from_summary(spec, {"status": "completed", "throughput_sps": sps,
+                                             "objective_value": 0.84 + delta + own.normal(0, 0.001),
+                                             "compile_s": compile_s, "graph_cached": cached, "curve": curve,
+                                             "world_size": 1, "wall_s": 60.0})
+    return train
+
+
+def _confirm(tmp_path, effects, planned=None, seeds=6, rules: RaceRules | None = None):
+    candidates = [Candidate(name, {**_recipe(planned), "seed": 0}, "planted") for name in effects]
+    kwargs = dict(store=RecordStore(tmp_path / "runs"), role="confirm", train=_train(effects), log=lambda _: None)
+    records = run_paired(candidates, list(range(1, seeds + 1)), **kwargs) if rules is None else \
+        run_race(candidates, list(range(1, seeds + 1)), rules=rules, max_drop=1.0, **kwargs)
+    return save_confirmed(records, tmp_path, max_drop=1.0, rules=rules)
+
+
+def test_planned_length_is_the_recipes_or_its_epochs():
+    assert planned_epochs(json.dumps({"planned_epochs": 90}), 10) == 90
+    assert planned_epochs(json.dumps({"planned_epochs": None}), 10) == 10
+    assert planned_epochs("not json", 10) == 10 and planned_epochs(None, None) is None
+
+
+def test_each_recipe_is_charged_its_own_fresh_compile_not_a_cached_load():
+    table = pd.DataFrame({"recipe": ["O0", "O0", "gf", "gf", "lossy"], "round": [1, 0, 0, 1, 0],
+                          "status": ["completed"] * 5, "compile_s": [0.15, 2.0, 7.0, 6.0, 0.2],
+                          "graph_cached": [True, False, False, False, True]})
+    assert compile_charges(table) == {"O0": 2.0, "gf": 7.0, "lossy": 0.2}  # first fresh by round; else the largest
+
+
+def test_job_seconds_at_the_planned_length():
+    row = {"recipe_json": json.dumps({"planned_epochs": 100}), "epochs": 10, "compile_s": 0.2,
+           "curve_json": json.dumps([{"epoch": e, "train_s": 0.2 + 5.0 * e} for e in range(1, 11)])}
+    assert job_seconds(row, 2.0) == pytest.approx(2.0 + 100 * 5.0)
+    assert math.isnan(job_seconds({**row, "curve_json": None}, 2.0))
+
+
+def test_break_even_step():
+    assert break_even_steps(5.0, 0.07, 0.06) == pytest.approx(500)
+    assert break_even_steps(-1.0, 0.07, 0.06) == 0.0
+    assert break_even_steps(5.0, 0.06, 0.07) == math.inf
+
+
+def test_faster_per_step_but_slower_per_job_at_its_length_keeps_the_baseline(tmp_path):
+    """The issue's case: 1.07x per step, but 7 s of compile against O0's 2 s in a ~45 s job: slower per job.
+    Charged O0's cached load instead (0.15 s), it would have read faster per step and per job alike."""
+    confirmed = _confirm(tmp_path, {BASELINE_NAME: (1.0, 2.0, 0.0), "gf": (1.07, 22.0, 0.0)})
+    row = confirmed.summary.set_index("recipe").loc["gf"]
+    assert row["speedup"] > 1.05 and row["job_speedup"] < 1 and row["job_ci_high"] < 1
+    assert row["planned_epochs"] == EPOCHS and row["compile_charged_s"] == pytest.approx(22.0)
+    assert confirmed.selection.recipe == BASELINE_NAME and not row["qualifies"]
+    assert row["break_even_steps"] > EPOCHS * SAMPLES / 64  # it pays off only past this job's 640 steps
+
+
+def test_the_same_recipe_is_the_answer_for_a_long_planned_training(tmp_path):
+    confirmed = _confirm(tmp_path, {BASELINE_NAME: (1.0, 2.0, 0.0), "gf": (1.15, 22.0, 0.0)}, planned=200)
+    row = confirmed.summary.set_index("recipe").loc["gf"]
+    assert row["planned_epochs"] == 200 and row["job_speedup"] > 1 + TIE and row["job_ci_low"] > 1
+    assert confirmed.selection.recipe == "gf" and "200-epoch job" in confirmed.selection.reason
+
+
+def test_a_gain_under_five_percent_per_job_is_a_tie_and_keeps_the_baseline(tmp_path):
+    confirmed = _confirm(tmp_path, {BASELINE_NAME: (1.0, 2.0, 0.0), "gf": (1.03, 2.0, 0.0)}, seeds=8)
+    row = confirmed.summary.set_index("recipe").loc["gf"]
+    assert row["qualifies"] and 1 < row["job_speedup"] < 1 + TIE  # shown faster, by less than the tie
+    assert confirmed.selection.recipe == BASELINE_NAME and confirmed.selection.fell_back_to_baseline
+    assert "within 5% per job" in confirmed.selection.reason
+
+
+def test_the_race_decides_per_job(tmp_path):
+    """In a race the same recipes leave or win on their job's speed: the per-step winner with a heavy compile
+    leaves as slower, and the one that is faster per job too wins."""
+    effects = {BASELINE_NAME: (1.0, 2.0, 0.0), "heavy": (1.07, 22.0, 0.0), "light": (1.25, 3.0, 0.0)}
+    confirmed = _confirm(tmp_path, effects, seeds=8, rules=RaceRules(max_runs=24, gain_noise=1.0))
+    standings = confirmed.race.standings
+    assert standings["heavy"].exit == Exit.SLOWER and standings["light"].exit == Exit.WON
+    summary = confirmed.summary.set_index("recipe")
+    assert summary.loc["heavy", "speedup"] > 1.05 and summary.loc["heavy", "job_ci_high"] < 1
+    assert confirmed.selection.recipe == "light" and summary.loc["light", "job_speedup"] > 1 + TIE
+
+
+def test_the_first_screen_states_the_tie_and_the_job(tmp_path):
+    from boosttune.report import figures
+    from tests.helpers.paired_runs import report_inputs
+
+    tie = _confirm(tmp_path / "tie", {BASELINE_NAME: (1.0, 2.0, 0.0), "gf": (1.03, 2.0, 0.0)}, seeds=8)
+    answer = figures.header_info(report_inputs(confirmed=tie)).answer
+    assert answer.startswith("Keep O0: gf won the race but is within 5% of the O0 baseline per job") and "tie" in answer
+    win = _confirm(tmp_path / "win", {BASELINE_NAME: (1.0, 2.0, 0.0), "gf": (1.15, 22.0, 0.0)}, planned=200)
+    answer = figures.header_info(report_inputs(confirmed=win)).answer
+    assert answer.startswith("Use gf: 1.1") and "per job (a 200-epoch job, compile included" in answer
+    assert "faster after" in answer and "per step" in answer
+    alone = _confirm(tmp_path / "alone", {BASELINE_NAME: (1.0, 2.0, 0.0)}, seeds=2)  # the handoff passed nothing
+    answer = figures.header_info(report_inputs(confirmed=alone)).answer
+    assert answer.startswith("Keep O0: the search found no recipe likely enough to be faster") and "none of the 0" not in answer
+
+
+def test_a_tie_is_the_answer_when_the_experiment_prefers_ties(tmp_path):
+    """prefer_ties: the tied winner is the answer, and a folder re-read judges it the same way (experiment.json)."""
+    from boosttune.outputs.summary import load_confirmed
+
+    effects = {BASELINE_NAME: (1.0, 2.0, 0.0), "gf": (1.03, 2.0, 0.0)}
+    candidates = [Candidate(name, {**_recipe(), "seed": 0}, "planted") for name in effects]
+    records = run_paired(candidates, list(range(1, 9)), store=RecordStore(tmp_path / "runs"), role="confirm",
+                         train=_train(effects), log=lambda _: None)
+    preferred = save_confirmed(records, tmp_path, max_drop=1.0, prefer_ties=True)
+    assert preferred.selection.recipe == "gf" and "a tie: the answer as prefer_ties asks" in preferred.selection.reason
+    (tmp_path / "experiment.json").write_text(json.dumps({"max_drop": 1.0, "prefer_ties": True}))
+    assert load_confirmed(tmp_path, max_drop=1.0).selection.recipe == "gf"
+    (tmp_path / "experiment.json").write_text(json.dumps({"max_drop": 1.0}))
+    assert load_confirmed(tmp_path, max_drop=1.0).selection.recipe == BASELINE_NAME
