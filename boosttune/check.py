@@ -48,7 +48,7 @@ class CheckReport:
     searched: list[str] = field(default_factory=list)
     left_out: dict[str, str] = field(default_factory=dict)  # knob -> why the search does not draw it
     notes: list[str] = field(default_factory=list)
-    facts: ModelFacts | None = None  # what the preflight learnt of the model
+    model_facts: ModelFacts | None = None  # what the preflight learnt of the model
 
     def lines(self) -> list[str]:
         lines = [f"device: {self.device_target}" + ("" if self.built_on == self.device_target else
@@ -134,7 +134,7 @@ def check_experiment(config: ExperimentConfig, *, log: Callable[[str], None] = p
                      "(prune_slow)")
     return CheckReport(device_target=device, built_on=built_on, objective=facts.objective,
                        steps_per_epoch=steps_per_epoch, epochs=recipe.epochs, param_count=facts.param_count,
-                       searched=searched, left_out=left_out, notes=notes, facts=facts)
+                       searched=searched, left_out=left_out, notes=notes, model_facts=facts)
 
 
 def _project_on_path(config: ExperimentConfig) -> None:

@@ -159,8 +159,8 @@ def _model_facts(config: ExperimentConfig, started: StartedRun, base: dict[str, 
     checked = started.checked
     if started.local and checked is not None and checked.built_on == config.recipe.device_target:
         log(f"model: {config.recipe.entry.entry} built here as {config.workers_per_trial} rank(s), one step trained "
-            f"and one batch evaluated (the check); objective {checked.facts.objective.describe()}")
-        return checked.facts
+            f"and one batch evaluated (the check); objective {checked.model_facts.objective.describe()}")
+        return checked.model_facts
     facts = facts_on_worker(config.recipe.device_target, base, config.workers_per_trial, started.env,
                             str(started.output / "work"), accelerator_type=config.accelerator_type,
                             per_rank=started.per_rank)

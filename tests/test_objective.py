@@ -161,7 +161,7 @@ def test_report_texts_name_the_objective(mae_table, tmp_path):
     inputs = ReportInputs(kind="experiment", title="mae", max_drop=0.02, search=mae_table)
     header = info.header_info(inputs)
     assert "val_mae" in header.answer and "accuracy" not in header.answer
-    assert ("objective", "val_mae (lower is better)") in header.facts
+    assert ("objective", "val_mae (lower is better)") in header.run_details
     scatter = info.scatter_info(inputs)
     assert scatter.y_label == "val_mae vs O0 (mae, up is better)"
     assert pd.Series([p.y for p in scatter.points]).max() == pytest.approx(0.02)  # t1's gain, upwards

@@ -81,7 +81,7 @@ def selected_recipe(df: pd.DataFrame, *, max_drop: Tolerance | float | None = MA
     is ``best_boost_config.json``), without writing it. ``max_drop``: a
     :class:`~boosttune.stats.select.Tolerance`, or a number on the table's own objective (as
     :func:`~boosttune.stats.select.select_best` takes it). Raises as :func:`export_best` does."""
-    tolerance = Tolerance.of(max_drop, default, df if confirmed is None else confirmed.runs)
+    tolerance = Tolerance.coerce(max_drop, default, df if confirmed is None else confirmed.runs)
     if confirmed is not None:
         selection, row = _confirmed_selection(confirmed)
     else:

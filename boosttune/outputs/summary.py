@@ -157,7 +157,7 @@ def save_confirmed(records: Iterable[RunRecord], folder: str | Path, *, max_drop
     if rules is not None:
         write_atomically(folder / RACE_NAME, lambda temp: Path(temp).write_text(
             json.dumps({"rules": rules.to_dict()}, indent=2) + "\n"))
-    confirmed = _confirmed(runs, Tolerance.of(max_drop, default, runs), folder / SUMMARY_NAME, rules, prefer_ties)
+    confirmed = _confirmed(runs, Tolerance.coerce(max_drop, default, runs), folder / SUMMARY_NAME, rules, prefer_ties)
     return write_summary(confirmed)
 
 

@@ -351,7 +351,7 @@ def _break_even(steps: float) -> str:
 
 def render_html(inputs: ReportInputs, sections: list[Section]) -> str:
     header = figures.header_info(inputs)
-    facts = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in header.facts)
+    facts = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in header.run_details)
     nav = "".join(f'<a href="#{s.anchor}">{html.escape(s.title.split(":")[0])}</a>' for s in sections)
     first = ""
     answer = figures.answer_info(inputs)
@@ -414,7 +414,7 @@ def render_markdown(inputs: ReportInputs, sections: list[Section]) -> str:
         lines += [_md_table(answer_table(inputs, answer)), ""]
         lines += [f"{t}\n" for t in (answer.stopped, answer.noise) if t]
     lines += [*_md_apply(figures.apply_info(inputs)), "## The run", ""]
-    lines += [f"- {k}: `{v}`" if k == "reproduce" else f"- {k}: {v}" for k, v in header.facts]
+    lines += [f"- {k}: `{v}`" if k == "reproduce" else f"- {k}: {v}" for k, v in header.run_details]
     for s in sections:
         lines += ["", f"## {s.title}", ""]
         for t in s.text:

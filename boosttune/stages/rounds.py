@@ -122,7 +122,7 @@ def pick_candidates(table: pd.DataFrame, *, max_candidates: int = 3, screen: flo
     objective = table_objective(table)
     noise = noise or REFERENCE_NOISE
     gain_sd = noise.gain_sd if objective.fraction or noise is not REFERENCE_NOISE else None
-    drop = Tolerance.of(max_drop, MAX_DROP, table).resolved_on(table)
+    drop = Tolerance.coerce(max_drop, MAX_DROP, table).resolved_on(table)
     rows = {}  # not only those faster on their seed: a 1.09x recipe reads below 1 in one search in six
     screened = finished[(finished["speedup_vs_baseline"] > 0) & ~finished["is_baseline"].astype(bool)
                         & (finished["preset"] != BASELINE_NAME).fillna(True)  # O0 trained again: the reference
@@ -277,7 +277,7 @@ def run_race(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: Re
         table = confirm_table(list(store))
         if race is None:
             race = Race([n for n in names if n != BASELINE_NAME], rules,
-                        Tolerance.of(max_drop, default, table).resolved_on(table))
+                        Tolerance.coerce(max_drop, default, table).resolved_on(table))
         for standing in race.observe(seed, round_figures(table, index, racing)):
             log(f"{role}: {standing.name} leaves the race after round {index + 1} with {standing.n} paired seeds: "
                 f"{Exit.TEXT[standing.exit]} ({standing.why})")
@@ -305,7 +305,7 @@ def _run_line(record: RunRecord) -> str:
 def _running_summary(records: list[RunRecord], max_drop: Tolerance | float | None, default: float,
                      round_count: int) -> str:
     table = confirm_table(records)
-    tolerance = Tolerance.of(max_drop, default, table)
+    tolerance = Tolerance.coerce(max_drop, default, table)
     objective = tolerance.objective
     summary = summarize(table, max_drop=tolerance.resolved_on(table))
     parts = [f"{row.recipe} {row.speedup:.3f}x ({row.speedup_ci_low:.3f}-{row.speedup_ci_high:.3f}), "

@@ -181,7 +181,7 @@ def seeds_to_show_noninferiority(mean_delta: float, sd: float, max_drop: float, 
     return int(n[ok[0]]) if ok.size else None
 
 
-def _ci(iv: Interval, fmt: str, sep: str) -> str:
+def _interval_text(iv: Interval, fmt: str, sep: str) -> str:
     """'95% CI a-b' or, with one seed, why there is none."""
     if iv.n < 2:
         return "no CI from a single seed"
@@ -198,7 +198,7 @@ def verdict(speedup: Interval, delta: Interval, max_drop: float, objective: Obje
     max_drop = _finite(max_drop, "max_drop")
     if max_drop < 0:
         raise ConfigError(f"max_drop: must be >= 0, got {max_drop=}")
-    n, ci = min(speedup.n, delta.n), _ci(speedup, ".3f", "-")  # 3 decimals: 0.998 must not read as 1.00
+    n, ci = min(speedup.n, delta.n), _interval_text(speedup, ".3f", "-")  # 3 decimals: 0.998 must not read as 1.00
     if speedup.n >= 2 and speedup.low > 1:
         speed, speed_text = SpeedClass.FASTER, f"{speedup.estimate:.2f}x faster ({ci})"
     elif speedup.n >= 2 and speedup.high < 1:
@@ -223,7 +223,7 @@ def verdict(speedup: Interval, delta: Interval, max_drop: float, objective: Obje
         accuracy, acc_text = AccuracyClass.TOO_LOSSY, f"loses more than the {within} tolerance"
     code = {SpeedClass.FASTER: _FASTER_CODES[accuracy], SpeedClass.SLOWER: VerdictCode.SLOWER}.get(
         speed, VerdictCode.INCONCLUSIVE if n < 2 else VerdictCode.NOT_FASTER)
-    text = f"{speed_text}; {name} {delta.estimate:{spec}} {unit} ({_ci(delta, spec, ' to ')}): {acc_text}"
+    text = f"{speed_text}; {name} {delta.estimate:{spec}} {unit} ({_interval_text(delta, spec, ' to ')}): {acc_text}"
     if n < RECOMMENDED_SEEDS:
         text += f"; {RECOMMENDED_SEEDS} or more seeds are recommended (ran {n})"
     qualifies = speed == SpeedClass.FASTER and delta.estimate >= -max_drop

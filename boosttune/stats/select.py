@@ -55,7 +55,7 @@ class Tolerance:
         return cls(table_objective(table), given, default)
 
     @classmethod
-    def of(cls, value: Tolerance | float | None, default: float, table: pd.DataFrame) -> Tolerance:
+    def coerce(cls, value: Tolerance | float | None, default: float, table: pd.DataFrame) -> Tolerance:
         """``value`` itself, or a tolerance given as a number (None: ``default``) on ``table``'s own objective."""
         return value if isinstance(value, Tolerance) else cls.from_table(table, value, default)
 
@@ -127,7 +127,7 @@ def select_best(df: pd.DataFrame, max_drop: Tolerance | float | None = MAX_DROP,
         ConfigError: ``max_drop`` is negative or not a number.
         DataError: the table has no finished O0 baseline with an objective_value.
     """
-    tolerance = Tolerance.of(max_drop, default, df)
+    tolerance = Tolerance.coerce(max_drop, default, df)
     objective = tolerance.objective
     base = baseline_row(df)
     if base is None or not finite(base["objective_value"]) or not finite(base["throughput_sps"]):

@@ -95,7 +95,7 @@ def test_header_answers_in_one_sentence_with_intervals_and_says_how_to_reproduce
     assert re.match(r"Use grad_freeze p=0\.5: 1\.\d\dx per job \(a 3-epoch job, compile included; 95% CI "
                     r"1\.\d\d-1\.\d\d\), faster after \d+ steps; 1\.\d\dx per step, at -0\.\d\d accuracy points "
                     r"\(95% CI .* over 5 paired seeds", header.answer)
-    facts = dict(header.facts)
+    facts = dict(header.run_details)
     assert facts["recommended recipe"].startswith("boost_level O1: grad_freeze (freeze_p 0.7, freeze_type 1, "
                                                   "param_groups 10) + momentum lr 0.05")
     assert facts["reproduce"] == run_info["command"] and "optuna 5.0.0" in facts["versions"]
@@ -162,7 +162,7 @@ def test_hypervolume_grows_in_start_order_and_ends_at_the_fronts(search):
     hv = figures.hypervolume_info(report_inputs(search))
     assert hv.trial_ids == tuple(f"t_0000{i}" for i in range(1, 6))  # the search's own trials: O0 is where it starts
     assert ("search", "5 trials after the O0 baseline, one seed each (seed 0)") in \
-        figures.header_info(report_inputs(search)).facts
+        figures.header_info(report_inputs(search)).run_details
     assert all(b >= a for a, b in zip(hv.hypervolume, hv.hypervolume[1:]))
     finished = search[search["status"] == "completed"]
     points = list(zip(finished["speedup_vs_baseline"], finished["objective_gain"]))

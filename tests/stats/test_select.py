@@ -108,9 +108,9 @@ def test_a_tolerance_fixed_at_the_first_baseline_is_one_number_for_every_later_t
 
 
 def test_a_tolerance_from_a_table_takes_the_tables_objective_and_a_carried_one_is_kept(table):
-    assert Tolerance.from_table(table, None, 1.0) == Tolerance.of(None, 1.0, table) == Tolerance(ACCURACY, None, 1.0)
+    assert Tolerance.from_table(table, None, 1.0) == Tolerance.coerce(None, 1.0, table) == Tolerance(ACCURACY, None, 1.0)
     carried = Tolerance(MAE, 0.02, 1.0)
-    assert Tolerance.of(carried, 5.0, table) is carried
+    assert Tolerance.coerce(carried, 5.0, table) is carried
     assert select_best(table, Tolerance(ACCURACY, 2.0, 1.0)).row["trial_id"] == "t_00003"  # as max_drop=2.0
     with pytest.raises(ConfigError, match="max_drop: -0.1 is invalid"):
         select_best(table, Tolerance(ACCURACY, -0.1, 1.0))

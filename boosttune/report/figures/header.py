@@ -41,7 +41,7 @@ class HeaderInfo(NamedTuple):
     answer: str  # the answer in one sentence
     recipe: str  # the recipe it recommends (O0 when none qualifies)
     verdict: str  # a verdict code, "search_only" without a confirm stage, "no_baseline" without figures
-    facts: tuple[tuple[str, str], ...]  # (what, value): device, versions, data, seeds, command, ...
+    run_details: tuple[tuple[str, str], ...]  # (what, value): device, versions, data, seeds, command, ...
 
 
 def header_info(inputs: ReportInputs) -> HeaderInfo:

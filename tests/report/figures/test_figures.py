@@ -215,7 +215,7 @@ def test_header_of_a_search_names_the_candidate_and_its_recipe(small):
     header = figures.header_info(_inputs(small, max_drop=0.5))
     assert header.recipe == "t2" and header.verdict == "search_only"
     assert header.answer.startswith("Candidate t2: 1.10x at +0.50 accuracy points on one seed")
-    assert dict(header.facts)["recommended recipe"] == "boost_level O0: momentum lr 0.1 constant"
+    assert dict(header.run_details)["recommended recipe"] == "boost_level O0: momentum lr 0.1 constant"
     assert decision_words("faster_too_lossy", MAE) == "faster, but loses more val_mae than the margin allows"
 
 
