@@ -13,7 +13,7 @@ import shlex
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Callable, NoReturn
 
 __all__ = ["EXIT_ANSWERED", "EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_INTERRUPTED", "ArgumentParser", "DefaultsFormatter",
            "FieldFlags", "FieldsFormatter", "add_deprecated_alias",
@@ -138,12 +138,15 @@ def _default(field: Any) -> Any:
 
 class FieldFlags:
     """Flags that each set one field of a pydantic config: the type, choices, default and help come from the field
-    (one source); ``off`` flags switch a field that is on by default off; ``defaults`` replace a field's default
-    where a script's differs. :meth:`values` reads the parsed flags back as the fields they set."""
+    (one source; a list field takes comma-separated values); ``off`` flags switch a field that is on by default off,
+    ``switch`` flags one that is off by default on; ``defaults`` replace a field's default where a script's differs;
+    ``more_help`` adds to a field's help. :meth:`values` reads the parsed flags back as the fields they set."""
 
     def __init__(self, model: Any, on: dict[str, str], off: dict[str, str] | None = None,
-                 defaults: dict[str, Any] | None = None) -> None:
+                 defaults: dict[str, Any] | None = None, switch: dict[str, str] | None = None,
+                 more_help: dict[str, Callable[[], str]] | None = None) -> None:
         self.model, self.on, self.off, self.defaults = model, on, dict(off or {}), dict(defaults or {})
+        self.switch, self.more_help = dict(switch or {}), dict(more_help or {})
 
     def add_to(self, parser: argparse.ArgumentParser, *, file_defaults: bool = False, skip: tuple[str, ...] = ()) -> None:
         """The flags on ``parser``; ``file_defaults``: unset unless given, so an experiment file's value stands
@@ -154,24 +157,42 @@ class FieldFlags:
             field = self.model.model_fields[name]
             kind, choices = _flag_type(field.annotation)
             default = None if file_defaults else self.defaults.get(name, _default(field))
-            described = field_help(self.model, name) + (" (default: the file's)" if file_defaults else "")
+            described = field_help(self.model, name)
+            described += f": {self.more_help[name]()}" if name in self.more_help else ""
+            described += " (default: the file's)" if file_defaults else ""
             parser.add_argument(flag, dest=name, type=None if choices else kind, choices=choices, default=default,
                                 help=described)
         for flag, name in self.off.items():
             if flag not in skip:
                 parser.add_argument(flag, action="store_true",
                                     help=f"sets {name} false ({name}: {field_help(self.model, name)})")
+        for flag, name in self.switch.items():
+            if flag not in skip:
+                parser.add_argument(flag, action="store_true",
+                                    help=f"sets {name} true ({name}: {field_help(self.model, name)})")
 
     def given(self, args: argparse.Namespace, skip: tuple[str, ...] = ()) -> dict[str, Any]:
         """The fields the flags given on the command line set (flags added with ``file_defaults``)."""
         on = {name: getattr(args, name, None) for flag, name in self.on.items() if flag not in skip}
         off = {name: False for flag, name in self.off.items()
-               if flag not in skip and getattr(args, flag.lstrip("-").replace("-", "_"), False)}
-        return {**{name: value for name, value in on.items() if value is not None}, **off}
+               if flag not in skip and getattr(args, _dest(flag), False)}
+        switched = {name: True for flag, name in self.switch.items()
+                    if flag not in skip and getattr(args, _dest(flag), False)}
+        return {**{name: value for name, value in on.items() if value is not None}, **off, **switched}
 
     def values(self, args: argparse.Namespace) -> dict[str, Any]:
         on = {name: getattr(args, name) for name in self.on.values()}
-        return {**on, **{name: not getattr(args, flag.lstrip("-").replace("-", "_")) for flag, name in self.off.items()}}
+        off = {name: not getattr(args, _dest(flag)) for flag, name in self.off.items()}
+        return {**on, **off, **{name: bool(getattr(args, _dest(flag))) for flag, name in self.switch.items()}}
+
+
+def _dest(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
+def comma_list(text: str) -> list[str]:
+    """A list field's flag value: comma-separated, blanks dropped (``less_bn, grad_freeze``)."""
+    return [part.strip() for part in text.split(",") if part.strip()]
 
 
 def _flag_type(annotation: Any) -> tuple[Any, list[Any] | None]:
@@ -183,6 +204,8 @@ def _flag_type(annotation: Any) -> tuple[Any, list[Any] | None]:
     first = options[0]
     if typing.get_origin(first) is typing.Literal:
         return str, list(typing.get_args(first))
+    if typing.get_origin(first) is list:
+        return comma_list, None
     return first, None
 
 

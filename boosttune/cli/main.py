@@ -308,13 +308,15 @@ def _experiment(args: argparse.Namespace) -> ExperimentConfig:
     for name, value in FIELDS.given(args, skip=tuple(RUN_FLAGS)).items():  # a field flag given: it wins over the file
         clash = [a for a in assignments if a.partition("=")[0] == name and a.partition("=")[2] != _yaml_scalar(value)]
         if clash:
-            flag = next(f for f, n in [*FIELDS.on.items(), *FIELDS.off.items()] if n == name)
-            raise ConfigError(f"{flag} {value} and --set {clash[0]} disagree; give one of them")
+            flag = next(f for f, n in [*FIELDS.on.items(), *FIELDS.off.items(), *FIELDS.switch.items()] if n == name)
+            raise ConfigError(f"{flag} {_yaml_scalar(value)} and --set {clash[0]} disagree; give one of them")
         assignments.append(f"{name}={_yaml_scalar(value)}")
     return parse_experiment(_apply_overrides(document, assignments))
 
 
 def _yaml_scalar(value: object) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_yaml_scalar, value)) + "]"
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 

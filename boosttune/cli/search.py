@@ -19,7 +19,6 @@ from boosttune.cli.args import (
     ArgumentParser,
     DefaultsFormatter,
     FieldFlags,
-    field_help,
     interrupted,
     quiet_mindspore,
 )
@@ -41,9 +40,11 @@ FIELDS = FieldFlags(
         "--confirm-budget-runs": "confirm_budget_runs", "--confirm-budget-minutes": "confirm_budget_minutes",
         "--sampler": "sampler", "--seed": "seed", "--accelerator-type": "accelerator_type", "--storage": "storage",
         "--study-storage": "study_storage", "--max-failure-rate": "max_failure_rate",
-        "--concurrency": "max_concurrent_trials"},
+        "--concurrency": "max_concurrent_trials", "--search": "search"},
     off={"--keep-slow": "prune_slow", "--no-early-stop": "early_stopping", "--cold-workers": "warm_workers"},
+    switch={"--prefer-ties": "prefer_ties"},
     defaults={"max_drop": MAX_DROP},
+    more_help={"search": lambda: ",".join(algorithms.fragment_names())},
 )
 
 
@@ -61,17 +62,12 @@ def script_parser(model: str, description: str) -> argparse.ArgumentParser:
     p.add_argument("--planned-epochs", type=int, default=None,
                    help="epochs your own training will run: recipes are judged by the time of that job, compile "
                         "included (default: --epochs)")
-    p.add_argument("--prefer-ties", action="store_true", help=f"sets prefer_ties ({field_help(ExperimentConfig, 'prefer_ties')})")
     p.add_argument("--train-limit", type=int, default=4096, help="training samples used")
     p.add_argument("--val-limit", type=int, default=2000, help="validation samples used")
     p.add_argument("--image-size", type=int, default=16, help="images are resized to this many pixels a side")
     p.add_argument("--batch-size", type=int, default=64, help="batch size per worker")
     p.add_argument("--learning-rate", type=float, default=0.05, help="base learning rate (searched around)")
     FIELDS.add_to(p)
-    p.add_argument("--search", default=None,
-                   help="comma-separated fragments to search (default all but those measured slow here): "
-                        f"{','.join(algorithms.fragment_names())}; a fragment named "
-                        "here is searched even when it is slow on this device")
     p.add_argument("--device", default="CPU", choices=DEVICE_NAMES,
                    help="device of every trial rank: one GPU, or one of Ray's NPUs, per rank on GPU/Ascend")
     p.add_argument("--smoke", action="store_true",
@@ -143,8 +139,7 @@ def _run(args, output: Path) -> int:
                  "device_target": args.device, "data": {**_data(args.data, args.data_path, args.train_limit), "train_limit": args.train_limit,
                           "val_limit": args.val_limit, "image_size": args.image_size},
                  "optimizer": {"name": "momentum", "learning_rate": args.learning_rate, "lr_schedule": "cosine"}},
-        **FIELDS.values(args), "search": args.search.split(",") if args.search else None,
-        "prefer_ties": args.prefer_ties,
+        **FIELDS.values(args),
     })
     from boosttune.cli.closing import format_summary  # deferred: loads Ray, MindSpore and pandas
     from boosttune.experiment import run_experiment

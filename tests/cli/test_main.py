@@ -192,6 +192,28 @@ def test_tune_takes_the_scripts_field_flags_over_the_files_values(tmp_path):
     assert (config.confirm_seeds, parse().max_concurrent_trials, parse().prune_slow) == (4, 3, True)
     with pytest.raises(Exception, match=r"--concurrency 2 and --set max_concurrent_trials=5 disagree"):
         parse("--concurrency", "2", "--set", "max_concurrent_trials=5")
+    # the experiment fields the scripts' --search and --prefer-ties set, on tune too
+    config = parse("--search", "less_bn, grad_freeze", "--prefer-ties")
+    assert (config.search, config.prefer_ties) == (["less_bn", "grad_freeze"], True)
+    assert (parse().search, parse().prefer_ties) == (None, False)
+    with pytest.raises(Exception, match=r"--search \[less_bn\] and --set search=\[amp\] disagree"):
+        parse("--search", "less_bn", "--set", "search=[amp]")
+
+
+def test_the_scripts_and_tune_take_the_same_experiment_field_flags():
+    """One front door: every flag of an experiment script that sets a field of the experiment (not of the built-in
+    model's recipe) is one of tune's too, with the same help."""
+    from boosttune.cli.main import build_parser
+    from boosttune.cli.search import script_parser
+
+    def flags(parser):
+        return {flag: action.help for action in parser._actions for flag in action.option_strings}
+
+    script = flags(script_parser("resnet8", "test"))
+    tune = flags(next(a for a in build_parser()._actions if a.choices and "tune" in a.choices).choices["tune"])
+    shared = {"--search", "--prefer-ties", "--trials", "--max-drop", "--concurrency", "--storage", "--seed"}
+    assert shared <= set(script) & set(tune)
+    assert "grad_freeze" in script["--search"] and "grad_freeze" in tune["--search"]
 
 
 def test_a_script_flag_tune_does_not_take_is_mapped_to_a_set_that_works():
