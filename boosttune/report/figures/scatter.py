@@ -275,8 +275,11 @@ def _add_confirmed(fig: go.Figure, q: ConfirmedPoint, colour: str, index: int, o
                    + (f"<br>its search trial (one seed): {q.search_x:.3f}x, {q.search_y:{obj.gain_spec}} {obj.unit}"
                       if finite(q.search_x) else "")],
         hoverinfo="text"))
-    # the label sits up and to the right (alternating down for every other recipe), clear of the bars' ends
-    fig.add_annotation(x=q.speedup, y=q.delta_pt, text=html.escape(q.recipe), showarrow=True, arrowhead=0,
-                       arrowcolor=colour, ax=36, ay=-40 if index % 2 == 0 else 40, xanchor="left",
+    # the label sits up and to the right (alternating down for every other recipe, each pair further out, so that
+    # neighbours' labels clear each other), clear of the bars' ends; a long name breaks before each " + "
+    offset = 40 + 30 * (index // 2)
+    fig.add_annotation(x=q.speedup, y=q.delta_pt, text=html.escape(q.recipe).replace(" + ", "<br>+ "),
+                       showarrow=True, arrowhead=0, arrowcolor=colour, ax=36,
+                       ay=-offset if index % 2 == 0 else offset, xanchor="left",
                        font=dict(color=colour, size=12),
                        bgcolor="rgba(255,255,255,0.85)")
