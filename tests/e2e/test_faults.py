@@ -162,7 +162,10 @@ def test_faults_in_a_real_search_lose_nothing_and_train_nothing_twice(tmp_path):
     searched, confirmed = _records(trials), _records(confirm)
     race = re.search(r"^confirm: a race of (\d+) candidates", log.read_text(), re.MULTILINE)
     recipes = 1 + int(race[1]) if race else 1  # no candidate passed the screen: the baseline alone
-    assert len(searched) == 6 and 1 <= len(confirmed) < 2 * recipes  # the baseline and 5 search trials
+    # the baseline and 5 search trials; the kill lands once the stage's first run is in (a stage of the baseline alone,
+    # two tiny runs taking their epochs in turn, may have both in by then: step 5 still trains neither again)
+    assert len(searched) == 6 and 1 <= len(confirmed) <= 2 * recipes
+    assert recipes == 1 or len(confirmed) < 2 * recipes
     _unchanged(interrupted, searched)
     assert_nothing_left(before)
 
