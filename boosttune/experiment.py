@@ -24,9 +24,8 @@ from boosttune.check import CheckReport, check_in_fresh_process
 from boosttune.config.experiment import MAX_DROP, ExperimentConfig
 from boosttune.errors import UnsupportedError
 from boosttune.stages.baseline import judge_baseline, train_baseline
-from boosttune.stages.confirm import run_confirm_stage
+from boosttune.stages.confirm import ConfirmOutcome, run_confirm_stage
 from boosttune.outputs.export import selected_recipe, write_best
-from boosttune.stats.race import RaceRules
 from boosttune.outputs.results import build_results_table, save_results, search_reference
 from boosttune.stats.select import Tolerance
 from boosttune.outputs.summary import save_confirmed
@@ -113,7 +112,7 @@ def _run(config: ExperimentConfig, started: StartedRun, base: dict[str, Any], *,
         result = _finish(config, started.output, table, max_drop, confirm, outcome.aborted_reason)
     result.stage_s, result.baseline_note, result.left_out = times, note, {**slow, **outcome.left_out}
     if confirm is not None:
-        result.confirm_training_s = training_seconds(confirm[0])
+        result.confirm_training_s = training_seconds(confirm.records)
         record_run_info(started.output, confirm_training_share=round(result.confirm_training_s / times["confirm"], 3))
     return result
 
@@ -191,12 +190,12 @@ def _search_table(outcome: SearchOutcome, started: StartedRun, log: Callable[[st
 
 
 def _finish(config: ExperimentConfig, output: Path, table: pd.DataFrame, max_drop: Tolerance,
-            confirm: tuple[list[RunRecord], RaceRules | None] | None, aborted: str | None) -> ExperimentResult:
+            confirm: ConfirmOutcome | None, aborted: str | None) -> ExperimentResult:
     """The tables saved, the best recipe selected once and exported, and the report made with that selection."""
     parquet, _ = save_results(table, output)
-    confirm_records, rules = confirm or (None, None)
-    confirmed = (save_confirmed(confirm_records, output, max_drop=max_drop, ray_version=ray.__version__,
-                                rules=rules, prefer_ties=config.prefer_ties) if confirm_records else None)
+    confirmed = (save_confirmed(confirm.records, output, max_drop=max_drop, ray_version=ray.__version__,
+                                rules=confirm.rules, race=confirm.race, prefer_ties=config.prefer_ties)
+                 if confirm is not None and confirm.records else None)
     best = selected_recipe(table, max_drop=max_drop, experiment_path=str(output), confirmed=confirmed)
     best_config, best_recipe = write_best(best.document, output)
     inputs = ReportInputs(kind="experiment", title=f"boosttune experiment: {config.name}",

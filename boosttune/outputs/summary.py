@@ -61,16 +61,21 @@ class Confirmed:
 
 
 def _confirmed(runs: pd.DataFrame, tolerance: Tolerance, summary_path: Path | None = None,
-               rules: RaceRules | None = None, prefer_ties: bool = False) -> Confirmed:
+               rules: RaceRules | None = None, prefer_ties: bool = False, decided: Race | None = None) -> Confirmed:
+    """The figures and the decision of ``runs``. ``decided``: the race as it was decided (live, or read from
+    race.json), used as it is when it was decided at this margin; at another margin the runs are judged again."""
     max_drop = tolerance.resolved_on(runs)  # against these runs' own baseline: the mean of its paired seeds
-    summary, race = _with_race(summarize(runs, max_drop=max_drop), runs, rules, max_drop, tolerance.objective)
+    if decided is not None and not math.isclose(decided.max_drop, max_drop, rel_tol=1e-9, abs_tol=1e-12):
+        decided = None  # re-judged at another margin (export --max-drop): the runs decide again
+    summary, race = _with_race(summarize(runs, max_drop=max_drop), runs, rules, max_drop, tolerance.objective,
+                               decided)
     seeds = tuple(int(s) for s in sorted(runs.loc[runs["recipe"] == BASELINE_NAME, "seed"].dropna().unique()))
     selection = select_confirmed(summary, max_drop, race=rules is not None, prefer_ties=prefer_ties)
     return Confirmed(runs, summary, selection, seeds, max_drop, summary_path, rules, race)
 
 
 def _with_race(summary: pd.DataFrame, runs: pd.DataFrame, rules: RaceRules | None, max_drop: float,
-               objective: Objective) -> tuple[pd.DataFrame, Race | None]:
+               objective: Objective, decided: Race | None = None) -> tuple[pd.DataFrame, Race | None]:
     """The decision next to the figures: a recipe qualifies only by winning the race (fixed rounds: the same test
     at one look on every round). The ``verdict`` column *is* the decision (a :class:`~boosttune.stats.race.Exit`
     code), so a page that reads it never contradicts the race. The intervals and the seeds likely needed come from
@@ -78,7 +83,7 @@ def _with_race(summary: pd.DataFrame, runs: pd.DataFrame, rules: RaceRules | Non
     the one-sided level the decision was taken at."""
     if not (runs["recipe"].dropna() != BASELINE_NAME).any():
         return summary, None
-    race = replay_race(runs, rules, max_drop)
+    race = decided if decided is not None else replay_race(runs, rules, max_drop)
     summary = summary.copy()
     for column in RACE_COLUMNS:
         summary[column] = pd.Series([None] * len(summary), dtype="object")
@@ -115,10 +120,8 @@ def _decision_text(row: pd.Series, standing, decided: int | None, raced: bool, m
                f"{fmt(row['speedup_ci_low'], '.2f')}-{fmt(row['speedup_ci_high'], '.2f')}), "
                f"{objective.noun} {objective.format_gain(row['objective_gain'], spec)}"
                f" (95% CI {fmt(row['objective_gain_ci_low'], spec)} to {fmt(row['objective_gain_ci_high'], spec)})")
-    previous = str(row.get("verdict_text") or "")
-    e2e = previous.split("; secondary, time to ", 1)
-    if len(e2e) == 2:
-        figures += "; secondary, time to " + e2e[1]
+    if isinstance(row.get("secondary_text"), str) and row["secondary_text"]:
+        figures += f"; {row['secondary_text']}"
     when = (f"after round {standing.left_after_round}, {standing.n} paired seed(s)" if raced
             else f"at one look on {standing.n} paired seed(s)")
     why = "" if standing.exit == Exit.BUDGET else f" ({standing.why})"
@@ -143,9 +146,10 @@ def job_words(row: pd.Series) -> str:
 
 def save_confirmed(records: Iterable[RunRecord], folder: str | Path, *, max_drop: Tolerance | float | None,
                    default: float = MAX_DROP, ray_version: str = "", rules: RaceRules | None = None,
-                   prefer_ties: bool = False) -> Confirmed:
-    """Write confirm.parquet, confirm.csv and summary.csv into ``folder`` (and race.json with a race's rules);
-    return what they hold.
+                   race: Race | None = None, prefer_ties: bool = False) -> Confirmed:
+    """Write confirm.parquet, confirm.csv, summary.csv and race.json (the decision) into ``folder``; return what they
+    hold. ``race``: the race as it was decided live (:func:`~boosttune.stages.rounds.run_race`), written as it is;
+    None: the runs are judged here (fixed rounds: one look at every seed; a race's runs: replayed under ``rules``).
 
     ``max_drop``: a :class:`~boosttune.stats.select.Tolerance` (an experiment's, on its model's objective),
     or a number in the runs' objective's gain units (points for accuracy); None: ``default`` points, or
@@ -154,16 +158,26 @@ def save_confirmed(records: Iterable[RunRecord], folder: str | Path, *, max_drop
     runs = confirm_table(list(records), ray_version=ray_version)
     write_atomically(folder / f"{CONFIRM_NAME}.parquet", lambda temp: runs.to_parquet(temp, index=False))
     write_atomically(folder / f"{CONFIRM_NAME}.csv", lambda temp: runs.to_csv(temp, index=False))
-    if rules is not None:
-        write_atomically(folder / RACE_NAME, lambda temp: Path(temp).write_text(
-            json.dumps({"rules": rules.to_dict()}, indent=2) + "\n"))
-    confirmed = _confirmed(runs, Tolerance.coerce(max_drop, default, runs), folder / SUMMARY_NAME, rules, prefer_ties)
+    confirmed = _confirmed(runs, Tolerance.coerce(max_drop, default, runs), folder / SUMMARY_NAME, rules, prefer_ties,
+                           race)
     return write_summary(confirmed)
 
 
+def _write_race(confirmed: Confirmed) -> None:
+    """race.json: the rules the race ran under (none: fixed rounds) and its decision (:meth:`Race.to_dict`), which
+    :func:`load_confirmed` reads back as it is."""
+    document = {"rules": None if confirmed.rules is None else confirmed.rules.to_dict(),
+                "decision": confirmed.race.to_dict()}
+    write_atomically(confirmed.summary_path.parent / RACE_NAME,
+                     lambda temp: Path(temp).write_text(json.dumps(document, indent=2) + "\n"))
+
+
 def write_summary(confirmed: Confirmed) -> Confirmed:
-    """Write ``confirmed``'s summary.csv where it belongs (a re-judged decision replaces the old one whole)."""
+    """Write ``confirmed``'s summary.csv and its decision (race.json) where they belong (a re-judged decision
+    replaces the old one whole)."""
     if confirmed.summary_path is not None:
+        if confirmed.race is not None:
+            _write_race(confirmed)
         write_atomically(confirmed.summary_path, lambda temp: confirmed.summary.to_csv(temp, index=False))
     return confirmed
 
@@ -183,14 +197,24 @@ def load_confirmed(folder: str | Path, *, max_drop: float | None, default: float
     if missing:
         raise DataError(f"{path}: missing column {missing[0]!r}; not a boosttune confirm table")
     check_cells(runs, str(path), {**schema_dtypes(), "round": "Int64", "job_s": "float64"})
-    race = Path(folder) / RACE_NAME
-    try:
-        rules = RaceRules.from_dict(json.loads(race.read_text())["rules"]) if race.is_file() else None
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise DataError(f"{race}: cannot read the race's rules: {str(e).splitlines()[0]}") from e
+    rules, decided = read_race(Path(folder) / RACE_NAME)
     runs = with_job_figures(with_later_columns(runs))
     return _confirmed(runs, Tolerance.from_table(runs, max_drop, default), Path(folder) / SUMMARY_NAME, rules,
-                      recorded_prefer_ties(folder))
+                      recorded_prefer_ties(folder), decided)
+
+
+def read_race(path: Path) -> tuple[RaceRules | None, Race | None]:
+    """race.json's rules and decision (none of either: fixed rounds, or a folder from before decisions were
+    written, which :func:`load_confirmed` judges from its runs)."""
+    if not path.is_file():
+        return None, None
+    try:
+        document = json.loads(path.read_text())
+        rules = None if document.get("rules") is None else RaceRules.from_dict(document["rules"])
+        decided = None if document.get("decision") is None else Race.from_dict(document["decision"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        raise DataError(f"{path}: cannot read the race: {str(e).splitlines()[0]}") from e
+    return rules, decided
 
 
 

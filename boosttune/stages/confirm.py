@@ -5,7 +5,7 @@ The rounds are :mod:`boosttune.stages.rounds`; their figures and the race, :mod:
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -28,13 +28,23 @@ from boosttune.stages.rounds import (
     run_paired,
     run_race,
 )
-from boosttune.stats.confirmed import BASELINE_NAME, confirm_table, replay_race
+from boosttune.stats.confirmed import BASELINE_NAME
 from boosttune.stats.noise import NoiseRecord, RunMode, noise_record
-from boosttune.stats.race import REFERENCE_NOISE, Noise, RaceRules
+from boosttune.stats.race import REFERENCE_NOISE, Noise, Race, RaceRules
 from boosttune.stats.select import Tolerance
 
-__all__ = ["confirm_seeds", "default_budget_runs", "device_noise", "handoff", "judged_on_all", "race_rules",
-           "run_confirm_stage", "run_mode"]
+__all__ = ["ConfirmOutcome", "confirm_seeds", "default_budget_runs", "device_noise", "handoff", "judged_on_all",
+           "race_rules", "run_confirm_stage", "run_mode"]
+
+
+@dataclass(frozen=True)
+class ConfirmOutcome:
+    """The confirm stage's runs and its one decision: the race as it was decided live (None for fixed rounds, whose
+    one look at every seed is taken where the runs are saved), and the rules it ran under."""
+
+    records: list[RunRecord]
+    rules: RaceRules | None = None
+    race: Race | None = None
 
 
 def confirm_seeds(seed: int, count: int) -> list[int]:
@@ -82,9 +92,9 @@ def run_mode(config: ExperimentConfig, turns: bool = False) -> RunMode:
 
 def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, max_drop: Tolerance, output: Path,
                       train: Callable[[RunSpec], RunRecord], log: Callable[[str], None],
-                      train_round: TrainRound | None = None) -> tuple[list[RunRecord], RaceRules | None]:
+                      train_round: TrainRound | None = None) -> ConfirmOutcome:
     """The experiment's confirm stage: the candidates that passed the screen, trained again on fresh paired seeds
-    against the baseline, in a race (the default) or a fixed number of seeds; the runs, and the race's rules.
+    against the baseline, in a race (the default) or a fixed number of seeds; the runs and the decision.
     ``max_drop`` is the experiment's, on its model's objective; the screen is taken in the same objective.
     ``train_round``: a round's runs trained together, their epochs in turn (None: one after another)."""
     turns = train_round is not None
@@ -97,8 +107,8 @@ def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, max_drop: T
             + ("" if len(seeds) >= RECOMMENDED_SEEDS else
                f" ({RECOMMENDED_SEEDS} or more seeds recommended: --confirm-seeds)"))
         log_candidates(candidates, log)
-        return run_paired(candidates, seeds, store=store, role="confirm", train=train, log=log,
-                          max_drop=max_drop, train_round=train_round), None
+        return ConfirmOutcome(run_paired(candidates, seeds, store=store, role="confirm", train=train, log=log,
+                                         max_drop=max_drop, train_round=train_round))
     presets = sum(c.preset not in (None, BASELINE_NAME) for c in candidates)
     rules = race_rules(config, len(candidates), noise, presets)
     seeds = confirm_seeds(config.seed, rules.max_seeds)
@@ -111,14 +121,13 @@ def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, max_drop: T
         + ("; it steers the drops only, and this race's runs are added to the device's record"
            if noise.df == 0 else "; the race's own runs join it"))
     log_candidates(candidates, log)
-    records = run_race(candidates, seeds, store=store, role="confirm", train=train, rules=rules, log=log,
-                       max_drop=max_drop, train_round=train_round)
-    runs = confirm_table(records)
-    race = replay_race(runs, rules, max_drop.resolved_on(runs))
-    if race.record_note():
-        log(f"confirm: {race.record_note()}")
-    record.add(race, race_id=str(output.resolve()), mode=run_mode(config, turns))
-    return records, rules
+    records, race = run_race(candidates, seeds, store=store, role="confirm", train=train, rules=rules, log=log,
+                             max_drop=max_drop, train_round=train_round)
+    if race is not None:
+        if race.record_note():
+            log(f"confirm: {race.record_note()}")
+        record.add(race, race_id=str(output.resolve()), mode=run_mode(config, turns))
+    return ConfirmOutcome(records, rules, race)
 
 
 def handoff(config: ExperimentConfig, table: pd.DataFrame, max_drop: Tolerance,

@@ -13,7 +13,7 @@ import json
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
@@ -47,6 +47,7 @@ from boosttune.stats.select import Tolerance
 
 __all__ = [
     "Candidate",
+    "RaceOutcome",
     "TrainRound",
     "baseline_candidate",
     "paired_schedule",
@@ -239,13 +240,21 @@ def _train_round(candidates: Sequence[Candidate], index: int, seed: int, *, stor
             yield candidate.name, record, False
 
 
+class RaceOutcome(NamedTuple):
+    """What a race trained and what it decided: the one decision every file, page and line of the run reads."""
+
+    records: list[RunRecord]
+    race: Race | None  # None: not one round ran (the budget could not pay for the first)
+
+
 def run_race(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: RecordStore, role: str,
              train: Callable[[RunSpec], RunRecord], rules: RaceRules, log: Callable[[str], None] = print,
              max_drop: Tolerance | float | None = None, default: float = MAX_DROP,
-             train_round: TrainRound | None = None) -> list[RunRecord]:
+             train_round: TrainRound | None = None) -> RaceOutcome:
     """Race the candidates against the baseline (:mod:`boosttune.stats.race`): paired, interleaved rounds of
     the baseline and the candidates still racing, one seed of ``seeds`` each, until none races, the seeds run out
-    or the budget cannot pay for the next round. Runs an earlier attempt finished are kept, not trained again;
+    or the budget cannot pay for the next round; a candidate still racing then leaves undecided. Runs an earlier
+    attempt finished are kept, not trained again (and judged again in their rounds, as they were);
     ``train_round`` as in :func:`run_paired`."""
     names = [c.name for c in candidates]
     if len(set(names)) != len(names) or BASELINE_NAME not in names or len(names) < 2:
@@ -282,7 +291,9 @@ def run_race(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: Re
             log(f"{role}: {standing.name} leaves the race after round {index + 1} with {standing.n} paired seeds: "
                 f"{Exit.TEXT[standing.exit]} ({standing.why})")
         log(_race_line(race, runs_spent))
-    return list(store)
+    if race is not None:
+        race.out_of_budget()
+    return RaceOutcome(list(store), race)
 
 
 def _race_line(race: Race, runs_spent: int) -> str:

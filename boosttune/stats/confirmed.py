@@ -60,6 +60,7 @@ SUMMARY_COLUMNS = ("recipe", "n_seeds", "speedup", "speedup_ci_low", "speedup_ci
                    "e2e_ci_low", "e2e_ci_high",
                    "objective_value", "objective_gain", "objective_gain_ci_low", "objective_gain_ci_high", "p_value",
                    "objective_p_value", "failed_runs", "seeds_to_show", "qualifies", "verdict", "verdict_text",
+                   "secondary_text",  # time to the target objective: a secondary figure, never the verdict
                    "objective", "gain_unit", "margin",  # margin: the max_drop judged at (named so on disk)
                    # per job at the planned length, compile charged fairly (boosttune.stats.job): the verdict's
                    # speed; break_even_steps: steps after which the recipe's job is the shorter
@@ -202,13 +203,15 @@ def _summary_row(name: str, table: pd.DataFrame, finished: pd.DataFrame, base: p
     judged = verdict(job["interval"] or speed, delta, max_drop, objective)
     row.pop("interval")
     e2e = _e2e(runs.loc[rounds, "curve_json"], base.loc[rounds, "curve_json"], target, confidence, objective)
-    text = judged.text
+    secondary = ""
     if e2e is not None and target is not None:
         reach = f"{100 * target:.2f}% {objective.label}" if objective.fraction else f"{objective.label} {target:.4g}"
-        text += (f"; secondary, time to {reach}: {e2e.estimate:.2f}x (training time, compile "
-                 f"included; {e2e.n} of {len(rounds)} rounds reached it)")
+        secondary = (f"secondary, time to {reach}: {e2e.estimate:.2f}x (training time, compile "
+                     f"included; {e2e.n} of {len(rounds)} rounds reached it)")
     elif target is not None and not _has_curves(runs.loc[rounds, "curve_json"]):
-        text += "; secondary time to target not measured (evaluated after the last epoch only: confirm_curves)"
+        secondary = "secondary time to target not measured (evaluated after the last epoch only: confirm_curves)"
+    row["secondary_text"] = secondary
+    text = judged.text + (f"; {secondary}" if secondary else "")
     row.update(speedup=speed.estimate, speedup_ci_low=speed.low, speedup_ci_high=speed.high, p_value=speed.p_value,
                objective_gain=delta.estimate, objective_gain_ci_low=delta.low, objective_gain_ci_high=delta.high,
                objective_p_value=delta.p_value, e2e_speedup=e2e.estimate if e2e else math.nan,

@@ -200,6 +200,10 @@ class Standing:
         return math.exp(float(np.mean(self.log_speedups))) if self.log_speedups else math.nan
 
 
+def _read_bounds(data: Mapping[str, Any] | None) -> Bounds | None:
+    return None if data is None else Bounds(**data)
+
+
 def _bounds(fit: Fit, name: str, sd: float, df: int, level: float) -> Bounds:
     estimate = fit.effect[name]
     if df == 0 or level <= 0 or not math.isfinite(sd):
@@ -241,6 +245,26 @@ class Race:
         for standing in race.standings.values():
             standing.runs = n
         race._judge(list(race.standings.values()))
+        return race
+
+    def to_dict(self) -> dict[str, Any]:
+        """The decision as it was made (race.json's ``decision``): the rules it ran under, the margin, every round's
+        figures and every candidate's standing. :meth:`from_dict` gives it back without deciding anything again."""
+        return {"rules": self.rules.to_dict(), "max_drop": self.max_drop, "rounds": self.rounds,
+                "single_look": self.single_look, "speed_rounds": self._speed_rounds, "gain_rounds": self._gain_rounds,
+                "standings": [asdict(s) for s in self.standings.values()]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Race:
+        """The race :meth:`to_dict` wrote, as it stood when it was written (nothing is judged again)."""
+        standings = [Standing(**{**s, "speed": _read_bounds(s.get("speed")), "gain": _read_bounds(s.get("gain"))})
+                     for s in data["standings"]]
+        race = cls([s.name for s in standings], RaceRules.from_dict(data["rules"]), float(data["max_drop"]))
+        race.rules = RaceRules.from_dict(data["rules"])  # as decided (already within the budget)
+        race.standings = {s.name: s for s in standings}
+        race.rounds, race.single_look = int(data["rounds"]), bool(data["single_look"])
+        race._speed_rounds = [dict(r) for r in data["speed_rounds"]]
+        race._gain_rounds = [dict(r) for r in data["gain_rounds"]]
         return race
 
     @property

@@ -50,9 +50,10 @@ def _train(effects: dict[str, tuple[float, float, float]], noise: float = 0.01):
 def _confirm(tmp_path, effects, planned=None, seeds=6, rules: RaceRules | None = None):
     candidates = [Candidate(name, {**_recipe(planned), "seed": 0}, "planted") for name in effects]
     kwargs = dict(store=RecordStore(tmp_path / "runs"), role="confirm", train=_train(effects), log=lambda _: None)
-    records = run_paired(candidates, list(range(1, seeds + 1)), **kwargs) if rules is None else \
-        run_race(candidates, list(range(1, seeds + 1)), rules=rules, max_drop=1.0, **kwargs)
-    return save_confirmed(records, tmp_path, max_drop=1.0, rules=rules)
+    if rules is None:
+        return save_confirmed(run_paired(candidates, list(range(1, seeds + 1)), **kwargs), tmp_path, max_drop=1.0)
+    records, race = run_race(candidates, list(range(1, seeds + 1)), rules=rules, max_drop=1.0, **kwargs)
+    return save_confirmed(records, tmp_path, max_drop=1.0, rules=rules, race=race)
 
 
 def test_planned_length_is_the_recipes_or_its_epochs():

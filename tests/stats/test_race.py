@@ -179,8 +179,9 @@ def test_run_race_spends_seeds_on_the_undecided_resumes_and_replays_the_same(tmp
     rules = RaceRules(max_runs=16, gain_noise=1.0)
     calls: list[str] = []
     lines: list[str] = []
-    records = run_race(candidates, list(range(1000, 1010)), store=RecordStore(tmp_path / "c"), role="confirm",
-                       train=_fake_train(truth, calls), rules=rules, log=lines.append, max_drop=MARGIN)
+    records, live = run_race(candidates, list(range(1000, 1010)), store=RecordStore(tmp_path / "c"),
+                             role="confirm", train=_fake_train(truth, calls), rules=rules, log=lines.append,
+                             max_drop=MARGIN)
     assert len(calls) <= 16
     runs = pd.Series([r.label for r in records]).value_counts()
     assert runs["slow"] == 1 and runs[BASELINE_NAME] >= runs["close"] >= runs["fast"] >= 3
@@ -188,14 +189,21 @@ def test_run_race_spends_seeds_on_the_undecided_resumes_and_replays_the_same(tmp
     assert any(line.startswith("after round 2") and "still racing: fast" in line for line in lines)
     race = replay_race(confirm_table(records), rules, MARGIN)
     assert race.answer() == "fast" and race.standings["slow"].exit == Exit.SLOWER
+    assert _by_name(live) == _by_name(race)  # the decision made live is the one its runs give again
     # 1.02x cannot catch a 1.3x winner: it leaves then, instead of spending the rest of the budget
     assert race.standings["close"].exit == Exit.BEHIND
     assert race.standings["close"].left_after_round == race.standings["fast"].left_after_round
     # an interrupted race resumes: nothing trained twice, the same decisions
     again: list[str] = []
-    run_race(candidates, list(range(1000, 1010)), store=RecordStore(tmp_path / "c"), role="confirm",
-             train=_fake_train(truth, again), rules=rules, log=lambda _: None, max_drop=MARGIN)
-    assert again == []
+    resumed = run_race(candidates, list(range(1000, 1010)), store=RecordStore(tmp_path / "c"), role="confirm",
+                       train=_fake_train(truth, again), rules=rules, log=lambda _: None, max_drop=MARGIN)
+    assert again == [] and resumed.race.to_dict() == live.to_dict()
+
+
+def _by_name(race) -> dict:
+    """Each candidate's decision (its estimates to 1e-9: a replay fits its candidates in another order)."""
+    return {s.name: (s.exit, s.left_after_round, s.seeds, s.runs, s.why, pytest.approx(s.speed.estimate, rel=1e-9),
+                     pytest.approx(s.gain.estimate, rel=1e-9)) for s in race.standings.values()}
 
 
 def _saved_race(tmp_path, truth, rules):
@@ -204,9 +212,10 @@ def _saved_race(tmp_path, truth, rules):
 
     candidates = [Candidate(BASELINE_NAME, {"seed": 0}, "baseline", BASELINE_NAME)] + \
         [Candidate(name, {"seed": 0}, "test") for name in truth]
-    records = run_race(candidates, list(range(1000, 1010)), store=RecordStore(tmp_path / "confirm"), role="confirm",
-                       train=_fake_train(truth, []), rules=rules, log=lambda _: None, max_drop=MARGIN)
-    return save_confirmed(records, tmp_path, max_drop=MARGIN, rules=rules)
+    records, race = run_race(candidates, list(range(1000, 1010)), store=RecordStore(tmp_path / "confirm"),
+                             role="confirm", train=_fake_train(truth, []), rules=rules, log=lambda _: None,
+                             max_drop=MARGIN)
+    return save_confirmed(records, tmp_path, max_drop=MARGIN, rules=rules, race=race)
 
 
 def test_the_race_reaches_summary_race_json_and_report_and_is_rejudged_at_another_margin(tmp_path):
@@ -228,6 +237,39 @@ def test_the_race_reaches_summary_race_json_and_report_and_is_rejudged_at_anothe
                                           folder=tmp_path))
     page = report.read_text()
     assert "A race:" in page and "slow: seeds 1000; dropped: likely slower than the baseline" in page
+
+
+def test_the_decision_is_made_once_written_to_race_json_and_read_back_without_judging_again(tmp_path, monkeypatch):
+    """The live race is the decision: saving and loading the folder read it; nothing replays the runs unless the
+    margin changes (a re-judged decision is written in its place)."""
+    import json
+
+    import boosttune.outputs.summary as summary_module
+    from boosttune.outputs.summary import load_confirmed, save_confirmed, write_summary
+
+    def no_replay(*args, **kwargs):
+        raise AssertionError("the race was judged again")
+
+    rules = RaceRules(max_runs=15, gain_noise=1.0)
+    candidates = [Candidate(BASELINE_NAME, {"seed": 0}, "baseline", BASELINE_NAME)] + \
+        [Candidate(name, {"seed": 0}, "test") for name in ("fast", "slow")]
+    records, live = run_race(candidates, list(range(1000, 1010)), store=RecordStore(tmp_path / "confirm"),
+                             role="confirm", train=_fake_train({"fast": (1.3, -0.6), "slow": (0.5, 0.0)}, []),
+                             rules=rules, log=lambda _: None, max_drop=MARGIN)
+    monkeypatch.setattr(summary_module, "replay_race", no_replay)
+    saved = save_confirmed(records, tmp_path, max_drop=MARGIN, rules=rules, race=live)
+    written = json.loads((tmp_path / "race.json").read_text())
+    assert written["decision"] == live.to_dict() and written["rules"] == rules.to_dict()
+    loaded = load_confirmed(tmp_path, max_drop=None)
+    assert loaded.race.to_dict() == live.to_dict() and loaded.selection.recipe == saved.selection.recipe == "fast"
+    pd.testing.assert_frame_equal(loaded.summary, saved.summary)
+    with pytest.raises(AssertionError, match="judged again"):  # another margin: the runs decide again
+        load_confirmed(tmp_path, max_drop=0.1)
+    monkeypatch.undo()
+    write_summary(load_confirmed(tmp_path, max_drop=0.1))  # what `boosttune export --max-drop 0.1` does in place
+    rejudged = json.loads((tmp_path / "race.json").read_text())["decision"]
+    assert rejudged["max_drop"] == 0.1 and Exit.WON not in {s["exit"] for s in rejudged["standings"]}
+    assert load_confirmed(tmp_path, max_drop=0.1).selection.recipe == BASELINE_NAME
 
 
 def test_the_first_screen_says_why_the_race_stopped_and_the_one_setting_that_would_decide_it(tmp_path):
