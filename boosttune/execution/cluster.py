@@ -31,8 +31,8 @@ from boosttune.probe.report import cache_dir
 from boosttune.runtime import apply_runtime_env
 from boosttune.trial.parts import preflight
 
-__all__ = ["WorkerProbe", "check_storage", "default_concurrency", "facts_on_worker", "probe_on_worker",
-           "task_options"]
+__all__ = ["WorkerProbe", "check_shared", "check_storage", "default_concurrency", "facts_on_worker",
+           "probe_on_worker", "task_options"]
 
 
 @dataclass(frozen=True)
@@ -192,3 +192,46 @@ def check_storage(storage: str) -> str:
         raise ConfigError(f"storage: {redact(storage)!r} is not writable ({redact(message)}); allowed: a folder every node "
                           "can write (e.g. an NFS mount) or a bucket URI such as s3://bucket/path") from None
     return storage
+
+
+def _sees(path: str, token: str) -> dict[str, str | bool]:
+    """Runs on one node: whether the file the driver wrote at ``path`` is there with ``token`` in it."""
+    try:
+        seen = open(path).read() == token
+    except OSError:
+        seen = False
+    return {"seen": seen, "node_ip": ray.util.get_node_ip_address(), "hostname": socket.gethostname()}
+
+
+def check_shared(storage: str, what: str = "storage") -> None:
+    """Refuse, in one line before anything trains, a folder ``storage`` that not every node of the cluster sees: the
+    driver writes a file there and a task on each alive node reads it (Ray schedules them by node, at no CPU). A
+    bucket URI is every node's by construction, and so is a folder on a local instance's one node.
+
+    Raises:
+        ConfigError: naming the folder and the first node that does not see it.
+    """
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    if "://" in storage:
+        return
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    if len(nodes) < 2:
+        return
+    token = os.urandom(8).hex()
+    marker = os.path.join(storage, f".boosttune_shared_{token}")
+    with open(marker, "w") as stream:
+        stream.write(token)
+    try:
+        sees = ray.remote(_sees)
+        refs = [sees.options(num_cpus=0, max_retries=0,
+                             scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False))
+                .remote(marker, token) for n in nodes]
+        for node, found in zip(nodes, ray_get(refs)):
+            if not found["seen"]:
+                raise ConfigError(
+                    f"{what}: {redact(storage)!r} is not shared: node {found['hostname']} ({found['node_ip']}, "
+                    f"{node['NodeID'][:8]}) does not see the file the driver wrote there; allowed: a folder every "
+                    "node mounts (e.g. NFS) or a bucket URI such as s3://bucket/path")
+    finally:
+        os.remove(marker)

@@ -23,7 +23,7 @@ import ray
 
 from boosttune.config.experiment import MAX_DROP
 from boosttune.errors import ConfigError
-from boosttune.execution.cluster import WorkerProbe, check_storage, probe_on_worker
+from boosttune.execution.cluster import WorkerProbe, check_shared, check_storage, probe_on_worker
 from boosttune.execution.provenance import record_run_info
 from boosttune.execution.ray import (
     check_local_capacity,
@@ -181,6 +181,8 @@ def start_run(launch: RunRequest, output: str | Path, *, resume: bool, log: Call
         local = where.startswith("a local")
         if local:  # a local instance never grows: a trial it cannot hold would wait forever
             check_placeable(ray.nodes(), per_rank, launch.workers)
+        elif storage is not None:
+            check_shared(storage)  # every node persists there: one that cannot see it would lose its runs
         placed = probe_on_worker(launch.device_target, calibrate=launch.calibrate, per_rank=per_rank,
                                  accelerator_type=launch.accelerator_type, log=log, base=launch.base)
         yield StartedRun(launch=launch, output=output, per_rank=per_rank, storage=storage, local=local, placed=placed,

@@ -11,7 +11,7 @@ from boosttune.errors import ConfigError
 from boosttune.outputs.results import build_results_table
 from boosttune.stages.rounds import pick_candidates
 from boosttune.stats.handoff import choose, prospect
-from boosttune.stats.race import REFERENCE_NOISE, Noise
+from boosttune.stats.race import Noise
 
 NOISE = dict(max_drop=1.0, speed_sd=0.059, gain_sd=0.382)
 GF = ("grad_freeze",)
