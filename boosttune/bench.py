@@ -55,7 +55,9 @@ class BenchConfig(BaseModel):
     cache_graphs: bool = CACHE_GRAPHS
     interleave: Literal["auto", "epochs", "runs"] = Field(
         "auto", description="epochs: a round's runs train at once on one machine and take its epochs in turn, so the "
-                            "machine's drift meets every recipe alike; runs: one run after another; auto: epochs on a "
+                            "machine's drift meets every recipe alike; runs: with warm workers on a cluster of several "
+                            "slots, a round's runs at once, one per slot, each recipe on another slot from round to "
+                            "round; else one run after another; auto: epochs on a "
                             "one-node CPU cluster with warm workers and one rank per run, else runs")
     max_drop: float | None = Field(
         None, ge=0.0,
@@ -164,7 +166,7 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
 
     from boosttune.stages.rounds import run_paired
     from boosttune.outputs.summary import save_confirmed
-    from boosttune.execution.start import ROUNDS_IN_TURN, ROUNDS_ONE_BY_ONE, RunRequest, start_run
+    from boosttune.execution.start import ROUNDS_ACROSS_SLOTS, ROUNDS_IN_TURN, ROUNDS_ONE_BY_ONE, RunRequest, start_run
     from boosttune.report import ReportInputs, write_report
 
     recipe = config.recipe
@@ -186,11 +188,13 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
         log(f"bench: {len(plan.candidates)} recipes x {len(config.seeds)} paired seeds {config.seeds}, interleaved"
             + ("" if len(config.seeds) >= RECOMMENDED_SEEDS else f" ({RECOMMENDED_SEEDS} or more seeds recommended)"))
         turns = started.interleaves(config.interleave)
-        record_run_info(output, rounds=ROUNDS_IN_TURN if turns else ROUNDS_ONE_BY_ONE)
-        with started.warm_pool(log, turns=turns):
+        slots = 1 if turns else started.round_slots()
+        record_run_info(output, rounds=ROUNDS_IN_TURN if turns else ROUNDS_ONE_BY_ONE if slots == 1 else
+                        f"{ROUNDS_ACROSS_SLOTS} ({slots})")
+        with started.warm_pool(log, turns=turns, slots=slots):
             records = run_paired(plan.candidates, config.seeds, store=RecordStore(output / "runs"), role="bench",
                                  train=started.train, log=log, max_drop=config.max_drop, default=MAX_DROP,
-                                 train_round=started.train_round if turns else None)
+                                 train_round=started.train_round if turns or slots > 1 else None)
         confirmed = save_confirmed(records, output, max_drop=config.max_drop, default=MAX_DROP,
                                    ray_version=ray.__version__)
         write_report(ReportInputs(kind="bench", title=f"boosttune bench: {config.name}",

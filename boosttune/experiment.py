@@ -32,7 +32,14 @@ from boosttune.outputs.summary import save_confirmed
 from boosttune.execution.cluster import facts_on_worker
 from boosttune.execution.provenance import load_run_info, record_run_info
 from boosttune.execution.runs import FINISHED, RunRecord
-from boosttune.execution.start import ROUNDS_IN_TURN, ROUNDS_ONE_BY_ONE, RunRequest, StartedRun, start_run
+from boosttune.execution.start import (
+    ROUNDS_ACROSS_SLOTS,
+    ROUNDS_IN_TURN,
+    ROUNDS_ONE_BY_ONE,
+    RunRequest,
+    StartedRun,
+    start_run,
+)
 from boosttune.probe.calibrate import slow_knobs
 from boosttune.report import ReportInputs, figures, write_report
 from boosttune.search.setup import search_setup, space_context
@@ -104,10 +111,12 @@ def _run(config: ExperimentConfig, started: StartedRun, base: dict[str, Any], *,
     confirm = None
     if config.confirm_seeds and not outcome.aborted_reason:
         turns = started.interleaves(config.confirm_interleave)
-        record_run_info(started.output, rounds=ROUNDS_IN_TURN if turns else ROUNDS_ONE_BY_ONE)
-        with _stage("confirm", times, log), started.warm_pool(log, turns=turns):
+        slots = 1 if turns else started.round_slots(config.max_concurrent_trials)
+        record_run_info(started.output, rounds=ROUNDS_IN_TURN if turns else ROUNDS_ONE_BY_ONE if slots == 1 else
+                        f"{ROUNDS_ACROSS_SLOTS} ({slots})")
+        with _stage("confirm", times, log), started.warm_pool(log, turns=turns, slots=slots):
             confirm = run_confirm_stage(config, table, max_drop, started.output, started.train, log,
-                                        train_round=started.train_round if turns else None)
+                                        train_round=started.train_round if turns or slots > 1 else None)
     with _stage("export and report", times, log):
         result = _finish(config, started.output, table, max_drop, confirm, outcome.aborted_reason)
     result.stage_s, result.baseline_note, result.left_out = times, note, {**slow, **outcome.left_out}

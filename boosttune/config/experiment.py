@@ -198,8 +198,10 @@ class ExperimentConfig(BaseModel):
                                       "candidates and rounds")
     confirm_interleave: Literal["auto", "epochs", "runs"] = Field(
         "auto", description="epochs: a round's runs train at once on one machine and take its epochs in turn, so the "
-                            "machine's drift meets every recipe alike (benchmarks/epoch_interleave.py); runs: one run "
-                            "after another; auto: epochs on a one-node CPU cluster with warm workers and one rank per "
+                            "machine's drift meets every recipe alike (benchmarks/epoch_interleave.py); runs: with "
+                            "warm workers on a cluster of several slots (the search's concurrency), a round's runs at "
+                            "once, one per slot, each recipe on another slot from round to round; else one run after "
+                            "another; auto: epochs on a one-node CPU cluster with warm workers and one rank per "
                             "trial, else runs")
     confirm_eval_all: bool = Field(
         True, description="confirm runs of a built-in data set take their objective from one evaluation after the "

@@ -457,6 +457,17 @@ def _payload(spec: RunSpec, output: Path) -> dict[str, Any]:
             "work_dir": str(output / "work")}
 
 
+def train_on_slots(specs: list[RunSpec], *, output: str | Path, pool: Any, slots: int) -> list[RunRecord]:
+    """Train ``specs`` at once on the warm ``pool``'s ``slots`` slots, run ``i`` on slot ``i % slots`` (a slot's
+    runs one after another); their records, in order. The rounds rotate their runs' order, so over the rounds every
+    recipe meets every slot as often (a Latin square): a slower node favours none."""
+    output = Path(output)
+    started = time.time()
+    summaries = pool.run_on_slots([(spec.run_id, _payload(spec, output), i % slots) for i, spec in enumerate(specs)])
+    return [RunRecord.from_summary(spec, {**summary, "artifacts_dir": str(output / "artifacts" / spec.run_id)},
+                                   started) for spec, summary in zip(specs, summaries)]
+
+
 def train_in_turns(specs: list[RunSpec], *, output: str | Path, pool: Any) -> list[RunRecord]:
     """Train ``specs`` at once on the warm ``pool`` (a :class:`~boosttune.execution.warm.WarmClient` with a slot for
     each), their epochs taken in turn in this order, so that every run meets the machine as the others do; their

@@ -23,7 +23,13 @@ import ray
 
 from boosttune.config.experiment import MAX_DROP
 from boosttune.errors import ConfigError
-from boosttune.execution.cluster import WorkerProbe, check_shared, check_storage, probe_on_worker
+from boosttune.execution.cluster import (
+    WorkerProbe,
+    check_shared,
+    check_storage,
+    default_concurrency,
+    probe_on_worker,
+)
 from boosttune.execution.provenance import record_run_info
 from boosttune.execution.ray import (
     check_local_capacity,
@@ -33,17 +39,19 @@ from boosttune.execution.ray import (
     describe_code,
     worker_resources,
 )
-from boosttune.execution.ray_train import train_in_turns, train_run
+from boosttune.execution.ray_train import train_in_turns, train_on_slots, train_run
 from boosttune.execution.runs import RunRecord, RunSpec
 from boosttune.execution.warm import WarmClient, WarmPool
 from boosttune.files import check_folder, claim_folder
 
-__all__ = ["ROUNDS_IN_TURN", "ROUNDS_ONE_BY_ONE", "TURN_CPUS", "RunRequest", "StartedRun", "start_run"]
+__all__ = ["ROUNDS_ACROSS_SLOTS", "ROUNDS_IN_TURN", "ROUNDS_ONE_BY_ONE", "TURN_CPUS", "RunRequest", "StartedRun",
+           "start_run"]
 
 TURN_CPUS = 0.125  # what a warm slot whose runs take turns asks Ray for: one trains at a time, the rest wait
 # How a results folder's paired rounds were trained (run_info.json ``rounds``, read by the report).
 ROUNDS_IN_TURN = "a round's runs at once, taking the machine's epochs in turn"
 ROUNDS_ONE_BY_ONE = "a round's runs one after another"
+ROUNDS_ACROSS_SLOTS = "a round's runs at once across the slots, each recipe on another slot from round to round"
 
 
 @dataclass(frozen=True)
@@ -112,28 +120,43 @@ class StartedRun:
         return (launch.warm_workers and launch.workers == 1 and launch.device_target == "CPU"
                 and sum(1 for node in ray.nodes() if node.get("Alive")) == 1)
 
+    def round_slots(self, concurrency: int | None = None) -> int:
+        """Warm slots a paired round trains on at once when its runs do not take turns: ``concurrency``, else what
+        the cluster holds (one per CPU node, or per accelerator: the search's default); 1 without warm workers."""
+        if not self.launch.warm_workers:
+            return 1
+        return concurrency or default_concurrency(ray.nodes(), self.per_rank, self.launch.workers)
+
     def train_round(self, specs: list[RunSpec]) -> list[RunRecord]:
         """Train a round of paired runs: at once, their epochs in turn, when the open pool takes turns (a slot for
-        each); else one after another."""
-        if self.turns and self.pool is not None and self.client is not None and len(specs) > 1:
-            self.pool.ensure(len(specs))
-            return train_in_turns(specs, output=self.output, pool=self.client)
+        each); at once across the open pool's slots when it has several (:func:`train_on_slots`); else one after
+        another."""
+        if self.pool is not None and self.client is not None and len(specs) > 1:
+            if self.turns:
+                self.pool.ensure(len(specs))
+                return train_in_turns(specs, output=self.output, pool=self.client)
+            if self.pool.slots > 1:
+                return train_on_slots(specs, output=self.output, pool=self.client, slots=self.pool.slots)
         return [self.train(spec) for spec in specs]
 
     @contextmanager
-    def warm_pool(self, log: Callable[[str], None], *, turns: bool = False) -> Iterator[WarmPool | None]:
-        """The run's warm workers (one slot; :meth:`WarmPool.ensure` adds more), or None with ``warm_workers`` off.
-        ``turns``: :meth:`train_round` trains a round's runs at once, their epochs in turn (the slots share a CPU:
-        one trains while the others wait)."""
+    def warm_pool(self, log: Callable[[str], None], *, turns: bool = False,
+                  slots: int = 1) -> Iterator[WarmPool | None]:
+        """The run's warm workers (``slots`` of them; :meth:`WarmPool.ensure` adds more), or None with
+        ``warm_workers`` off. ``turns``: :meth:`train_round` trains a round's runs at once, their epochs in turn (the
+        slots share a CPU: one trains while the others wait); else, with several slots, at once across them."""
         launch = self.launch
         if not launch.warm_workers:
             yield None
             return
         log(f"workers: warm Ray Train worker groups of {launch.workers} rank(s) take run after run "
             "(MindSpore imported and the device set up once per group)"
-            + ("; a round's runs train at once, taking their epochs in turn" if turns else ""))
+            + ("; a round's runs train at once, taking their epochs in turn" if turns else
+               f"; a round's runs train at once on {slots} slots, each recipe on another slot from round to round"
+               if slots > 1 else ""))
         storage = f"{self.storage.rstrip('/')}/train" if self.storage else str(self.output / "train")
-        with WarmPool(slots=1, num_workers=launch.workers, device_target=launch.device_target, env=self.env,
+        with WarmPool(slots=1 if turns else slots, num_workers=launch.workers, device_target=launch.device_target,
+                      env=self.env,
                       storage_path=storage, accelerator_type=launch.accelerator_type,
                       cache_graphs=launch.cache_graphs, cpus_per_rank=TURN_CPUS if turns else None,
                       log=log) as pool:

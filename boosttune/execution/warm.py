@@ -76,6 +76,7 @@ class _Dispatcher:
 
     def __init__(self) -> None:
         self._queue: deque[str] = deque()
+        self._pinned: dict[str, deque[str]] = {}  # slot index -> runs only that slot takes, in order
         self._runs: dict[str, _Run] = {}
         self._history: dict[str, list[str]] = {}  # slot generation -> the runs its rank 0 took, in order
         self._changed = asyncio.Condition()
@@ -94,14 +95,18 @@ class _Dispatcher:
         if turns is not None:
             turns.leave(run_id)
 
-    async def submit(self, run_id: str, payload: dict[str, Any]) -> None:
+    async def submit(self, run_id: str, payload: dict[str, Any], slot: int | None = None) -> None:
+        """Queue a run for the next free slot, or for slot ``slot`` (its index) alone."""
         if self._closed:
             self._runs[run_id] = _Run(payload)
             self._end(run_id, {"status": "failed", "reason": self._closed})
         else:
             self._runs[run_id] = _Run(payload)
-            self._queue.append(run_id)
+            (self._queue if slot is None else self._pinned.setdefault(str(slot), deque())).append(run_id)
         await self._notify()
+
+    def _waiting(self) -> list[deque[str]]:
+        return [self._queue, *self._pinned.values()]
 
     async def take(self, slot: str, rank: int, index: int) -> tuple[str, dict[str, Any]] | None:
         """The ``index``-th run of ``slot`` (rank 0 draws it from the queue; the other ranks wait for it), or None
@@ -114,8 +119,9 @@ class _Dispatcher:
                     return run_id, self._runs[run_id].payload
                 if self._closed:
                     return None
-                if rank == 0 and self._queue:
-                    run_id = self._queue.popleft()
+                pinned = self._pinned.get(slot.split(".")[0])  # the slot's index, whatever its generation
+                if rank == 0 and (pinned or self._queue):
+                    run_id = (pinned or self._queue).popleft()
                     history.append(run_id)
                     self._changed.notify_all()
                     return run_id, self._runs[run_id].payload
@@ -157,8 +163,9 @@ class _Dispatcher:
 
     async def fail_waiting(self, reason: str) -> None:
         """No warm worker can take the queued runs: fail them with ``reason``."""
-        while self._queue:
-            self._end(self._queue.popleft(), {"status": "failed", "reason": reason})
+        for waiting in self._waiting():
+            while waiting:
+                self._end(waiting.popleft(), {"status": "failed", "reason": reason})
         await self._notify()
 
     async def cancel(self, run_id: str) -> None:
@@ -166,9 +173,10 @@ class _Dispatcher:
         if run is None or run.done is not None:
             return
         run.cancelled = True
-        if run_id in self._queue:
-            self._queue.remove(run_id)
-            self._end(run_id, {"status": "failed", "reason": "cancelled before it started"})
+        for waiting in self._waiting():
+            if run_id in waiting:
+                waiting.remove(run_id)
+                self._end(run_id, {"status": "failed", "reason": "cancelled before it started"})
         await self._notify()
 
     async def cancel_all(self) -> int:
@@ -257,14 +265,15 @@ class WarmClient:
         return self._handle
 
     def run(self, run_id: str, payload: dict[str, Any],
-            on_report: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-        """Train one run on the next free warm worker; rank 0's summary, or ``status: failed`` with the reason.
+            on_report: Callable[[dict[str, Any]], None] | None = None, slot: int | None = None) -> dict[str, Any]:
+        """Train one run on the next free warm worker (or on slot ``slot`` alone); rank 0's summary, or
+        ``status: failed`` with the reason.
 
         ``payload``: the recipe document and where its artifacts and work go (as a one-off run's train loop config).
         ``on_report``: called with rank 0's report of every epoch, then with the summary of a run that ended.
         If the caller is interrupted, the run is cancelled.
         """
-        ray.get(self.dispatcher.submit.remote(run_id, payload))
+        ray.get(self.dispatcher.submit.remote(run_id, payload, slot))
         seen = 0
         try:
             while True:
@@ -280,6 +289,20 @@ class WarmClient:
         except BaseException:
             self.cancel(run_id)
             raise
+
+    def run_on_slots(self, runs: list[tuple[str, dict[str, Any], int]]) -> list[dict[str, Any]]:
+        """Train ``runs`` (run id, payload, slot index) at once, each on its slot alone (a slot's runs one after
+        another); each run's summary, in order. If the caller is interrupted, every run is cancelled."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="boosttune-slots") as threads:
+            futures = [threads.submit(self.run, run_id, payload, None, slot) for run_id, payload, slot in runs]
+            try:
+                return [future.result() for future in futures]
+            except BaseException:
+                for run_id, _, _ in runs:
+                    self.cancel(run_id)
+                raise
 
     def run_in_turns(self, runs: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
         """Train ``runs`` (run id, payload) at once on as many warm workers, their epochs in turn in this order
@@ -438,7 +461,8 @@ def warm_loop_per_worker(config: dict[str, Any]) -> None:
         else:
             comm_init_s = 0.0
         index += 1
-        extra = {**rank_facts(rank, placed, comm_init_s=comm_init_s), "warm_run": index}
+        extra = {**rank_facts(rank, placed, comm_init_s=comm_init_s), "warm_run": index,
+                 "warm_slot": int(slot.split(".")[0])}
 
         def report(metrics: dict[str, Any], run_id: str = run_id) -> None:
             if rank == 0:

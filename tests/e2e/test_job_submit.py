@@ -173,3 +173,36 @@ def test_with_shared_storage_a_killed_driver_resumes_on_the_head_and_trains_noth
     assert not (output / "train").exists()
     for name in ("results.parquet", "report.html", "best_recipe.json"):
         assert (output / name).is_file(), name
+
+
+def test_a_bench_trains_each_round_across_both_nodes_each_recipe_on_another_from_round_to_round(
+        cluster, tmp_path, custom_example):
+    """Paired rounds on a cluster of two CPU nodes: a round's runs train at once, one per warm slot (one per node),
+    and the slot of each recipe rotates from round to round, so that a slower node favours no recipe."""
+    from tests.helpers.example_project import copy_example
+
+    project = copy_example(tmp_path, custom_example)
+    bench = {"name": "slots", "seeds": [1, 2],
+             "base": {"model": {"entry": "digits_lstm:build", "kwargs": {"hidden": 32, "data_dir": "data"}},
+                      "epochs": 1, "steps_per_epoch": 13, "batch_size": 32,
+                      "optimizer": {"name": "momentum", "learning_rate": 0.1}},
+             "recipes": {"O0": {}, "slower_lr": {"optimizer": {"name": "momentum", "learning_rate": 0.05}}}}
+    (project / "bench.json").write_text(json.dumps(bench))
+    output = cluster["runs"] / "bench"
+    done = subprocess.run([RAY, "job", "submit", "--address", cluster["dashboard"], "--working-dir", ".", "--",
+                           BOOSTTUNE, "bench", "bench.json", "--output", str(output)],
+                          cwd=project, env={**cluster["env"], "PYTHONPATH": ""}, capture_output=True, text=True,
+                          timeout=400)
+    log = done.stdout + done.stderr
+    assert done.returncode == 0 and "succeeded" in log, log[-4000:]
+    assert "a round's runs train at once on 2 slots" in log
+    runs = [r for r in _records(output / "runs").values() if r["status"] == "completed"]
+    assert len(runs) == 4, [r.get("reason") for r in _records(output / "runs").values()]
+    for index in (0, 1):
+        pair = [r for r in runs if r["round"] == index]
+        assert {r["metrics"]["warm_slot"] for r in pair} == {0, 1}, pair
+        assert len({r["metrics"]["node_id"] for r in pair}) == 2
+    for recipe in ("O0", "slower_lr"):
+        assert {r["metrics"]["warm_slot"] for r in runs if r["label"] == recipe} == {0, 1}, recipe
+    info = json.loads((output / "run_info.json").read_text())
+    assert info["rounds"].endswith("(2)") and (output / "summary.csv").is_file() and (output / "report.html").is_file()

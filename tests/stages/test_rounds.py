@@ -312,3 +312,51 @@ def test_a_trial_a_little_slower_on_its_seed_may_still_be_raced():
     ], ray_version="x")
     names = [c.name for c in pick_candidates(table, max_candidates=5, max_drop=1.0)]
     assert names[1:] == ["amp O2 (t2)", "less_bn + grad_freeze p=0.7 (t1)"]
+
+
+def _race_on_two_slots(folder, seed: int, rotated: bool, slowdown: float = 0.85) -> tuple[str, list[tuple[str, int]]]:
+    """A race of a null candidate (O0's speed and accuracy) against O0 on two slots, the second ``slowdown`` times
+    as fast; its runs on the slots a round's order gives them (``rotated``, as :func:`train_on_slots` does: run ``i``
+    on slot ``i % 2``), or the candidate always on the faster slot. The race's answer, and (recipe, slot) per run."""
+    from boosttune.stages.rounds import run_race
+    from boosttune.stats.race import RaceRules
+
+    placed: list[tuple[str, int]] = []
+    rng = np.random.default_rng(seed)
+
+    def train_round(specs: list[RunSpec]) -> list[RunRecord]:
+        records = []
+        for i, spec in enumerate(specs):
+            slot = i % 2 if rotated else int(spec.label == BASELINE_NAME)
+            placed.append((spec.label, slot))
+            sps = 500.0 * (slowdown if slot else 1.0) * float(np.exp(rng.normal(0, 0.03)))
+            acc = 0.9 + float(rng.normal(0, 0.002))
+            records.append(RunRecord.from_summary(spec, {"status": "completed", "throughput_sps": sps,
+                                                         "objective_value": acc, "curve": [], "wall_s": 1.0,
+                                                         "boost_config_dict": {}, "observed_boost": {},
+                                                         "environment": {}}))
+        return records
+
+    def never(spec: RunSpec) -> RunRecord:
+        raise AssertionError(f"{spec.run_id} trained alone")
+
+    candidates = [Candidate(BASELINE_NAME, {**BASE}, "test", BASELINE_NAME), Candidate("null", {**BASE}, "test")]
+    _, race = run_race(candidates, list(range(1, 11)), store=RecordStore(folder), role="confirm", train=never,
+                       rules=RaceRules(max_runs=20), log=lambda m: None, max_drop=1.0, train_round=train_round)
+    return race.answer() or BASELINE_NAME, placed
+
+
+def test_a_round_across_slots_gives_every_recipe_every_slot_and_a_slower_slot_favours_none(tmp_path):
+    """A planted slot effect (one slot 15% slower): with the round's runs rotated over the slots, each recipe meets
+    each slot as often and a null candidate is claimed at the race's level at most; pinned to the faster slot, the
+    same null candidate is claimed in most races (so the check has the power to see a slot effect)."""
+    races = 60
+    rotated = [_race_on_two_slots(tmp_path / f"r{i}", i, rotated=True) for i in range(races)]
+    pinned = [_race_on_two_slots(tmp_path / f"p{i}", i, rotated=False) for i in range(races)]
+    for _, placed in rotated:
+        for recipe in (BASELINE_NAME, "null"):
+            slots = [slot for name, slot in placed if name == recipe]
+            assert abs(slots.count(0) - slots.count(1)) <= 1, (recipe, slots)
+    claimed = sum(answer == "null" for answer, _ in rotated)
+    assert claimed <= 0.05 * races + 2, f"{claimed} of {races} races claimed a null candidate"
+    assert sum(answer == "null" for answer, _ in pinned) >= 0.5 * races
