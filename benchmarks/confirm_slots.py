@@ -33,10 +33,11 @@ sys.path.insert(0, str(HERE.parent))
 from tests.helpers.ray_cluster import ray_cluster  # noqa: E402  (the repository's own cluster helper)
 
 BASE = {"model": "lenet5", "data": {"name": "digits"}, "epochs": 2, "batch_size": 32, "warmup_steps": 3}
+# "O0 again" is O0 itself under another name: its true ratio to O0 is 1 on every slot
 
 
-def bench(seeds: int) -> dict:
-    return {"name": "confirm_slots", "base": BASE, "seeds": list(range(1, seeds + 1)), "interleave": "runs",
+def bench(seeds: int, epochs: int) -> dict:
+    return {"name": "confirm_slots", "base": {**BASE, "epochs": epochs}, "seeds": list(range(1, seeds + 1)), "interleave": "runs",
             "recipes": {"O0": {}, "O0 again": {"shuffle": True}}}
 
 
@@ -58,15 +59,16 @@ def figures(folder: Path) -> dict:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     p.add_argument("--seeds", type=int, default=6, help="paired seeds (default 6)")
+    p.add_argument("--epochs", type=int, default=BASE["epochs"], help=f"epochs per run (default {BASE['epochs']})")
     p.add_argument("--slots", type=int, nargs="+", default=[1, 2, 3], help="worker nodes (one slot each) to try")
     p.add_argument("--out", type=Path, default=Path("/tmp/boosttune_confirm_slots"), help="folder of the benches")
     args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "bench.json"
-    path.write_text(json.dumps(bench(args.seeds)))
+    path.write_text(json.dumps(bench(args.seeds, args.epochs)))
     rows = []
     for n in args.slots:
-        folder = args.out / f"slots-{n}"
+        folder = args.out / f"slots-{n}-epochs-{args.epochs}"
         print(f"[{n} worker node(s)]", flush=True)
         with ray_cluster([{"cpus": 0}] + [{"cpus": 1}] * n) as cluster:
             env = {**cluster["env"], "RAY_ADDRESS": cluster["gcs"]}
@@ -76,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({"nodes": n, "command_s": time.perf_counter() - began, **figures(folder)})
     cores = os.cpu_count() or 1
     print(f"\n{args.seeds} paired seeds, O0 and O0 again (A/A), {BASE['model']} on {BASE['data']['name']}, "
-          f"{BASE['epochs']} epochs per run; this machine: {cores} cores")
+          f"{args.epochs} epochs per run; this machine: {cores} cores")
     print("| worker nodes (slots) | slots used | runs | rounds' wall time | whole command | paired noise per step "
           "(log-sd, df) | O0 again / O0 |")
     print("|---|---|---|---|---|---|---|")
