@@ -461,22 +461,22 @@ def train_on_slots(specs: list[RunSpec], *, output: str | Path, pool: Any, slots
     """Train ``specs`` at once on the warm ``pool``'s ``slots`` slots, run ``i`` on slot ``i % slots`` (a slot's
     runs one after another); their records, in order. The rounds rotate their runs' order, so over the rounds every
     recipe meets every slot as often (a Latin square): a slower node favours none."""
-    output = Path(output)
-    started = time.time()
+    output, started = Path(output), time.time()
     summaries = pool.run_on_slots([(spec.run_id, _payload(spec, output), i % slots) for i, spec in enumerate(specs)])
-    return [RunRecord.from_summary(spec, {**summary, "artifacts_dir": str(output / "artifacts" / spec.run_id)},
-                                   started) for spec, summary in zip(specs, summaries)]
+    return _round_records(specs, summaries, output, started)
 
 
 def train_in_turns(specs: list[RunSpec], *, output: str | Path, pool: Any) -> list[RunRecord]:
     """Train ``specs`` at once on the warm ``pool`` (a :class:`~boosttune.execution.warm.WarmClient` with a slot for
     each), their epochs taken in turn in this order, so that every run meets the machine as the others do; their
     records, in order. Each run's figures are its own epochs' (the time it waits for its turn is no part of them)."""
-    output = Path(output)
-    started = time.time()
+    output, started = Path(output), time.time()
     summaries = pool.run_in_turns([(spec.run_id, _payload(spec, output)) for spec in specs])
-    records = []
-    for spec, summary in zip(specs, summaries):
-        summary["artifacts_dir"] = str(output / "artifacts" / spec.run_id)
-        records.append(RunRecord.from_summary(spec, summary, started))
-    return records
+    return _round_records(specs, summaries, output, started)
+
+
+def _round_records(specs: list[RunSpec], summaries: list[dict[str, Any]], output: Path,
+                   started: float) -> list[RunRecord]:
+    """The records of a round's runs trained together, from their summaries, in order."""
+    return [RunRecord.from_summary(spec, {**summary, "artifacts_dir": str(output / "artifacts" / spec.run_id)},
+                                   started) for spec, summary in zip(specs, summaries)]

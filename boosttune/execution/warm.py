@@ -293,30 +293,26 @@ class WarmClient:
     def run_on_slots(self, runs: list[tuple[str, dict[str, Any], int]]) -> list[dict[str, Any]]:
         """Train ``runs`` (run id, payload, slot index) at once, each on its slot alone (a slot's runs one after
         another); each run's summary, in order. If the caller is interrupted, every run is cancelled."""
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="boosttune-slots") as threads:
-            futures = [threads.submit(self.run, run_id, payload, None, slot) for run_id, payload, slot in runs]
-            try:
-                return [future.result() for future in futures]
-            except BaseException:
-                for run_id, _, _ in runs:
-                    self.cancel(run_id)
-                raise
+        return self._run_together(runs)
 
     def run_in_turns(self, runs: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
         """Train ``runs`` (run id, payload) at once on as many warm workers, their epochs in turn in this order
         (:class:`_Turns`); each run's summary, in order. The pool must have a free slot for each, or the group waits
         for one. If the caller is interrupted, every run is cancelled."""
+        ray.get(self.dispatcher.take_turns.remote([run_id for run_id, _ in runs]))
+        return self._run_together([(run_id, {**payload, "turns": True}, None) for run_id, payload in runs])
+
+    def _run_together(self, runs: list[tuple[str, dict[str, Any], int | None]]) -> list[dict[str, Any]]:
+        """:meth:`run` each of ``runs`` (run id, payload, slot or None) at once, a thread each; the summaries in
+        order; every run cancelled if the caller is interrupted."""
         from concurrent.futures import ThreadPoolExecutor
 
-        ray.get(self.dispatcher.take_turns.remote([run_id for run_id, _ in runs]))
-        with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="boosttune-turns") as threads:
-            futures = [threads.submit(self.run, run_id, {**payload, "turns": True}) for run_id, payload in runs]
+        with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="boosttune-round") as threads:
+            futures = [threads.submit(self.run, run_id, payload, None, slot) for run_id, payload, slot in runs]
             try:
                 return [future.result() for future in futures]
             except BaseException:
-                for run_id, _ in runs:
+                for run_id, _, _ in runs:
                     self.cancel(run_id)
                 raise
 

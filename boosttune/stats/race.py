@@ -259,8 +259,9 @@ class Race:
         """The race :meth:`to_dict` wrote, as it stood when it was written (nothing is judged again)."""
         standings = [Standing(**{**s, "speed": _read_bounds(s.get("speed")), "gain": _read_bounds(s.get("gain"))})
                      for s in data["standings"]]
-        race = cls([s.name for s in standings], RaceRules.from_dict(data["rules"]), float(data["max_drop"]))
-        race.rules = RaceRules.from_dict(data["rules"])  # as decided (already within the budget)
+        rules = RaceRules.from_dict(data["rules"])
+        race = cls([s.name for s in standings], rules, float(data["max_drop"]))
+        race.rules = rules  # as decided (already within the budget)
         race.standings = {s.name: s for s in standings}
         race.rounds, race.single_look = int(data["rounds"]), bool(data["single_look"])
         race._speed_rounds = [dict(r) for r in data["speed_rounds"]]
