@@ -64,7 +64,7 @@ class CheckReport:
 
 def device_here(device_target: str) -> bool:
     """Whether this machine has the device (Ray's own accelerator detection; no cluster needed)."""
-    from boosttune.execution.ray import local_resources
+    from boosttune.execution.capacity import local_resources
 
     if device_target not in ACCELERATOR_RESOURCES:
         return True

@@ -8,10 +8,12 @@ Callers fall back where they can (a missing accelerator detector: checked once R
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable
 
-__all__ = ["TESTED_RAY", "accelerator_manager", "address_and_port", "bootstrap_address", "data_parallel_trainer",
-           "storage_fs_and_path", "train_context_file", "unknown_layout"]
+__all__ = ["TESTED_RAY", "accelerator_manager", "address_and_port", "autoscaler_config", "bootstrap_address",
+           "data_parallel_trainer", "reported_node_groups", "storage_fs_and_path", "train_context_file",
+           "unknown_layout"]
 
 TESTED_RAY = "2.60.0"  # the Ray whose private layout this module was written against (pyproject.toml pins it)
 
@@ -58,6 +60,62 @@ def data_parallel_trainer() -> Any:
     return DataParallelTrainer
 
 
+def reported_node_groups() -> list[tuple[str, dict[str, float], int]] | None:
+    """The node groups an autoscaler v2 (KubeRay's, for one) reported to the GCS: name, resources and most nodes
+    (-1: no limit); None where none was reported. Needs a connected driver."""
+    from ray._private.state import state
+
+    config = state.get_cluster_config()
+    if config is None:
+        return None
+    return [(g.name, {k: float(v) for k, v in g.resources.items()}, int(g.max_count))
+            for g in config.node_group_configs]
+
+
+MONITORS = ("autoscaler/_private/monitor.py", "autoscaler/v2/monitor.py")  # the autoscaler's process, by script
+
+
+def autoscaler_config(gcs_address: str) -> tuple[str, dict[str, Any] | None] | None:
+    """The cluster config the autoscaler of the cluster at ``gcs_address`` runs with, read from the file its monitor
+    was started with (``ray start --head --autoscaling-config``, as ``ray up`` starts it): (path, config), or
+    (reason, None) where the monitor runs without one (a cluster that does not grow); None where no monitor of that
+    cluster runs on this machine (the driver is not on the head)."""
+    import psutil
+    import yaml
+
+    port = gcs_address.rsplit(":", 1)[-1]
+    for process in psutil.process_iter(["cmdline"]):
+        try:
+            command = process.info["cmdline"] or []
+        except psutil.Error:
+            continue
+        if not any(arg.replace(os.sep, "/").endswith(MONITORS) for arg in command):
+            continue
+        options = _options(command)
+        if options.get("gcs-address", "").rsplit(":", 1)[-1] != port:
+            continue  # another cluster's monitor on this machine
+        path = options.get("autoscaling-config")
+        if not path:
+            return "its monitor runs without --autoscaling-config", None
+        path = os.path.expanduser(path)
+        with open(path) as f:
+            return path, yaml.safe_load(f) or {}
+    return None
+
+
+def _options(command: list[str]) -> dict[str, str]:
+    """``--name=value`` and ``--name value`` arguments of a command line."""
+    options = {}
+    for i, arg in enumerate(command):
+        if not arg.startswith("--"):
+            continue
+        name, _, value = arg[2:].partition("=")
+        if not value and i + 1 < len(command) and not command[i + 1].startswith("--"):
+            value = command[i + 1]
+        options[name] = value
+    return options
+
+
 _USES: dict[str, Callable[[], Any]] = {
     "ray.train.v2.api.data_parallel_trainer.DataParallelTrainer": data_parallel_trainer,
     "ray._private.accelerators.get_accelerator_manager_for_resource": lambda: accelerator_manager,
@@ -68,7 +126,20 @@ _USES: dict[str, Callable[[], Any]] = {
     "ray.train._internal.utils.get_address_and_port": lambda: __import__(
         "ray.train._internal.utils", fromlist=["get_address_and_port"]).get_address_and_port,
     "ray.train.v2._internal.execution.context": train_context_file,
+    "ray._private.state.state.get_cluster_config": lambda: __import__(
+        "ray._private.state", fromlist=["state"]).state.get_cluster_config,
+    "ray/autoscaler/_private/monitor.py": lambda: _exists(MONITORS[0]),
 }
+
+
+def _exists(script: str) -> str:
+    """The path of a script of Ray's, which must exist (ImportError where it moved)."""
+    import ray
+
+    path = os.path.join(os.path.dirname(ray.__file__), *script.split("/"))
+    if not os.path.isfile(path):
+        raise ImportError(f"no {script} in this Ray")
+    return path
 
 
 def unknown_layout() -> list[str]:

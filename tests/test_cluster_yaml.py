@@ -68,9 +68,13 @@ def test_a_broken_file_is_rejected_with_rays_message(break_it, message):
 
 
 def _gpu_capacity() -> int:
-    """The GPUs cluster.yaml's autoscaler may start: each worker type's max_workers x its GPUs."""
-    nodes = yaml.safe_load((REPO / "cluster.yaml").read_text())["available_node_types"]
-    return sum(int(n.get("max_workers", 0)) * int((n.get("resources") or {}).get("GPU", 0)) for n in nodes.values())
+    """The GPU ranks cluster.yaml's autoscaler may start, as a run on its head reads them (the file prepared as
+    ``ray up`` writes it there for the autoscaler)."""
+    from boosttune.execution.capacity import Autoscaler
+    from boosttune.execution.ray import worker_resources
+
+    prepared = _check(yaml.safe_load((REPO / "cluster.yaml").read_text()))
+    return Autoscaler.from_cluster_config(prepared, "cluster.yaml").most_ranks(worker_resources("GPU"))
 
 
 def test_the_docs_gpu_commands_fit_the_shipped_cluster_file():
@@ -85,3 +89,38 @@ def test_the_docs_gpu_commands_fit_the_shipped_cluster_file():
             found.append((path.name, int(workers)))
     assert found and capacity == 4
     assert all(workers <= capacity for _, workers in found), (capacity, found)
+
+
+def test_a_run_on_the_gpu_clusters_head_waits_for_four_gpu_ranks_and_refuses_more_in_one_line():
+    from boosttune.errors import ConfigError
+    from boosttune.execution.capacity import Autoscaler, check_capacity
+    from boosttune.execution.ray import worker_resources
+
+    gpu = Autoscaler.from_cluster_config(_check(yaml.safe_load((REPO / "cluster.yaml").read_text())), "cluster.yaml")
+    head = {"Alive": True, "Resources": {"CPU": 8.0, "TRAIN_DRIVER": 1000.0, "node:__internal_head__": 1.0}}
+    lines = []
+    check_capacity(worker_resources("GPU"), 4, log=lines.append, nodes=[head], autoscaler=gpu)
+    assert lines == ["capacity: a trial's 4 ranks of (CPU 1, GPU 1) wait for the autoscaler: the cluster holds 0 "
+                     "now; its autoscaler may add at most 4 (gpu_worker: 1 per node, at most 4; max_workers 4; read "
+                     "from cluster.yaml)"]
+    with pytest.raises(ConfigError, match=r"^workers_per_trial: 8 ranks of \(CPU 1, GPU 1\) each cannot be placed; "
+                                          r"the cluster holds 0 such rank\(s\) \(1 node\(s\)\) and its autoscaler "
+                                          r"may add at most 4 .*; allowed: 1 to 4$"):
+        check_capacity(worker_resources("GPU"), 8, log=lines.append, nodes=[head], autoscaler=gpu)
+    with pytest.raises(ConfigError, match=r"no node has CPU 1, NPU 1: add a node type that holds it"):
+        check_capacity(worker_resources("Ascend"), 1, log=lines.append, nodes=[head], autoscaler=gpu)
+
+
+def test_the_ascend_hosts_are_never_refused_before_they_join():
+    """The on-premises file's hosts report their NPUs when they join (Ray fills in no resources for them): a run
+    on its head waits for them rather than refusing."""
+    from boosttune.execution.capacity import Autoscaler, check_capacity
+    from boosttune.execution.ray import worker_resources
+
+    prepared = _check(yaml.safe_load((REPO / "cluster-ascend.yaml").read_text()))
+    hosts = Autoscaler.from_cluster_config(prepared, "cluster-ascend.yaml")
+    assert hosts.most_ranks(worker_resources("Ascend")) is None
+    lines = []
+    check_capacity(worker_resources("Ascend"), 16, log=lines.append,
+                   nodes=[{"Alive": True, "Resources": {"CPU": 8.0, "node:__internal_head__": 1.0}}], autoscaler=hosts)
+    assert len(lines) == 1 and "may add any number" in lines[0]

@@ -213,7 +213,7 @@ def test_each_stage_has_modules(stage):
 # A run's start-up has one owner (boosttune/execution/start.py): a kind of run that did any of these itself would
 # start differently from the others (the bench once claimed its folder after the probe, its pool had no storage).
 START_UP = {"check_folder", "claim_folder", "connect_ray", "probe_on_worker", "WarmPool", "check_local_capacity",
-            "check_placeable", "code_runtime_env", "check_storage"}
+            "check_capacity", "check_placeable", "code_runtime_env", "check_storage"}
 RUN_KINDS = ("boosttune.experiment", "boosttune.bench")
 
 

@@ -23,7 +23,8 @@ import ray
 from boosttune.config.recipe import parse_recipe
 from boosttune.errors import ConfigError
 from boosttune.execution.provenance import redact
-from boosttune.execution.ray import describe_resources, placeable_ranks, ray_get, worker_resources
+from boosttune.execution.capacity import placeable_ranks
+from boosttune.execution.ray import describe_resources, ray_get, worker_resources
 from boosttune.files import write_atomically
 from boosttune.probe import ProbeReport, run_probe
 from boosttune.probe.calibrate import SpeedReport, run_calibration

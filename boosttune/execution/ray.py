@@ -1,5 +1,5 @@
-"""The one owner of Ray: connecting to it, the local instance's defaults, what one rank asks for, whether a
-cluster can place a trial, and a task's errors unwrapped.
+"""The one owner of Ray: connecting to it, the local instance's defaults, what one rank asks for, and a task's
+errors unwrapped (whether a cluster can place a trial: :mod:`boosttune.execution.capacity`).
 
 Everything else reaches Ray through this module; Ray Train's backend (:mod:`boosttune.execution.ray_train`)
 and Ray Tune's search (:mod:`boosttune.search.tune`) build on it.
@@ -21,10 +21,9 @@ from boosttune.errors import BoosttuneError, ConfigError
 from boosttune.execution.provenance import redact
 from boosttune.ray_internals import accelerator_manager, bootstrap_address
 
-__all__ = ["DRIVER_RESOURCE", "LOCAL_TRAIN_ENV", "check_local_capacity", "check_placeable",
-           "code_runtime_env", "connect_ray", "describe_code", "describe_resources", "local_resources",
-           "local_train_defaults",
-           "placeable_ranks", "ray_get", "trial_driver_resources", "worker_resources"]
+__all__ = ["DRIVER_RESOURCE", "LOCAL_TRAIN_ENV", "code_runtime_env", "connect_ray", "describe_code",
+           "describe_resources", "local_train_defaults", "ray_get", "running_cluster", "trial_driver_resources",
+           "worker_resources"]
 
 DRIVER_RESOURCE = "TRAIN_DRIVER"  # trial drivers take no CPU: the CPUs go to the Train workers
 
@@ -54,7 +53,7 @@ def connect_ray(log: Callable[[str], None], runtime_env: dict[str, Any] | None =
             log(f"ray: already initialised in this process, so {describe_code(runtime_env)} is not shipped by "
                 "boosttune; pass it to your own ray.init(runtime_env=...) if the workers cannot import it")
         return "already connected"
-    address = os.environ.get("RAY_ADDRESS") or _running_cluster()
+    address = os.environ.get("RAY_ADDRESS") or running_cluster()
     shipped = {"runtime_env": copy.deepcopy(runtime_env)} if runtime_env else {}  # ray.init rewrites it
     if address:
         ray.init(address=address, log_to_driver=True, **shipped)
@@ -70,7 +69,7 @@ def connect_ray(log: Callable[[str], None], runtime_env: dict[str, Any] | None =
     return where
 
 
-def _running_cluster() -> str | None:
+def running_cluster() -> str | None:
     """The address of the cluster ``ray start`` last started on this machine, if one runs (as ``ray.init()`` finds it)."""
     try:
         return bootstrap_address()
@@ -156,64 +155,6 @@ def describe_resources(resources: Mapping[str, float], only: tuple[str, ...] | N
     """``CPU 1, GPU 1``: resources as the user reads them (``only`` those kinds)."""
     shown = [(k, v) for k, v in resources.items() if only is None or k in only]
     return ", ".join(f"{k} {v:g}" for k, v in shown) or "nothing"
-
-
-def placeable_ranks(nodes: Iterable[Mapping[str, Any]], per_rank: Mapping[str, float]) -> list[int]:
-    """How many ranks of ``per_rank`` each alive node can hold (from its total resources)."""
-    counts = []
-    for node in nodes:
-        if not node.get("Alive", True):
-            continue
-        have = node.get("Resources", {})
-        counts.append(int(min(have.get(k, 0.0) // v for k, v in per_rank.items() if v > 0)))
-    return counts
-
-
-def check_placeable(nodes: Iterable[Mapping[str, Any]], per_rank: Mapping[str, float], workers: int,
-                    autoscaling: bool = False) -> None:
-    """Refuse, before anything trains, a trial the cluster can never place (Ray Train would wait forever)."""
-    counts = placeable_ranks(list(nodes), per_rank)
-    if sum(counts) >= workers or autoscaling:
-        return
-    asked, held = describe_resources(per_rank), sum(counts)
-    allowed = f"allowed: 1 to {held}" if held else f"no node has {asked}: add one, or change the device"
-    raise ConfigError(f"workers_per_trial: {workers} ranks of ({asked}) each cannot be placed; the cluster holds "
-                      f"{held} such rank(s) ({len(counts)} node(s)); {allowed}")
-
-
-def local_resources() -> dict[str, float]:
-    """What a local Ray instance started here would hold: this machine's cores, and the accelerators Ray's own
-    detection finds (through boosttune.ray_internals), as it counts them when it starts."""
-    resources = {"CPU": float(os.cpu_count() or 1)}
-    for name, _ in ACCELERATOR_RESOURCES.values():
-        try:
-            manager = accelerator_manager(name)
-            count = manager.get_current_node_num_accelerators() if manager else 0
-        except ImportError:  # a private API: without it, accelerators are checked once Ray has started
-            return resources
-        except Exception:  # noqa: BLE001 - a driver or tool missing: none detected, as Ray itself would
-            count = 0
-        if count:
-            resources[name] = float(count)
-    return resources
-
-
-def check_local_capacity(per_rank: dict[str, float], workers: int) -> None:
-    """Before Ray starts: refuse a trial the local instance about to start could never place, a device this
-    machine does not have included.
-
-    Only where that instance is known in advance: no cluster to join (``RAY_ADDRESS``, or one ``ray start`` runs
-    here).
-    """
-    if ray.is_initialized() or os.environ.get("RAY_ADDRESS") or _running_cluster():
-        return
-    held = local_resources()
-    for device, (name, _) in ACCELERATOR_RESOURCES.items():
-        if per_rank.get(name) and not held.get(name):
-            raise ConfigError(f"base.device_target: {device} ranks need a {name}, and this machine has none that Ray "
-                              "detects, with no cluster to join (RAY_ADDRESS, or `ray start` here); run where the "
-                              f"device is, join its cluster, or use --device CPU")
-    check_placeable([{"Alive": True, "Resources": held}], per_rank, workers)
 
 
 # --- a task's errors ---------------------------------------------------------------------------------------

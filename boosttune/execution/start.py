@@ -31,9 +31,8 @@ from boosttune.execution.cluster import (
     probe_on_worker,
 )
 from boosttune.execution.provenance import record_run_info
+from boosttune.execution.capacity import check_capacity, check_local_capacity
 from boosttune.execution.ray import (
-    check_local_capacity,
-    check_placeable,
     code_runtime_env,
     connect_ray,
     describe_code,
@@ -202,9 +201,8 @@ def start_run(launch: RunRequest, output: str | Path, *, resume: bool, log: Call
         began = time.perf_counter()
         where = connect_ray(log, runtime_env=code)
         local = where.startswith("a local")
-        if local:  # a local instance never grows: a trial it cannot hold would wait forever
-            check_placeable(ray.nodes(), per_rank, launch.workers)
-        elif storage is not None:
+        check_capacity(per_rank, launch.workers, log=log, local=local)  # Ray Train would wait forever
+        if storage is not None and not local:
             check_shared(storage)  # every node persists there: one that cannot see it would lose its runs
         placed = probe_on_worker(launch.device_target, calibrate=launch.calibrate, per_rank=per_rank,
                                  accelerator_type=launch.accelerator_type, log=log, base=launch.base)

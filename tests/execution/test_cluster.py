@@ -19,7 +19,8 @@ import ray
 
 from boosttune.errors import ConfigError, describe_error  # noqa: E402
 from boosttune.execution.cluster import check_storage, default_concurrency, probe_on_worker, task_options  # noqa: E402
-from boosttune.execution.ray import check_placeable, placeable_ranks, worker_resources  # noqa: E402
+from boosttune.execution.capacity import check_placeable, placeable_ranks  # noqa: E402
+from boosttune.execution.ray import worker_resources  # noqa: E402
 from boosttune.execution.ray_train import build_trainer, device_id_for  # noqa: E402
 
 # --- pure logic -------------------------------------------------------------------------------------------

@@ -83,10 +83,12 @@ def can_make_private_nodes() -> bool:
 
 
 @contextmanager
-def ray_cluster(nodes: Sequence[dict], *, env: dict[str, str] | None = None) -> Iterator[dict]:
+def ray_cluster(nodes: Sequence[dict], *, env: dict[str, str] | None = None,
+                head: Sequence[str] = ()) -> Iterator[dict]:
     """``ray start --head`` (the trial drivers' TRAIN_DRIVER resource, the dashboard on 127.0.0.1) with
     ``nodes[0]["cpus"]`` CPUs, and one node joining it for each further entry, in a short temp folder of their own
-    (Unix socket paths are limited). A node's ``private``: folders that node gets a tmpfs of its own over.
+    (Unix socket paths are limited). A node's ``private``: folders that node gets a tmpfs of its own over; ``head``:
+    more arguments of the head's ``ray start`` (``--autoscaling-config``).
     Yields the dashboard and GCS addresses, the environment to reach it with, and the temp folder."""
     temp = tempfile.mkdtemp(prefix="btj", dir="/tmp")
     gcs, dashboard = _free_port(), _free_port()
@@ -99,10 +101,10 @@ def ray_cluster(nodes: Sequence[dict], *, env: dict[str, str] | None = None) -> 
     env.pop("RAY_ADDRESS", None)
     common = ["--node-ip-address=127.0.0.1", "--num-gpus=0", f"--temp-dir={temp}", "--disable-usage-stats"]
     try:
-        head, *others = nodes
+        first, *others = nodes
         subprocess.run([RAY, "start", "--head", f"--port={gcs}", "--include-dashboard=true",
                         "--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard}",
-                        "--resources={\"TRAIN_DRIVER\": 1000}", f"--num-cpus={head['cpus']}", *common],
+                        "--resources={\"TRAIN_DRIVER\": 1000}", f"--num-cpus={first['cpus']}", *common, *head],
                        env=env, check=True, capture_output=True, text=True, timeout=120)
         for node in others:
             start = [RAY, "start", f"--address=127.0.0.1:{gcs}", f"--num-cpus={node['cpus']}", *common]
