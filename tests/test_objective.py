@@ -141,7 +141,8 @@ def test_the_confirm_candidates_are_screened_in_the_objectives_units(mae_table):
 
 
 def test_a_diverged_run_scores_as_the_worst_value_not_the_best():
-    from boosttune.search.tune import SearchSetup, _scores
+    from boosttune.search.setup import SearchSetup
+    from boosttune.search.tune import _scores
 
     setup = SearchSetup(base={}, ctx=None, env={}, workers=1, output="/nowhere", presets={}, baseline_objective=0.4,
                         max_drop=0.01, target=None, max_concurrent=1, objective=MAE,

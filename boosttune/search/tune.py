@@ -1,13 +1,10 @@
 """The search: Ray Tune + Optuna over boost recipes, each trial a Ray Train run of MindSpore.
 
-The one module that owns ``ray.tune``. Every trial writes its own record file under
-``<output>/trials/`` as it ends, so an interrupted run loses nothing already finished and the
-results table is rebuilt from those files.
-
-Recipes that cannot train here (more than ``lossy_drop`` below O0 at the epoch they reached, finished or stopped
-by the scheduler) are told to Optuna as infeasible (a ``lossy`` constraint, set as Ray Tune's OptunaSearch tells the
-trial), and the boost algorithm that made one so is left out of the rest of the search, whatever the sampler; the
-search prints it when it happens and lists it with what it left out (:mod:`boosttune.search.lossy`).
+The search's entry: it builds Ray Tune's Tuner from the trial function below and the hooks of
+:mod:`boosttune.search.hooks`, runs it, and reads the outcome. Every trial writes its own record file under
+``<output>/trials/`` as it ends, so an interrupted run loses nothing already finished. Recipes more than
+``lossy_drop`` below O0 at the epoch they reached are told to Optuna as infeasible, and the algorithm that made
+one so is left out of the rest of the search (:mod:`boosttune.search.lossy`).
 """
 
 from __future__ import annotations
@@ -28,16 +25,26 @@ from boosttune.errors import BoosttuneError, ConfigError, TrialError, describe_e
 from boosttune.execution.provenance import redact
 from boosttune.execution.ray import trial_driver_resources
 from boosttune.execution.ray_train import train_run
-from boosttune.execution.runs import CURVE_KEYS, RecordStore, RunRecord, RunSpec
+from boosttune.execution.runs import RunRecord, RunSpec
 from boosttune.objective import ACCURACY, Objective
+from boosttune.search.hooks import (
+    CancelEnded,
+    FailureBudget,
+    FailureStopper,
+    Progress,
+    RecordStopped,
+    UnlearnedFirst,
+    study_left_out,
+)
 from boosttune.search.lossy import CONSTRAINT, AvoidLossy, LossyJudge, constrainable
 from boosttune.search.resume import left_to_run, not_recorded, set_aside, state_reads_back
 from boosttune.search.scheduler import NOISE_FLOOR_PT, BaselineCurve, MultiObjectiveASHA
-from boosttune.space import SpaceContext, define_by_run, equivalence_key, recipe_from_params
+from boosttune.search.setup import SearchSetup
+from boosttune.space import define_by_run
 
 # Ray's OptunaSearch (subclassed below) loads Optuna with it: about 0.2 s on top of ray.tune's own import.
 
-__all__ = ["PROGRESS_COLUMNS", "progress_columns", "SearchOutcome", "SearchSetup", "make_sampler", "tune_metric",
+__all__ = ["PROGRESS_COLUMNS", "progress_columns", "SearchOutcome", "make_sampler", "tune_metric",
            "progress_metrics", "run_search", "startup_trials"]
 
 _TTA_PENALTY_S = 1e6
@@ -50,69 +57,6 @@ def tune_metric(config: ExperimentConfig, objective: Objective = ACCURACY) -> tu
     if config.objective == "constrained":
         return "constrained_score", "max"
     return "tta_score_s", "min"
-
-
-@dataclass(frozen=True)
-class SearchSetup:
-    """What the experiment hands the search: the base recipe, the device's limits, the baseline's figures."""
-
-    base: dict[str, Any]
-    ctx: SpaceContext
-    env: dict[str, str]
-    workers: int
-    output: str
-    presets: dict[str, str]  # equivalence key -> preset name
-    baseline_objective: float
-    max_drop: float  # the allowed drop, in the objective's gain units (points for accuracy)
-    target: float | None  # the objective's value a trial stops at (time_to_accuracy)
-    max_concurrent: int
-    baseline_throughput_sps: float  # every speed-up is a ratio to it
-    labels: dict[str, str] = field(default_factory=dict)  # equivalence key -> start point label
-    outside: list[dict[str, Any]] = field(default_factory=list)  # start points the search cannot draw (slow knobs)
-    objective: Objective = ACCURACY
-    early_stop_margin: float = 5.0  # the multi-objective scheduler's margin, in the objective's gain units
-    storage: str | None = None  # Ray's storage every node reaches (--storage); None: the output folder
-    accelerator_type: str | None = None
-    pool: Any = None  # a WarmClient: trials train on the experiment's warm workers; None: a fresh Ray Train run each
-    baseline_by_epoch: dict[int, float] = field(default_factory=dict)  # the baseline's objective at each epoch
-    lossy_drop: float | None = None  # more than this below O0 at an epoch (gain units) is lossy; None: no such rule
-    remeasure_baseline: bool = False  # O0's start point trains again (once): the search's speed reference pools both
-
-    def __post_init__(self) -> None:
-        # Every trial is scored against the baseline: a missing figure is refused here, by name, not in a trial.
-        for name, value in (("baseline_objective", self.baseline_objective),
-                            ("baseline_throughput_sps", self.baseline_throughput_sps)):
-            if not isinstance(value, (int, float)) or not math.isfinite(value) or (
-                    name == "baseline_throughput_sps" and value <= 0):
-                raise TrialError(f"search: the O0 baseline's {name} is {value!r}; every trial is scored against it, "
-                                 "so the search cannot start (train a baseline that gives both figures)")
-
-    @property
-    def lossy(self) -> LossyJudge | None:
-        """How the search judges a lossy trial (:mod:`boosttune.search.lossy`); None without ``lossy_drop``."""
-        if self.lossy_drop is None:
-            return None
-        return LossyJudge(self.objective, self.lossy_drop, self.baseline_objective, dict(self.baseline_by_epoch),
-                          forced=frozenset(self.ctx.enabled))
-
-    def spec(self, trial_id: str, params: dict[str, Any]) -> RunSpec:
-        """The run a trial with these params trains."""
-        recipe = recipe_from_params(params, self.ctx, self.base)
-        if self.target is not None:
-            recipe = recipe.model_copy(update={"target": self.target})
-        key = equivalence_key(recipe)
-        label = self.presets.get(key) or self.labels.get(key) or trial_id
-        return RunSpec(run_id=trial_id, role="search", recipe=recipe.to_dict(), label=label,
-                       preset=self.presets.get(key), key=key, params=dict(params))
-
-    @property
-    def records(self) -> RecordStore:
-        return RecordStore(Path(self.output) / "trials")
-
-    @property
-    def first_of_key(self) -> RecordStore:
-        """The first trained record of each equivalence key: equivalent recipes are trained once."""
-        return RecordStore(Path(self.output) / "dedup")
 
 
 def _scores(metrics: dict[str, Any], setup: SearchSetup) -> dict[str, float]:
@@ -157,99 +101,6 @@ def progress_metrics(report: dict[str, Any], baseline_sps: float | None, baselin
     return {**{k: flat.get(k) for k in progress_columns(objective)}, **flat}
 
 
-def _study_left_out(setup: SearchSetup, storage: Any, study_name: str) -> dict[str, str]:
-    """``boost.<name>`` -> why, for every algorithm the lossy rule leaves out, read from the Optuna study."""
-    import optuna
-
-    judge = setup.lossy
-    if judge is None:
-        return {}
-    try:
-        study = optuna.load_study(study_name=study_name, storage=storage)
-    except KeyError:  # the driver stopped before the study was created
-        return {}
-    return judge.left_out(study)
-
-
-class _Progress(tune.Callback):
-    """One line per finished trial, in the user's terms, and the best recipe within the margin so far; a line when
-    the lossy rule leaves an algorithm out (read from the study, which Tune's searcher has just told)."""
-
-    def __init__(self, setup: SearchSetup, num_trials: int, log: Callable[[str], None], storage: Any = None,
-                 study_name: str | None = None) -> None:
-        # Not self.setup: tune.Callback.setup is a method Tune calls.
-        self.search, self.num_trials, self.log = setup, num_trials, log
-        self.storage, self.study_name = storage, study_name
-        self.done = 0
-        self.best: tuple[float, str] | None = None
-        self.said: set[str] = set()  # algorithms said to be left out (a resumed search says them again)
-
-    def on_trial_complete(self, iteration, trials, trial, **info):
-        self.done += 1
-        result = trial.last_result or {}
-        label = self._label(trial)
-        epochs = self.search.base.get("epochs", 1)
-        epoch = result.get("epoch")
-        o0 = self._is_baseline(trial)
-        how = (f"stopped at epoch {epoch}/{epochs}" if epoch is not None and epoch < epochs
-               and not result.get("final") and not result.get("replayed") else
-               f"same recipe as {result['duplicate_of']}" if result.get("duplicate_of") else
-               "trained again (the search's speed reference pools it with the baseline stage's run)" if o0 else
-               "finished")
-        objective = self.search.objective
-        figures = _figures(result, objective)
-        speed, delta = result.get("speedup_vs_baseline"), result.get("objective_gain")
-        if how == "finished" and speed is not None and delta is not None \
-                and delta >= -self.search.max_drop and (self.best is None or speed > self.best[0]):
-            self.best = (speed, label)
-        best = (f"; fastest within {self.search.max_drop:.3g} {objective.unit} of O0 so far: {self.best[1]} "
-                f"{self.best[0]:.2f}x" if self.best else "")
-        self.log(f"search [{self.done}/{self.num_trials}] {label}: {how}{', ' + figures if figures else ''}{best}")
-        self._say_left_out()
-
-    def _say_left_out(self) -> None:
-        if self.storage is None or self.study_name is None or self.search.lossy is None:
-            return
-        for key, why in _study_left_out(self.search, self.storage, self.study_name).items():
-            if key not in self.said:
-                self.said.add(key)
-                self.log(f"search space: {why}")
-
-    def on_trial_error(self, iteration, trials, trial, **info):
-        self.done += 1
-        record = self.search.records.get(trial.trial_id)
-        why = record.reason if record is not None and record.reason else "see the error above"
-        self.log(f"search [{self.done}/{self.num_trials}] {self._label(trial)}: failed: {why}")
-
-    def _is_baseline(self, trial) -> bool:
-        """Whether the trial's recipe trains like the baseline stage's (O0's start point)."""
-        try:
-            first = self.search.first_of_key.get(self.search.spec(trial.trial_id, dict(trial.config)).key)
-        except Exception:  # a config the space rejects is reported by the trial itself
-            return False
-        return first is not None and first.role == "baseline"
-
-    def _label(self, trial) -> str:
-        try:
-            label = self.search.spec(trial.trial_id, dict(trial.config)).label
-        except Exception:  # a config the space rejects is reported by the trial itself
-            label = None
-        return trial.trial_id if not label or label == trial.trial_id else f"{label} ({trial.trial_id})"
-
-
-def _figures(result: dict[str, Any], objective: Objective = ACCURACY) -> str:
-    parts = []
-    if result.get("throughput_sps"):
-        parts.append(f"{result['throughput_sps']:.0f} samples/s")
-    if result.get("speedup_vs_baseline") is not None:
-        parts.append(f"{result['speedup_vs_baseline']:.2f}x O0")
-    if result.get("objective_value") is not None:
-        delta = result.get("objective_gain")
-        parts.append(f"{objective.label} {objective.format_value(result['objective_value'])}"
-                     + (f" ({objective.format_gain(delta)})" if delta is not None else ""))
-    return ", ".join(parts)
-
-
 def _tune_metrics(report: dict[str, Any], setup: SearchSetup) -> dict[str, Any]:
     """Rank 0's report as Tune gets it: the objective scores added, no nested values (Tune flattens poorly)."""
     flat = progress_metrics(report, setup.baseline_throughput_sps, setup.baseline_objective, setup.objective)
@@ -266,19 +117,6 @@ def _report_callback(setup: SearchSetup):
             super().after_report(run_context, [_tune_metrics(metrics[0], setup)], checkpoint)
 
     return ObjectiveReport()
-
-
-class _CancelEnded(tune.Callback):
-    """A trial Tune ended (a scheduler stopped it, the search stopped): its run on a warm worker stops too."""
-
-    def __init__(self, pool: Any) -> None:
-        self.pool = pool
-
-    def on_trial_complete(self, iteration, trials, trial, **info):
-        self.pool.cancel(trial.trial_id)
-
-    def on_trial_error(self, iteration, trials, trial, **info):
-        self.pool.cancel(trial.trial_id)
 
 
 def _progress(metrics: dict[str, Any], setup: SearchSetup) -> dict[str, Any]:
@@ -336,115 +174,12 @@ def _remeasures_baseline(spec: RunSpec, first: RunRecord | None, setup: SearchSe
             and spec.preset == first.preset and setup.first_of_key.get(f"{spec.key}{REMEASURED}") is None)
 
 
-class _FailureBudget(tune.Callback):
-    """Counts finished and failed trials; the stopper ends the search past the allowed share."""
-
-    def __init__(self, max_failure_rate: float, min_trials: int = 3) -> None:
-        self.max_failure_rate = max_failure_rate
-        self.min_trials = min_trials
-        self.finished = 0
-        self.failed = 0
-
-    def on_trial_complete(self, iteration, trials, trial, **info):
-        self.finished += 1
-
-    def on_trial_error(self, iteration, trials, trial, **info):
-        self.finished += 1
-        self.failed += 1
-
-    def judge(self, finished: int, failed: int) -> bool:
-        return finished >= self.min_trials and failed / finished > self.max_failure_rate
-
-    @property
-    def exceeded(self) -> bool:
-        return self.judge(self.finished, self.failed)
-
-
-class _FailureStopper(tune.stopper.Stopper):
-    def __init__(self, budget: _FailureBudget) -> None:
-        self.budget = budget
-
-    def __call__(self, trial_id, result) -> bool:
-        return False
-
-    def stop_all(self) -> bool:
-        return self.budget.exceeded
-
-
 @dataclass
 class SearchOutcome:
     output: Path
     records: list[RunRecord]
     aborted_reason: str | None
     left_out: dict[str, str] = field(default_factory=dict)  # boost.<name> -> why the lossy rule left it out
-
-
-class _RecordStopped:
-    """Called by the multi-objective scheduler for each trial it stops: keep it as a ``stopped`` record."""
-
-    def __init__(self, setup: SearchSetup) -> None:
-        self.setup = setup
-
-    def __call__(self, trial: Any, rung: int, history: list[dict[str, Any]]) -> None:
-        live = [r for r in history if not r.get("final")]
-        last = live[-1] if live else history[-1]
-        metrics = {k: v for k, v in last.items() if isinstance(v, (int, float, str, bool)) and k in _KEPT}
-        curve = [{k: r.get(k) for k in CURVE_KEYS} for r in live]
-        reason = (f"stopped after epoch {rung} by the multi-objective scheduler: slower and worse on "
-                  f"{self.setup.objective.label} than the trials ahead of it at that epoch")
-        # Tune stamps every result with its wall-clock time and the trial's running time: when it started.
-        started = None
-        if isinstance(last.get("timestamp"), (int, float)) and isinstance(last.get("time_total_s"), (int, float)):
-            started = float(last["timestamp"]) - float(last["time_total_s"])
-            metrics["wall_s"] = float(last["time_total_s"])
-        self.setup.records.put(RunRecord.stopped_early(self.setup.spec(trial.trial_id, dict(trial.config)),
-                                                        rung=rung, reason=reason, metrics=metrics, curve=curve,
-                                                        started=started))
-
-
-_KEPT = ("epoch", "steps", "train_loss", "compile_s", "steady_steps", "throughput_sps", "throughput_mean_sps",
-         "train_s", "peak_rss_mb", "objective_value", "val_loss", "world_size", "objective", "objective_higher_is_better",
-         "objective_fraction")
-
-
-class _UnlearnedFirst(Searcher):
-    """A Tune searcher that trains given configs first, unseen by the wrapped searcher, then defers to it.
-
-    For start points the searched space cannot draw (a preset that uses a knob measured slow here):
-    they are trained and recorded like any trial, but the sampler does not learn from them, since
-    its space has no parameter for what made them slow.
-    """
-
-    def __init__(self, searcher: Searcher, configs: list[dict[str, Any]]) -> None:
-        super().__init__()
-        self.searcher = searcher
-        self.pending = [dict(c) for c in configs]
-        self.own: set[str] = set()
-        self._metric, self._mode = searcher.metric, searcher.mode
-
-    def set_search_properties(self, metric, mode, config, **spec) -> bool:
-        return self.searcher.set_search_properties(metric, mode, config, **spec)
-
-    def suggest(self, trial_id: str):
-        if self.pending:
-            self.own.add(trial_id)
-            return self.pending.pop(0)
-        return self.searcher.suggest(trial_id)
-
-    def on_trial_result(self, trial_id: str, result: dict) -> None:
-        if trial_id not in self.own:
-            self.searcher.on_trial_result(trial_id, result)
-
-    def on_trial_complete(self, trial_id: str, result=None, error: bool = False) -> None:
-        if trial_id not in self.own:
-            self.searcher.on_trial_complete(trial_id, result=result, error=error)
-
-    # A wrapper (it has .searcher): Tune saves the wrapped searcher itself and this state beside it.
-    def get_state(self) -> dict:
-        return {"pending": list(self.pending), "own": set(self.own)}
-
-    def set_state(self, state: dict) -> None:
-        self.pending, self.own = list(state["pending"]), set(state["own"])
 
 
 def startup_trials(num_trials: int, start_points: int) -> int:
@@ -568,7 +303,7 @@ def _scheduler(config: ExperimentConfig, setup: SearchSetup, *, single: bool):
     return MultiObjectiveASHA(["throughput_sps", "objective_score"], time_attr="epoch", max_t=epochs,
                               grace_period=1, reduction_factor=config.reduction_factor,
                               margin=(0.0, setup.early_stop_margin), baseline=baseline_curve(setup),
-                              on_stop=_RecordStopped(setup))
+                              on_stop=RecordStopped(setup))
 
 
 def baseline_curve(setup: SearchSetup) -> BaselineCurve | None:
@@ -616,12 +351,12 @@ def _log_start(config: ExperimentConfig, setup: SearchSetup, metric: Any, n_star
 def _run_config(config: ExperimentConfig, setup: SearchSetup, tune_root: str, log: Callable[[str], None],
                 storage: Any = None):
     """Where Tune keeps the experiment, the progress lines, and the failure budget that ends a failing search."""
-    budget = _FailureBudget(config.max_failure_rate)
-    progress = _Progress(setup, config.num_trials, log, storage, config.name)
+    budget = FailureBudget(config.max_failure_rate)
+    progress = Progress(setup, config.num_trials, log, storage, config.name)
     run_config = tune.RunConfig(
         name=config.name, storage_path=tune_root,
-        callbacks=[budget, progress, *([_CancelEnded(setup.pool)] if setup.pool else [])],
-        stop=_FailureStopper(budget),
+        callbacks=[budget, progress, *([CancelEnded(setup.pool)] if setup.pool else [])],
+        stop=FailureStopper(budget),
         failure_config=tune.FailureConfig(max_failures=0, fail_fast=False), verbose=1,
     )
     # Tune saves its experiment state (which trials exist, the searcher's queue) on its own period, 10 s or more;
@@ -641,7 +376,7 @@ def _searcher(config: ExperimentConfig, setup: SearchSetup, metric: Any, mode: A
     searcher = _OptunaSearch(space=define_by_run(setup.ctx, setup.base), metric=metric, mode=mode,
                              points_to_evaluate=points, sampler=sampler, study_name=config.name, storage=storage,
                              judge=judge)
-    return _UnlearnedFirst(searcher, setup.outside) if setup.outside else searcher
+    return UnlearnedFirst(searcher, setup.outside) if setup.outside else searcher
 
 
 class _OptunaSearch(OptunaSearch):
@@ -682,8 +417,8 @@ def _outcome(config: ExperimentConfig, setup: SearchSetup, output: Path, storage
     searched = [r for r in records if r.role == "search"]
     failed = sum(r.status == "failed" for r in searched)
     aborted = None
-    if len(searched) < config.num_trials and _FailureBudget(config.max_failure_rate).judge(len(searched), failed):
+    if len(searched) < config.num_trials and FailureBudget(config.max_failure_rate).judge(len(searched), failed):
         aborted = (f"aborted: {failed} of {len(searched)} trials failed, more than max_failure_rate "
                    f"{config.max_failure_rate}")
-    left_out = _study_left_out(setup, storage, config.name) if storage is not None else {}
+    left_out = study_left_out(setup, storage, config.name) if storage is not None else {}
     return SearchOutcome(output=output, records=records, aborted_reason=aborted, left_out=left_out)

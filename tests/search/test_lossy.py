@@ -92,7 +92,9 @@ def test_a_left_out_algorithm_is_not_drawn_again_whatever_the_sampler(make):
 def test_the_search_tells_optuna_the_constraint_and_says_what_it_left_out(tmp_path):
     """Ray Tune's OptunaSearch, as the search builds it, without a cluster: suggest, then complete as Tune does."""
     from boosttune.config.experiment import parse_experiment
-    from boosttune.search.tune import SearchSetup, _outcome, _Progress, _searcher, make_sampler
+    from boosttune.search.hooks import Progress
+    from boosttune.search.setup import SearchSetup
+    from boosttune.search.tune import _outcome, _searcher, make_sampler
 
     setup = SearchSetup(base=BASE, ctx=CTX, env={}, workers=1, output=str(tmp_path), presets={},
                         baseline_objective=0.851, max_drop=1.0, target=None, max_concurrent=1, baseline_throughput_sps=1000.0,
@@ -107,7 +109,7 @@ def test_the_search_tells_optuna_the_constraint_and_says_what_it_left_out(tmp_pa
     searcher = _searcher(config, setup, ["throughput_sps", "objective_value"], ["max", "max"], start,
                          make_sampler("random", 0, 2), storage)
     lines: list[str] = []
-    progress = _Progress(setup, 4, lines.append, storage, "lossy")
+    progress = Progress(setup, 4, lines.append, storage, "lossy")
     # The GradientFreeze start point finishes; the DimReduce one is stopped at epoch 1, 27.6 points behind O0 there.
     ended = (("gf", {"objective_value": 0.84, "epoch": 10}), ("dr", {"objective_value": 0.45, "epoch": 1}))
     for trial_id, result in ended:

@@ -12,7 +12,7 @@ import pytest
                                           ("baseline_throughput_sps", None), ("baseline_throughput_sps", 0.0)])
 def test_the_search_refuses_a_missing_baseline_figure_by_name_never_a_traceback_in_a_trial(field, value):
     from boosttune.errors import TrialError
-    from boosttune.search.tune import SearchSetup
+    from boosttune.search.setup import SearchSetup
 
     figures = {"baseline_objective": 0.85, "baseline_throughput_sps": 900.0, field: value}
     with pytest.raises(TrialError, match=f"search: the O0 baseline's {field} is {value!r}; every trial is scored"):

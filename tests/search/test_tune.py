@@ -211,7 +211,8 @@ def test_multi_objective_scheduler_stops_a_trial_beaten_on_both_objectives(tmp_p
     from boosttune.stats.select import pareto_front
     from boosttune.execution.ray import connect_ray
     from boosttune.search.scheduler import promote
-    from boosttune.search.tune import SearchSetup, run_search
+    from boosttune.search.setup import SearchSetup
+    from boosttune.search.tune import run_search
     from boosttune.space import SpaceContext, equivalence_key, preset_params, recipe_from_params
 
     # A small ResNet (BatchNorm): there fp16 on a CPU runs at about 0.4x (LeNet barely notices it).
@@ -270,7 +271,8 @@ def test_a_start_point_outside_the_searched_space_trains_but_is_not_told_to_the_
     trained again when the search resumes past a saved state it cannot read)."""
     from boosttune.execution.ray import connect_ray
     from boosttune.search.resume import state_reads_back
-    from boosttune.search.tune import SearchSetup, run_search
+    from boosttune.search.setup import SearchSetup
+    from boosttune.search.tune import run_search
     from boosttune.space import SpaceContext, equivalence_key, preset_params, recipe_from_params, searchable
 
     base = {**BASE, "steps_per_epoch": 8}

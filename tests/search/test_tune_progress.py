@@ -9,7 +9,8 @@ import pytest
 from ray.tune.experimental.output import _infer_user_metrics  # (what Tune's table shows)
 
 from boosttune.objective import Objective
-from boosttune.search.tune import PROGRESS_COLUMNS, _figures, progress_columns, progress_metrics
+from boosttune.search.hooks import figures
+from boosttune.search.tune import PROGRESS_COLUMNS, progress_columns, progress_metrics
 
 WORKER_REPORT = {"steps": 64, "train_loss": 1.04, "first_step_s": 1.4, "compile_s": 1.4, "steady_steps": 61,
                  "throughput_sps": 1800.0, "throughput_windows": 6, "train_s": 4.3, "peak_rss_mb": 978.0,
@@ -28,8 +29,8 @@ def test_tunes_table_shows_epoch_throughput_speedup_and_accuracy():
 def test_without_a_baseline_throughput_the_speedup_is_missing_not_invented():
     flat = progress_metrics(WORKER_REPORT, baseline_sps=None, baseline_value=None)
     assert flat["speedup_vs_baseline"] is None and flat["objective_gain"] is None
-    assert _figures(flat) == "1800 samples/s, val_acc 0.8400"
-    assert _figures(progress_metrics(WORKER_REPORT, 1500.0, 0.85)) == "1800 samples/s, 1.20x O0, val_acc 0.8400 (-1.00 pt)"
+    assert figures(flat) == "1800 samples/s, val_acc 0.8400"
+    assert figures(progress_metrics(WORKER_REPORT, 1500.0, 0.85)) == "1800 samples/s, 1.20x O0, val_acc 0.8400 (-1.00 pt)"
 
 
 def test_tunes_table_names_a_teams_objective_as_the_team_does():
@@ -39,7 +40,7 @@ def test_tunes_table_names_a_teams_objective_as_the_team_does():
     assert flat["objective_gain"] == pytest.approx(0.04)  # a lower MAE: better
     trial = SimpleNamespace(last_result={**flat, "training_iteration": 3, "time_total_s": 10.0})
     assert _infer_user_metrics([trial]) == list(progress_columns(mae))[:3] + ["val_mae"]
-    assert _figures(flat, mae) == "1800 samples/s, 1.20x O0, val_mae 0.31 (+0.04 mae)"
+    assert figures(flat, mae) == "1800 samples/s, 1.20x O0, val_mae 0.31 (+0.04 mae)"
 
 
 def test_the_multi_objective_scheduler_judges_trials_against_the_baselines_curve_in_points(tmp_path):
@@ -47,7 +48,8 @@ def test_the_multi_objective_scheduler_judges_trials_against_the_baselines_curve
     scale of ``objective_score``; the start line says what stops a trial."""
     from boosttune.config.experiment import parse_experiment
     from boosttune.search.scheduler import MultiObjectiveASHA
-    from boosttune.search.tune import SearchSetup, _scheduler, _scheduler_line, baseline_curve
+    from boosttune.search.setup import SearchSetup
+    from boosttune.search.tune import _scheduler, _scheduler_line, baseline_curve
     from boosttune.space import SpaceContext
 
     base = {"model": "lenet5", "epochs": 4, "batch_size": 32, "data": {"name": "digits"}}
