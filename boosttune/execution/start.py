@@ -23,6 +23,7 @@ import ray
 
 from boosttune.config.experiment import MAX_DROP
 from boosttune.errors import ConfigError
+from boosttune.execution.capacity import check_capacity, check_local_capacity
 from boosttune.execution.cluster import (
     WorkerProbe,
     check_shared,
@@ -31,7 +32,6 @@ from boosttune.execution.cluster import (
     probe_on_worker,
 )
 from boosttune.execution.provenance import record_run_info
-from boosttune.execution.capacity import check_capacity, check_local_capacity
 from boosttune.execution.ray import (
     code_runtime_env,
     connect_ray,
