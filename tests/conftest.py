@@ -13,9 +13,12 @@ MindSpore version) runs once, at the first of:
 
 from __future__ import annotations
 
+import atexit
 import importlib.abc
 import os
+import shutil
 import sys
+import tempfile
 
 import pytest
 
@@ -23,10 +26,17 @@ from tests.helpers.example_project import prepare_example
 from tests.helpers.records import RAY_VERSION, sample_records
 
 os.environ.setdefault("GLOG_v", "3")  # MindSpore's C++ warnings drown pytest's output
+# boosttune's cache (probe reports, speed calibrations, converted data) is the session's own, never the user's
+# ~/.cache/boosttune: a session starts cold, so what it measures and how long it takes do not depend on earlier runs.
+# The processes the tests start (the CLI, Ray and its workers) inherit it. A cache named in the environment is kept.
+if "BOOSTTUNE_CACHE_DIR" not in os.environ:
+    os.environ["BOOSTTUNE_CACHE_DIR"] = tempfile.mkdtemp(prefix="boosttune-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["BOOSTTUNE_CACHE_DIR"], ignore_errors=True)
 # The boost_config_dict checks tests/config and tests/algorithms share: pytest's detailed assert messages there too.
 pytest.register_assert_rewrite("tests.helpers.boost_cases")
 
 _probe_report = None
+PROBE_LINES: list[str] = []  # what the session's probe said (tests/probe/test_probe.py reads whether it measured)
 
 
 def probe_once():
@@ -36,7 +46,7 @@ def probe_once():
         from boosttune.probe import run_probe  # (must not import MindSpore)
         from boosttune.runtime import apply_runtime_env
 
-        _probe_report = run_probe("CPU", log=lambda message: None)
+        _probe_report = run_probe("CPU", log=PROBE_LINES.append)
         if not apply_runtime_env(_probe_report.runtime_env):
             raise RuntimeError("MindSpore was imported before the probe's runtime settings could be applied")
     return _probe_report
