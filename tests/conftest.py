@@ -23,6 +23,7 @@ import tempfile
 import pytest
 
 from tests.helpers.example_project import prepare_example
+from tests.helpers.probe import probe_once
 from tests.helpers.records import RAY_VERSION, sample_records
 
 os.environ.setdefault("GLOG_v", "3")  # MindSpore's C++ warnings drown pytest's output
@@ -34,23 +35,6 @@ if "BOOSTTUNE_CACHE_DIR" not in os.environ:
     atexit.register(shutil.rmtree, os.environ["BOOSTTUNE_CACHE_DIR"], ignore_errors=True)
 # The boost_config_dict checks tests/config and tests/algorithms share: pytest's detailed assert messages there too.
 pytest.register_assert_rewrite("tests.helpers.boost_cases")
-
-_probe_report = None
-PROBE_LINES: list[str] = []  # what the session's probe said (tests/probe/test_probe.py reads whether it measured)
-
-
-def probe_once():
-    """The probe's report for this machine's CPU, its runtime settings applied to this process (once a session)."""
-    global _probe_report
-    if _probe_report is None:
-        from boosttune.probe import run_probe  # (must not import MindSpore)
-        from boosttune.runtime import apply_runtime_env
-
-        _probe_report = run_probe("CPU", log=PROBE_LINES.append)
-        if not apply_runtime_env(_probe_report.runtime_env):
-            raise RuntimeError("MindSpore was imported before the probe's runtime settings could be applied")
-    return _probe_report
-
 
 class _ProbeBeforeMindSpore(importlib.abc.MetaPathFinder):
     """Runs the probe when MindSpore is first imported, then leaves the import to the usual finders."""

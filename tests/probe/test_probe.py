@@ -12,11 +12,11 @@ from boosttune.probe import KNOBS, check_recipe, choose_isa, knobs_of, load_cach
 
 @pytest.mark.slow
 def test_probe_finds_cpu_limits_and_caches_them(probe_report, tmp_path, monkeypatch):
-    """The session's own probe (tests/conftest.py: a real one, into the session's fresh cache), or, where the session
+    """The session's own probe (tests/helpers/probe.py: a real one, into the session's fresh cache), or, where the session
     was given a cache that held a report already, a probe made afresh here."""
     from boosttune.probe.report import cache_dir
 
-    from tests.conftest import PROBE_LINES
+    from tests.helpers.probe import PROBE_LINES
 
     report = probe_report
     if any("cached result" in line for line in PROBE_LINES):

@@ -1,0 +1,19 @@
+"""The session's capability probe: run once, at the first test that needs it (tests/conftest.py says when)."""
+
+from __future__ import annotations
+
+_probe_report = None
+PROBE_LINES: list[str] = []  # what the session's probe said (tests/probe/test_probe.py reads whether it measured)
+
+
+def probe_once():
+    """The probe's report for this machine's CPU, its runtime settings applied to this process (once a session)."""
+    global _probe_report
+    if _probe_report is None:
+        from boosttune.probe import run_probe  # (must not import MindSpore)
+        from boosttune.runtime import apply_runtime_env
+
+        _probe_report = run_probe("CPU", log=PROBE_LINES.append)
+        if not apply_runtime_env(_probe_report.runtime_env):
+            raise RuntimeError("MindSpore was imported before the probe's runtime settings could be applied")
+    return _probe_report
