@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
-__all__ = ["TESTED_RAY", "accelerator_manager", "address_and_port", "autoscaler_config", "bootstrap_address",
-           "data_parallel_trainer", "reported_node_groups", "storage_fs_and_path", "train_context_file",
-           "unknown_layout"]
+__all__ = ["HEAD_NODE_RESOURCE", "TESTED_RAY", "accelerator_manager", "address_and_port", "autoscaler_config",
+           "bootstrap_address", "data_parallel_trainer", "reported_node_groups", "storage_fs_and_path",
+           "train_context_file", "unknown_layout"]
 
+# The resource Ray puts on its head node (ray._private.ray_constants.HEAD_NODE_RESOURCE_NAME)
+HEAD_NODE_RESOURCE = "node:__internal_head__"
 TESTED_RAY = "2.60.0"  # the Ray whose private layout this module was written against (pyproject.toml pins it)
 
 

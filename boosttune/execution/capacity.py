@@ -18,12 +18,10 @@ import ray
 from boosttune.devices import ACCELERATOR_RESOURCES
 from boosttune.errors import ConfigError
 from boosttune.execution.ray import describe_resources, running_cluster
-from boosttune.ray_internals import accelerator_manager, autoscaler_config, reported_node_groups
+from boosttune.ray_internals import HEAD_NODE_RESOURCE, accelerator_manager, autoscaler_config, reported_node_groups
 
 __all__ = ["Autoscaler", "NodeType", "check_capacity", "check_local_capacity", "check_placeable", "find_autoscaler",
            "local_resources", "placeable_ranks"]
-
-HEAD_RESOURCE = "node:__internal_head__"  # Ray marks the head node with it
 
 
 def ranks_on(resources: Mapping[str, float], per_rank: Mapping[str, float]) -> int:
@@ -153,7 +151,7 @@ def check_capacity(per_rank: Mapping[str, float], workers: int, *, log: Callable
         log(f"capacity: a trial's {workers} ranks of ({asked}) wait for nodes: the cluster holds {now} now, and "
             "its autoscaler's limits are not visible from this machine (run the driver on the head to check them)")
         return
-    head = sum(placeable_ranks([n for n in nodes if HEAD_RESOURCE in n.get("Resources", {})], per_rank))
+    head = sum(placeable_ranks([n for n in nodes if HEAD_NODE_RESOURCE in n.get("Resources", {})], per_rank))
     added = autoscaler.most_ranks(per_rank)
     if added is None or head + added >= workers:
         log(f"capacity: a trial's {workers} ranks of ({asked}) wait for the autoscaler: the cluster holds {now} "
