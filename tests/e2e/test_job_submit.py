@@ -36,13 +36,20 @@ BOOSTTUNE = str(Path(sys.executable).with_name("boosttune"))
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    """A head with no CPU and two worker nodes of one CPU each, each with its own runs' root and cache."""
+def cluster(probe_report):
+    """A head with no CPU and two worker nodes of one CPU each, each with its own runs' root and cache. Every node's
+    cache starts with the session's probe of this machine (the nodes share its CPU): a node probed afresh in a Ray
+    task is tests/execution/test_cluster.py's, and the probe itself tests/probe's."""
+    from boosttune.probe.report import cache_dir
+
     root = Path(tempfile.mkdtemp(prefix="btr", dir="/tmp"))
     private = [root / "runs", root / "cache"]
+    shutil.copytree(cache_dir(), root / "cache" / "probe")  # the head's (and so its drivers') cache
+    shutil.copytree(cache_dir(), root / "seed" / "probe")  # each worker node's, copied under its own tmpfs
     try:
         with ray_cluster([{"cpus": 0}, {"cpus": 1, "private": private}, {"cpus": 1, "private": private}],
-                         env={"BOOSTTUNE_CACHE_DIR": str(root / "cache")}) as started:
+                         env={"BOOSTTUNE_CACHE_DIR": str(root / "cache")},
+                         seed={root / "cache": root / "seed"}) as started:
             yield {**started, "runs": root / "runs"}
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -83,37 +90,6 @@ def test_the_script_runs_alone_as_ray_submit_runs_it(cluster, tmp_path):
     assert f"ray: connected to cluster at {cluster['gcs']}" in done.stdout
 
 
-def test_a_team_project_with_dim_reduce_runs_on_nodes_that_share_no_disk_and_leaves_every_output_on_the_head(
-        cluster, tmp_path, custom_example):
-    """``ray job submit --working-dir .`` from a team's own folder (not installed, not in the repository), DimReduce in
-    its search: Ray ships the folder to the worker nodes, every rank imports the team's builder from it, DimReduce's
-    stage 1 is made on the node that trains it, the probe runs in a Ray task on a worker node, and every record, table
-    and page is on the head, though each worker wrote to a disk of its own."""
-    from tests.helpers.example_project import copy_example
-
-    project = copy_example(tmp_path, custom_example)
-    output = cluster["runs"] / "dim-reduce"  # absolute, and private on each worker node
-    done = subprocess.run(_submit(cluster, project, output, "--set", "num_trials=3", "--search", "dim_reduce"),
-                          cwd=project, env={**cluster["env"], "PYTHONPATH": ""}, capture_output=True, text=True,
-                          timeout=540)
-    log = done.stdout + done.stderr
-    assert done.returncode == 0 and "succeeded" in log, log[-4000:]
-    records = _records(output / "trials")
-    trained = [r for r in records.values() if r["status"] == "completed"]
-    assert len(records) == 4 and len(trained) >= 2, sorted(records)  # the baseline and 3 trials
-    # Which node a search trial lands on is the first free slot's (a slot still starting on the other node may see
-    # none): that a round trains on both nodes is the bench's test below, where each run is pinned to its slot.
-    reduced = [r for r in trained if ((r["recipe"].get("boost_config_dict") or {}).get("boost") or {}).get("dim_reduce")]
-    assert reduced, [r["recipe"].get("boost_config_dict") for r in trained]
-    assert "model: digits_lstm:build built on a worker" in log
-    for name in ("results.parquet", "report.html", "best_boost_config.json", "best_recipe.json", "run_info.json"):
-        assert (output / name).is_file(), name
-    info = json.loads((output / "run_info.json").read_text())
-    assert info["probed_on"] and info["model"] == "digits_lstm:build"  # probed in a Ray task on a worker node
-    assert "probe: measured on node " in log and "a local Ray instance" not in log
-    assert "ray: connected to cluster at" in log
-
-
 def test_storage_a_node_cannot_see_is_refused_in_one_line_before_anything_trains(cluster, tmp_path, custom_example):
     from tests.helpers.example_project import copy_example
 
@@ -137,15 +113,20 @@ def _driver(output: Path) -> psutil.Process | None:
     return None
 
 
-def test_with_shared_storage_a_killed_driver_resumes_on_the_head_and_trains_nothing_twice(cluster, tmp_path,
-                                                                                         custom_example):
-    """Ray Train and Tune persist to --storage (the folder every node sees), not to the output folder; the driver
-    killed with SIGKILL once a trial is in, the job submitted again with --resume finishes, nothing trained twice."""
+def test_a_team_project_with_dim_reduce_on_nodes_that_share_no_disk_leaves_every_output_on_the_head_and_resumes(
+        cluster, tmp_path, custom_example):
+    """``ray job submit --working-dir .`` from a team's own folder (not installed, not in the repository), DimReduce in
+    its search: Ray ships the folder to the worker nodes, every rank imports the team's builder from it, DimReduce's
+    stage 1 is made on the node that trains it, the probe runs in a Ray task on a worker node, and every record, table
+    and page is on the head, though each worker wrote to a disk of its own. Ray Train and Tune persist to --storage
+    (the folder every node sees), not to the output folder; the driver killed with SIGKILL once a trial is in, the
+    job submitted again with --resume finishes, nothing trained twice."""
     from tests.helpers.example_project import copy_example
 
     project = copy_example(tmp_path, custom_example)
-    output, shared = cluster["runs"] / "resumed", tmp_path / "shared"
-    command = _submit(cluster, project, output, "--set", "num_trials=3", "--set", f"storage={shared}")
+    output, shared = cluster["runs"] / "resumed", tmp_path / "shared"  # output: absolute, and private on each worker
+    command = _submit(cluster, project, output, "--set", "num_trials=3", "--set", f"storage={shared}",
+                      "--search", "dim_reduce")
     env = {**cluster["env"], "PYTHONPATH": ""}
     job = subprocess.Popen(command, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 400
@@ -155,23 +136,33 @@ def test_with_shared_storage_a_killed_driver_resumes_on_the_head_and_trains_noth
     driver = _driver(output)
     assert driver is not None
     os.kill(driver.pid, signal.SIGKILL)
-    job.communicate(timeout=120)
+    first_log, _ = job.communicate(timeout=120)
     killed = _records(output / "trials")
     done = subprocess.run([*command, "--resume"], cwd=project, env=env, capture_output=True, text=True, timeout=540)
     log = done.stdout + done.stderr
     assert done.returncode == 0 and "succeeded" in log, log[-4000:]
     records = _records(output / "trials")
-    assert len(records) == 4
+    trained = [r for r in records.values() if r["status"] == "completed"]
+    assert len(records) == 4 and len(trained) >= 2, sorted(records)  # the baseline and 3 trials
     for name, record in killed.items():  # finished before the kill: kept, not trained again
         if record["status"] == "completed":
             assert records[name]["metrics"] == record["metrics"], name
+    # Which node a search trial lands on is the first free slot's (a slot still starting on the other node may see
+    # none): that a round trains on both nodes is the bench's test below, where each run is pinned to its slot.
+    reduced = [r for r in trained if ((r["recipe"].get("boost_config_dict") or {}).get("boost") or {}).get("dim_reduce")]
+    assert reduced, [r["recipe"].get("boost_config_dict") for r in trained]
+    for said in (first_log, log):
+        assert "model: digits_lstm:build built on a worker" in said and "ray: connected to cluster at" in said
+        assert "probe: measured on node " in said and "a local Ray instance" not in said
+    for name in ("results.parquet", "report.html", "best_boost_config.json", "best_recipe.json", "run_info.json"):
+        assert (output / name).is_file(), name
+    info = json.loads((output / "run_info.json").read_text())
+    assert info["probed_on"] and info["model"] == "digits_lstm:build"  # probed in a Ray task on a worker node
     assert (shared / "tune" / "digits-lstm").is_dir() and not (output / "tune").exists()
     # Ray Train's runs: the warm worker groups (one per trial slot), in the storage, not in the output folder
     persisted = {p.name for p in (shared / "train").iterdir()}
     assert persisted and all(name.startswith("warm-") for name in persisted), persisted
     assert not (output / "train").exists()
-    for name in ("results.parquet", "report.html", "best_recipe.json"):
-        assert (output / name).is_file(), name
 
 
 def test_a_bench_trains_each_round_across_both_nodes_each_recipe_on_another_from_round_to_round(

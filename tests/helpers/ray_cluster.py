@@ -3,7 +3,7 @@ without touching any other Ray on the machine (``ray stop`` would stop them all)
 
 A node can be given folders of its own (``private``): it starts in a mount namespace of its own (``unshare -m``,
 root only) with a fresh tmpfs over each, so what it writes there is not seen on the head or on another node, as on
-a cluster whose nodes share no disk.
+a cluster whose nodes share no disk. ``seed`` fills such a folder at the node's start (a cache it already holds).
 """
 
 from __future__ import annotations
@@ -84,11 +84,12 @@ def can_make_private_nodes() -> bool:
 
 @contextmanager
 def ray_cluster(nodes: Sequence[dict], *, env: dict[str, str] | None = None,
-                head: Sequence[str] = ()) -> Iterator[dict]:
+                head: Sequence[str] = (), seed: dict[Path, Path] | None = None) -> Iterator[dict]:
     """``ray start --head`` (the trial drivers' TRAIN_DRIVER resource, the dashboard on 127.0.0.1) with
     ``nodes[0]["cpus"]`` CPUs, and one node joining it for each further entry, in a short temp folder of their own
     (Unix socket paths are limited). A node's ``private``: folders that node gets a tmpfs of its own over; ``head``:
-    more arguments of the head's ``ray start`` (``--autoscaling-config``).
+    more arguments of the head's ``ray start`` (``--autoscaling-config``); ``seed``: {private folder: a folder whose
+    files every node's own copy starts with}.
     Yields the dashboard and GCS addresses, the environment to reach it with, and the temp folder."""
     temp = tempfile.mkdtemp(prefix="btj", dir="/tmp")
     gcs, dashboard = _free_port(), _free_port()
@@ -111,6 +112,8 @@ def ray_cluster(nodes: Sequence[dict], *, env: dict[str, str] | None = None,
             private = [str(p) for p in node.get("private", ())]
             if private:  # its raylet and every worker it starts live in this mount namespace
                 mounts = " && ".join(f"mkdir -p {shlex.quote(p)} && mount -t tmpfs tmpfs {shlex.quote(p)}"
+                                     + (f" && cp -a {shlex.quote(str(seed[Path(p)]))}/. {shlex.quote(p)}"
+                                        if seed and Path(p) in seed else "")
                                      for p in private)
                 start = ["unshare", "-m", "--propagation", "private", "sh", "-c",
                          f"{mounts} && exec {shlex.join(start)}"]
