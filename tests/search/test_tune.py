@@ -268,8 +268,10 @@ def test_multi_objective_scheduler_stops_a_trial_beaten_on_both_objectives(tmp_p
 
 def test_a_start_point_outside_the_searched_space_trains_but_is_not_told_to_the_sampler(tmp_path, fresh_ray):
     """LessBN measured slow: the search never draws it, yet the O1-equivalent preset still trains as it is (and is not
-    trained again when the search resumes past a saved state it cannot read)."""
+    trained again when the search resumes past a saved state it cannot read). On warm workers, as an experiment's
+    search trains (the multi-objective test above takes the other path: a fresh Ray Train run per trial)."""
     from boosttune.execution.ray import connect_ray
+    from boosttune.execution.warm import WarmPool
     from boosttune.search.resume import state_reads_back
     from boosttune.search.setup import SearchSetup
     from boosttune.search.tune import run_search
@@ -285,32 +287,33 @@ def test_a_start_point_outside_the_searched_space_trains_but_is_not_told_to_the_
     output = tmp_path / "run"
     output.mkdir()
     connect_ray(lambda m: None)
-    setup = SearchSetup(base=base, ctx=ctx, env={}, workers=1, output=str(output), presets=keys,
-                        baseline_objective=0.5, max_drop=1.0, target=None, max_concurrent=1,
-                        baseline_throughput_sps=1000.0, outside=[o1])
-    outcome = run_search(config, output, setup=setup, points=[o0], resume=False, log=lambda m: None)
-    records = {r.label: r for r in outcome.records}
-    assert set(records) == {"O0", "O1-equivalent"}
-    o1_run = records["O1-equivalent"]
-    assert o1_run.status == "completed" and o1_run.observed_boost["less_bn"] and o1_run.observed_boost["grad_freeze"]
-    study = optuna.load_study(study_name="outside", storage=f"sqlite:///{output / 'optuna.db'}")
-    assert [t.params.get("boost.grad_freeze") for t in study.trials] == [False]  # only the O0 point was told
+    with WarmPool(slots=1, env={}, storage_path=str(tmp_path / "train")) as pool:
+        setup = SearchSetup(base=base, ctx=ctx, env={}, workers=1, output=str(output), presets=keys,
+                            baseline_objective=0.5, max_drop=1.0, target=None, max_concurrent=1,
+                            baseline_throughput_sps=1000.0, outside=[o1], pool=pool.client())
+        outcome = run_search(config, output, setup=setup, points=[o0], resume=False, log=lambda m: None)
+        records = {r.label: r for r in outcome.records}
+        assert set(records) == {"O0", "O1-equivalent"}
+        o1_run = records["O1-equivalent"]
+        assert o1_run.status == "completed" and o1_run.observed_boost["less_bn"] and o1_run.observed_boost["grad_freeze"]
+        study = optuna.load_study(study_name="outside", storage=f"sqlite:///{output / 'optuna.db'}")
+        assert [t.params.get("boost.grad_freeze") for t in study.trials] == [False]  # only the O0 point was told
 
-    # Tune's saved state as a driver killed while Tune copied it to the storage leaves it (empty): resumed with one
-    # trial more, the search sets the state aside and trains only what its records do not hold (boosttune.search.resume).
-    assert state_reads_back(str(output / "tune" / "outside"))  # the state Tune saved, as it saved it, reads back
-    for state in (output / "tune" / "outside").glob("*-state-*"):
-        state.write_bytes(b"")
-    more = parse_experiment({"name": "outside", "base": base, "num_trials": 3, "seed": 0, "confirm_seeds": 0})
-    lines: list[str] = []
-    resumed = run_search(more, output, setup=setup, points=[o0], resume=True, log=lines.append)
-    assert any("does not read back whole" in line and "The 1 trial(s)" in line for line in lines), lines
-    assert (output / "tune" / "outside" / "tuner.pkl").is_file()  # the new search's, the old one set aside
-    runs = {r.run_id: r for r in resumed.records}
-    assert len(runs) == 3 and all(runs[r.run_id].started == r.started for r in outcome.records)  # none trained again
-    study = optuna.load_study(study_name="outside", storage=f"sqlite:///{output / 'optuna.db'}")
-    # the O0 point as told before and one drawn trial (it may fail: DimReduce with too few steps): no start point again
-    assert len(study.trials) == 2 and study.trials[0].params.get("boost.grad_freeze") is False
-    (drawn,) = [r for r in resumed.records if r.run_id not in {o.run_id for o in outcome.records}]
-    assert drawn.role == "search" and drawn.label not in ("O0", "O1-equivalent")
-    assert study.trials[1].state.name == ("FAIL" if drawn.status == "failed" else "COMPLETE")
+        # Tune's saved state as a driver killed while Tune copied it to the storage leaves it (empty): resumed with one
+        # trial more, the search sets the state aside and trains only what its records do not hold (boosttune.search.resume).
+        assert state_reads_back(str(output / "tune" / "outside"))  # the state Tune saved, as it saved it, reads back
+        for state in (output / "tune" / "outside").glob("*-state-*"):
+            state.write_bytes(b"")
+        more = parse_experiment({"name": "outside", "base": base, "num_trials": 3, "seed": 0, "confirm_seeds": 0})
+        lines: list[str] = []
+        resumed = run_search(more, output, setup=setup, points=[o0], resume=True, log=lines.append)
+        assert any("does not read back whole" in line and "The 1 trial(s)" in line for line in lines), lines
+        assert (output / "tune" / "outside" / "tuner.pkl").is_file()  # the new search's, the old one set aside
+        runs = {r.run_id: r for r in resumed.records}
+        assert len(runs) == 3 and all(runs[r.run_id].started == r.started for r in outcome.records)  # none trained again
+        study = optuna.load_study(study_name="outside", storage=f"sqlite:///{output / 'optuna.db'}")
+        # the O0 point as told before and one drawn trial (it may fail: DimReduce with too few steps): no start point again
+        assert len(study.trials) == 2 and study.trials[0].params.get("boost.grad_freeze") is False
+        (drawn,) = [r for r in resumed.records if r.run_id not in {o.run_id for o in outcome.records}]
+        assert drawn.role == "search" and drawn.label not in ("O0", "O1-equivalent")
+        assert study.trials[1].state.name == ("FAIL" if drawn.status == "failed" else "COMPLETE")
