@@ -10,8 +10,11 @@ from __future__ import annotations
 import copy
 import json
 import os
+import signal
+import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import ray
 
@@ -60,13 +63,29 @@ def connect_ray(log: Callable[[str], None], runtime_env: dict[str, Any] | None =
         where = f"cluster at {address}"
     else:
         local_train_defaults()
-        ray.init(resources={DRIVER_RESOURCE: 1000}, log_to_driver=True, **shipped)
+        with _ctrl_c_for_the_driver_alone():
+            ray.init(resources={DRIVER_RESOURCE: 1000}, log_to_driver=True, **shipped)
         where = "a local Ray instance (the embedded default)"
     if runtime_env:
         log(f"ray: {describe_code(runtime_env)} shipped to every worker (Ray runtime environment)")
     log(f"ray: connected to {where}: {ray.cluster_resources().get('CPU', 0):.0f} CPUs, "
         f"{len([n for n in ray.nodes() if n['Alive']])} node(s)")
     return where
+
+
+@contextmanager
+def _ctrl_c_for_the_driver_alone() -> Iterator[None]:
+    """Start the local instance's processes with Ctrl-C ignored: a terminal sends it to the whole foreground process
+    group, and the dashboard's modules it killed left Ray Train's controller waiting ~10 s on the State API before
+    the driver could exit. The driver still gets KeyboardInterrupt and shuts Ray down itself."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # inherited through fork and exec
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def running_cluster() -> str | None:

@@ -62,6 +62,23 @@ def _train_workers() -> list[psutil.Process]:
     return [p for p in psutil.process_iter(["cmdline"]) if "RayTrainWorker" in " ".join(p.info["cmdline"] or [])]
 
 
+def _group(process: psutil.Process) -> int | None:
+    try:
+        return os.getpgid(process.pid)
+    except ProcessLookupError:
+        return None
+
+
+def _ignores_ctrl_c(process: psutil.Process) -> bool:
+    """SIGINT ignored or blocked (Ray blocks it in the processes it starts; Python programs then see it ignored)."""
+    try:
+        status = Path(f"/proc/{process.pid}/status").read_text()
+    except FileNotFoundError:
+        return True  # gone meanwhile
+    masks = dict(line.split(":\t", 1) for line in status.splitlines() if line.startswith(("SigIgn", "SigBlk")))
+    return any(int(masks[key], 16) & (1 << (signal.SIGINT - 1)) for key in ("SigIgn", "SigBlk"))
+
+
 def _kill(driver: subprocess.Popen) -> None:
     os.killpg(driver.pid, signal.SIGKILL)  # the driver and whatever runs in its process group
     driver.wait(timeout=60)
@@ -142,6 +159,10 @@ def test_faults_in_a_real_search_lose_nothing_and_train_nothing_twice(tmp_path):
     log = tmp_path / "resumed.log"
     driver = _start([*cmd, "--resume"], log)
     _wait_for(lambda: len(_records(trials)) > len(killed), 240, "a trial after the resume")
+    # Ctrl-C reaches the terminal's whole process group: the local Ray the driver started there ignores it (a
+    # dashboard killed by it left Ray Train's controller waiting on the State API), and the driver shuts Ray down.
+    started_with = [p for p in psutil.process_iter() if p.pid != driver.pid and _group(p) == driver.pid]
+    assert started_with and not [p.cmdline() for p in started_with if not _ignores_ctrl_c(p)]
     os.killpg(driver.pid, signal.SIGINT)
     driver.wait(timeout=90)
     said = log.read_text()
