@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 __all__ = ["HEAD_NODE_RESOURCE", "TESTED_RAY", "accelerator_manager", "address_and_port", "autoscaler_config",
            "bootstrap_address", "data_parallel_trainer", "reported_node_groups", "storage_fs_and_path",
-           "train_context_file", "unknown_layout"]
+           "task_state", "train_context_file", "unknown_layout"]
 
 # The resource Ray puts on its head node (ray._private.ray_constants.HEAD_NODE_RESOURCE_NAME)
 HEAD_NODE_RESOURCE = "node:__internal_head__"
@@ -60,6 +60,15 @@ def data_parallel_trainer() -> Any:
     from ray.train.v2.api.data_parallel_trainer import DataParallelTrainer
 
     return DataParallelTrainer
+
+
+def task_state(task_id: str) -> str | None:
+    """The state Ray's State API (a DeveloperAPI, served by the dashboard) reports for a task ("PENDING_...",
+    "RUNNING", ...), None when it holds no such task yet."""
+    from ray.util.state import list_tasks
+
+    tasks = list_tasks(filters=[("task_id", "=", task_id)], raise_on_missing_output=False)
+    return tasks[0].state if tasks else None
 
 
 def reported_node_groups() -> list[tuple[str, dict[str, float], int]] | None:
@@ -128,6 +137,7 @@ _USES: dict[str, Callable[[], Any]] = {
     "ray.train._internal.utils.get_address_and_port": lambda: __import__(
         "ray.train._internal.utils", fromlist=["get_address_and_port"]).get_address_and_port,
     "ray.train.v2._internal.execution.context": train_context_file,
+    "ray.util.state.list_tasks": lambda: __import__("ray.util.state", fromlist=["list_tasks"]).list_tasks,
     "ray._private.state.state.get_cluster_config": lambda: __import__(
         "ray._private.state", fromlist=["state"]).state.get_cluster_config,
     "ray/autoscaler/_private/monitor.py": lambda: _exists(MONITORS[0]),

@@ -29,6 +29,7 @@ from boosttune.files import write_atomically
 from boosttune.probe import ProbeReport, run_probe
 from boosttune.probe.calibrate import SpeedReport, run_calibration
 from boosttune.probe.report import cache_dir
+from boosttune.ray_internals import task_state
 from boosttune.runtime import apply_runtime_env
 from boosttune.trial.parts import preflight
 
@@ -139,13 +140,11 @@ def facts_on_worker(device_target: str, base: dict[str, Any], workers: int, env:
 def _task_running(ref) -> bool:
     """Whether the task has started on a node (Ray's state API); True when that cannot be told."""
     try:
-        from ray.util.state import list_tasks
-
-        tasks = list_tasks(filters=[("task_id", "=", ref.task_id().hex())], raise_on_missing_output=False)
+        state = task_state(ref.task_id().hex())
     except Exception:  # the state API needs the dashboard (ray[default]); without it, say nothing wrong
         return True
-    return not tasks or tasks[0].state not in ("PENDING_ARGS_AVAIL", "PENDING_NODE_ASSIGNMENT",
-                                               "PENDING_OBJ_STORE_MEM_AVAIL", "PENDING_ARGS_FETCH")
+    return state not in ("PENDING_ARGS_AVAIL", "PENDING_NODE_ASSIGNMENT", "PENDING_OBJ_STORE_MEM_AVAIL",
+                         "PENDING_ARGS_FETCH")
 
 
 def task_options(per_rank: Mapping[str, float], accelerator_type: str | None = None) -> dict[str, Any]:

@@ -70,7 +70,7 @@ def _group(process: psutil.Process) -> int | None:
 
 
 def _ignores_ctrl_c(process: psutil.Process) -> bool:
-    """SIGINT ignored or blocked (Ray blocks it in the processes it starts; Python programs then see it ignored)."""
+    """SIGINT ignored or blocked (Ray blocks it in the processes it starts itself; the others inherit it ignored)."""
     try:
         status = Path(f"/proc/{process.pid}/status").read_text()
     except FileNotFoundError:
