@@ -50,6 +50,38 @@ if "mindspore" not in sys.modules:
     sys.meta_path.insert(0, _ProbeBeforeMindSpore())
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which names the group in each test's id
+def pytest_collection_modifyitems(items):
+    """Under ``pytest -n``: the tests that start Ray run one after another on one worker (two local instances on one
+    machine would find each other's ``ray start`` clusters, and a run's leftover checks look for Ray's processes),
+    while the other workers take the rest."""
+    for item in items:
+        if item.get_closest_marker("ray"):
+            item.add_marker(pytest.mark.xdist_group("ray"))
+
+
+def pytest_configure(config):
+    """Refuses, in one line, the pytest and pytest-xdist known to lose the group (see pytest_collection_finish)."""
+    from importlib.metadata import version
+
+    from packaging.version import Version
+
+    if (config.getoption("dist", "no") == "loadgroup" and Version(version("pytest")) >= Version("9.2")
+            and Version(version("pytest-xdist")) < Version("3.9")):
+        raise pytest.UsageError(f"pytest {version('pytest')} with pytest-xdist {version('pytest-xdist')} runs the "
+                                "tests that start Ray on two workers at once: pip install -e '.[dev]' (pytest<9.2)")
+
+
+def pytest_collection_finish(session):
+    """Refuses a pytest-xdist that left the Ray tests ungrouped (pytest 9.2 ignores the group xdist 3.8 writes into
+    a test's id)."""
+    if getattr(session.config.option, "loadgroup", False):  # set in a pytest-xdist worker under --dist loadgroup
+        loose = [item.nodeid for item in session.items if item.get_closest_marker("ray") and "@" not in item.nodeid]
+        if loose:
+            raise pytest.UsageError(f"pytest-xdist did not group the tests that start Ray ({loose[0]} ...): "
+                                    "install the versions pyproject.toml's dev extra pins")
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     if item.get_closest_marker("slow"):

@@ -1,11 +1,13 @@
 """What a run leaves behind on this machine: Ray and MindSpore processes, and listening TCP ports.
 
 A run's footprint is compared with the one taken before it: whatever it started must be gone once it
-has ended (normally, by failing, by Ctrl-C or by its driver being killed).
+has ended (normally, by failing, by Ctrl-C or by its driver being killed). Under pytest-xdist a footprint leaves
+out what another worker started (its processes carry that worker's ``PYTEST_XDIST_WORKER``).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -30,13 +32,25 @@ class Footprint:
                 sorted(self.ports - before.ports))
 
 
+def _another_workers(pid: int | None) -> bool:
+    """Whether the process was started under another pytest-xdist worker than this one."""
+    if pid is None:
+        return False
+    try:
+        worker = psutil.Process(pid).environ().get("PYTEST_XDIST_WORKER")
+    except psutil.Error:  # gone, or not ours to read: counted
+        return False
+    return worker is not None and worker != os.environ.get("PYTEST_XDIST_WORKER")
+
+
 def footprint() -> Footprint:
     processes = set()
     for process in psutil.process_iter(["pid", "create_time", "cmdline"]):
         cmdline = " ".join(process.info["cmdline"] or [])
-        if any(marker in cmdline for marker in MARKERS):
+        if any(marker in cmdline for marker in MARKERS) and not _another_workers(process.info["pid"]):
             processes.add((process.info["pid"], process.info["create_time"], cmdline[:160]))
-    ports = {c.laddr.port for c in psutil.net_connections(kind="tcp") if c.status == psutil.CONN_LISTEN}
+    ports = {c.laddr.port for c in psutil.net_connections(kind="tcp")
+             if c.status == psutil.CONN_LISTEN and not _another_workers(c.pid)}
     return Footprint(frozenset(processes), frozenset(ports))
 
 

@@ -1,6 +1,14 @@
-"""The session's capability probe: run once, at the first test that needs it (tests/conftest.py says when)."""
+"""The session's capability probe: run once, at the first test that needs it (tests/conftest.py says when).
+
+Under pytest-xdist the workers share the session's cache (tests/conftest.py) and take turns on a lock: the first
+probes, the others read its report (and no probe times instruction sets while another trains beside it).
+"""
 
 from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
 
 _probe_report = None
 PROBE_LINES: list[str] = []  # what the session's probe said (tests/probe/test_probe.py reads whether it measured)
@@ -13,7 +21,11 @@ def probe_once():
         from boosttune.probe import run_probe  # (must not import MindSpore)
         from boosttune.runtime import apply_runtime_env
 
-        _probe_report = run_probe("CPU", log=PROBE_LINES.append)
+        lock = Path(os.environ["BOOSTTUNE_CACHE_DIR"]) / "probe.lock"  # set by tests/conftest.py
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        with lock.open("a") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)  # released when the file closes
+            _probe_report = run_probe("CPU", log=PROBE_LINES.append)
         if not apply_runtime_env(_probe_report.runtime_env):
             raise RuntimeError("MindSpore was imported before the probe's runtime settings could be applied")
     return _probe_report
