@@ -52,13 +52,12 @@ if "mindspore" not in sys.modules:
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which names the group in each test's id
 def pytest_collection_modifyitems(items):
-    """Under ``pytest -n``: the tests that start a local Ray instance run one after another on one worker, those that
-    start a cluster of their own (marked ``cluster``, in temp folders of their own, so no ``ray.init()`` finds them)
-    one after another on another, and the rest fill in; a leftover check counts only its own worker's processes."""
+    """Under ``pytest -n``: the tests that start Ray run one after another on one worker (two local instances on one
+    machine would find each other's ``ray start`` clusters, and a run's leftover checks look for Ray's processes),
+    while the other workers take the rest."""
     for item in items:
         if item.get_closest_marker("ray"):
-            group = "ray-cluster" if item.get_closest_marker("cluster") else "ray"
-            item.add_marker(pytest.mark.xdist_group(group))
+            item.add_marker(pytest.mark.xdist_group("ray"))
 
 
 def pytest_configure(config):

@@ -29,7 +29,7 @@ from tests.helpers.ray_cluster import RAY, can_make_private_nodes, ray_cluster
 
 import psutil
 
-pytestmark = [pytest.mark.slow, pytest.mark.ray, pytest.mark.cluster,
+pytestmark = [pytest.mark.slow, pytest.mark.ray,
               pytest.mark.skipif(not can_make_private_nodes(),
                                  reason="nodes that share no disk need root (unshare -m and a tmpfs per node)")]
 BOOSTTUNE = str(Path(sys.executable).with_name("boosttune"))

@@ -69,7 +69,6 @@ DRIVER = textwrap.dedent("""
 
 @pytest.mark.slow
 @pytest.mark.ray
-@pytest.mark.cluster
 def test_an_autoscaling_cluster_is_checked_against_what_its_autoscaler_may_add(tmp_path):
     """Head with no CPU, a node type of 1 CPU up to 2 nodes: a 2-rank trial waits for the autoscaler (said in one
     line), a 3-rank one is refused in one line before anything trains."""

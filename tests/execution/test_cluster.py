@@ -156,7 +156,6 @@ def _report_placement(config):
 
 @pytest.mark.slow
 @pytest.mark.ray
-@pytest.mark.cluster
 @pytest.mark.parametrize("device, resource, variable, node", [
     ("GPU", "GPU", "CUDA_VISIBLE_DEVICES", "gpu"),
     ("Ascend", "NPU", "ASCEND_RT_VISIBLE_DEVICES", "npu"),
@@ -186,7 +185,6 @@ def test_each_rank_gets_its_own_accelerator_on_the_node_that_has_it(accelerator_
 
 @pytest.mark.slow
 @pytest.mark.ray
-@pytest.mark.cluster
 def test_the_probe_runs_on_a_node_with_the_trials_accelerator_and_is_cached_per_node_type(accelerator_cluster):
     root = accelerator_cluster["root"]
     lines: list[str] = []
@@ -205,7 +203,6 @@ def test_the_probe_runs_on_a_node_with_the_trials_accelerator_and_is_cached_per_
 
 @pytest.mark.slow
 @pytest.mark.ray
-@pytest.mark.cluster
 def test_a_known_node_type_is_not_probed_again_on_a_new_node(accelerator_cluster):
     """The head keeps each node type's probe and hands it to the task: a node that never probed reuses it."""
     from importlib.metadata import version

@@ -126,7 +126,6 @@ def test_each_trial_runs_in_fresh_worker_processes(local_ray, tmp_path):
 
 # Last in the module: it shuts the module's local Ray down for a cluster of its own, so a test after it would
 # start another Ray (ray.init's defaults, about 10 s).
-@pytest.mark.cluster
 def test_two_node_cluster_places_workers_on_both_nodes(tmp_path, probe_report):
     from ray.cluster_utils import Cluster
 
