@@ -84,6 +84,10 @@ def pytest_collection_finish(session):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
+    if os.environ.get("PYTEST_XDIST_WORKER") and os.geteuid() == 0:
+        # The Ray tests, one after another, set the suite's length: the tests beside them take what CPU they leave
+        # (what a test starts keeps the priority it started with; only root may raise it back).
+        os.setpriority(os.PRIO_PROCESS, 0, 0 if item.get_closest_marker("ray") else 10)
     if item.get_closest_marker("slow"):
         probe_once()
     if item.get_closest_marker("ray"):
