@@ -52,9 +52,8 @@ if "mindspore" not in sys.modules:
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which names the group in each test's id
 def pytest_collection_modifyitems(items):
-    """Under ``pytest -n``: the tests that start Ray run one after another on one worker (two local instances on one
-    machine would find each other's ``ray start`` clusters, and a run's leftover checks look for Ray's processes),
-    while the other workers take the rest."""
+    """Under ``pytest -n``: the tests that start Ray run one after another on one worker (two at once are too much
+    for two cores: docs/layout.md#running-the-tests), while the other workers take the rest."""
     for item in items:
         if item.get_closest_marker("ray"):
             item.add_marker(pytest.mark.xdist_group("ray"))
@@ -84,10 +83,6 @@ def pytest_collection_finish(session):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    if os.environ.get("PYTEST_XDIST_WORKER") and os.geteuid() == 0:
-        # The Ray tests, one after another, set the suite's length: the tests beside them take what CPU they leave
-        # (what a test starts keeps the priority it started with; only root may raise it back).
-        os.setpriority(os.PRIO_PROCESS, 0, 0 if item.get_closest_marker("ray") else 10)
     if item.get_closest_marker("slow"):
         probe_once()
     if item.get_closest_marker("ray"):
