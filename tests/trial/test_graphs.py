@@ -59,7 +59,8 @@ def test_a_cached_graph_trains_as_a_fresh_one(name, digits):
     assert not first.metrics["graph_cached"] and cached.metrics["graph_cached"] and not fresh.metrics["graph_cached"]
     assert _figures(cached) == _figures(fresh)  # another seed's values, nothing of the first run's
     assert _figures(cached)[0] != _figures(first)[0]  # the seeds do differ
-    assert cached.metrics["compile_s"] < first.metrics["compile_s"]
+    # (How much sooner a cached graph's first step ends is benchmarks/warm_workers.py's to measure, not a test's: under
+    # pytest-xdist the tests beside this one made a cached first step take longer than a fresh compile once.)
     if name == "O0":  # and the first seed again, after the second, as it trained the first time
         again = _run(name, 1, digits, cache)
         assert again.metrics["graph_cached"] and _figures(again) == _figures(first)
