@@ -14,6 +14,7 @@ MindSpore version) runs once, at the first of:
 from __future__ import annotations
 
 import atexit
+import functools
 import importlib.abc
 import os
 import shutil
@@ -89,6 +90,22 @@ def pytest_runtest_setup(item):
         from boosttune.execution.ray import local_train_defaults
 
         local_train_defaults()  # the tests start local Ray (and `ray start` clusters) themselves
+
+
+@pytest.fixture(autouse=True)
+def _no_ray_to_join(request, monkeypatch):
+    """A test that starts no Ray finds none to join: under ``pytest -n`` the other worker's Ray tests run clusters
+    (``ray.cluster_utils`` writes /tmp/ray/ray_current_cluster, which ``connect_ray`` and the capacity check read),
+    so Ray's temp folder is a private, empty one for the test and the processes it starts."""
+    if not request.node.get_closest_marker("ray"):
+        monkeypatch.setenv("RAY_TMPDIR", _private_ray_tmp())
+
+
+@functools.cache
+def _private_ray_tmp() -> str:
+    path = tempfile.mkdtemp(prefix="bt-noray-")  # short: Ray's socket paths would live under it
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
 
 
 @pytest.fixture(scope="session")
