@@ -23,6 +23,7 @@ import tempfile
 import pytest
 
 from tests.helpers.example_project import prepare_example
+from tests.helpers.isolation import private_ray_temp, set_niceness
 from tests.helpers.probe import probe_once
 from tests.helpers.records import RAY_VERSION, sample_records
 
@@ -33,13 +34,7 @@ os.environ.setdefault("GLOG_v", "3")  # MindSpore's C++ warnings drown pytest's 
 if "BOOSTTUNE_CACHE_DIR" not in os.environ:
     os.environ["BOOSTTUNE_CACHE_DIR"] = tempfile.mkdtemp(prefix="boosttune-test-cache-")
     atexit.register(shutil.rmtree, os.environ["BOOSTTUNE_CACHE_DIR"], ignore_errors=True)
-# Ray's temp folder (its sessions, and the address of the cluster `ray start` or ray.cluster_utils last started here,
-# which ray.init() and connect_ray join) is each test process's own: a test never joins a cluster the other
-# pytest-xdist worker, another session or a killed test left running on this machine.
-if os.environ.get("BOOSTTUNE_TEST_PROCESS") != str(os.getpid()):
-    os.environ["BOOSTTUNE_TEST_PROCESS"] = str(os.getpid())
-    os.environ["RAY_TMPDIR"] = tempfile.mkdtemp(prefix="bt-ray-")  # short: Ray's socket paths live under it
-    atexit.register(shutil.rmtree, os.environ["RAY_TMPDIR"], ignore_errors=True)
+private_ray_temp()  # no test joins a Ray another worker or session runs (tests/helpers/isolation.py)
 # The boost_config_dict checks tests/config and tests/algorithms share: pytest's detailed assert messages there too.
 pytest.register_assert_rewrite("tests.helpers.boost_cases")
 
@@ -90,26 +85,14 @@ def pytest_collection_finish(session):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    if os.environ.get("PYTEST_XDIST_WORKER") and os.geteuid() == 0:
-        _niceness(0 if item.get_closest_marker("ray") else 19)
+    if os.environ.get("PYTEST_XDIST_WORKER") and os.geteuid() == 0:  # below Ray's workers, unless it starts Ray
+        set_niceness(0 if item.get_closest_marker("ray") else 19)
     if item.get_closest_marker("slow"):
         probe_once()
     if item.get_closest_marker("ray"):
         from boosttune.execution.ray import local_train_defaults
 
         local_train_defaults()  # the tests start local Ray (and `ray start` clusters) themselves
-
-
-def _niceness(value: int) -> None:
-    """Under ``pytest -n`` the Ray tests, one after another, set the suite's length. Ray runs its workers at nice 15
-    (Ray's ``worker_niceness``), so a test beside them at nice 0 took nearly all of a contended core from their
-    trainings; at 19 it takes what they leave. Every thread of this worker (MindSpore's pools too) and what it starts
-    from now on; only root may lower it again, so only root sets it."""
-    for thread in os.listdir("/proc/self/task"):
-        try:
-            os.setpriority(os.PRIO_PROCESS, int(thread), value)
-        except (ProcessLookupError, PermissionError):  # a thread that ended meanwhile
-            pass
 
 
 @pytest.fixture(scope="session")
