@@ -160,8 +160,11 @@ def recipe_override(best_recipe: Mapping[str, Any], source: str) -> dict[str, An
 
 
 def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, log: Callable[[str], None] = print,
-              extra: Mapping[str, dict[str, Any]] | None = None, command: str | None = None):
-    """Run (or resume) the bench in ``output``; write confirm.parquet/.csv, summary.csv, report.html and report.md."""
+              extra: Mapping[str, dict[str, Any]] | None = None, command: str | None = None, project: Any = None):
+    """Run (or resume) the bench in ``output``; write confirm.parquet/.csv, summary.csv, report.html and report.md.
+
+    ``project``: where the user's code comes from (an experiment's ``working_dir`` and ``py_modules``; default: the
+    folder the command runs in, for a builder of the user's own)."""
     import ray
 
     from boosttune.stages.rounds import run_paired
@@ -174,7 +177,7 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
         bench_candidates(config, None, extra=extra)
     document = {**config.model_dump(mode="json"), "extra": dict(extra or {})}
     launch = RunRequest(what="bench", document=document, device_target=recipe.device_target,
-                    workers=config.workers_per_trial, project=config, warm_workers=config.warm_workers,
+                    workers=config.workers_per_trial, project=project or config, warm_workers=config.warm_workers,
                     cache_graphs=config.cache_graphs)
     preflight = (lambda: check_data(recipe, config.workers_per_trial)) if recipe.builtin else None  # read as the
     # runs will (a builder reads its own data on the workers)

@@ -41,7 +41,7 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("outputs", ("boosttune.outputs",)),
     ("stages", ("boosttune.stages",)),
     ("report", ("boosttune.report",)),
-    ("compose", ("boosttune.check", "boosttune.experiment", "boosttune.bench")),
+    ("compose", ("boosttune.check", "boosttune.experiment", "boosttune.bench", "boosttune.verify")),
     ("cli", ("boosttune.cli", "boosttune.reference")),
 )
 # The public surface (``boosttune/__init__.py``) re-exports from several stages, ``run_trial`` lazily (every
@@ -214,7 +214,7 @@ def test_each_stage_has_modules(stage):
 # start differently from the others (the bench once claimed its folder after the probe, its pool had no storage).
 START_UP = {"check_folder", "claim_folder", "connect_ray", "probe_on_worker", "WarmPool", "check_local_capacity",
             "check_capacity", "check_placeable", "code_runtime_env", "check_storage"}
-RUN_KINDS = ("boosttune.experiment", "boosttune.bench")
+RUN_KINDS = ("boosttune.experiment", "boosttune.bench", "boosttune.verify")
 
 
 def start_up_calls(module: str) -> list[str]:
@@ -374,7 +374,7 @@ OTHER_TEST_FOLDERS: dict[str, Path | None] = {"e2e": None, "benchmarks": ROOT / 
 REPOSITORY_TESTS = ("test_layout.py", "test_docs.py", "test_cluster_yaml.py")
 # What starts Ray when a test or a fixture calls it (besides ``ray.init``). A test that starts Ray through a
 # subprocess (``ray start``, ``boosttune tune``, an experiment script) is not seen here: it is marked by hand.
-RAY_STARTS = {"Cluster", "connect_ray", "run_experiment", "run_bench", "run_on_ray", "train_run", "WarmPool",
+RAY_STARTS = {"Cluster", "connect_ray", "run_experiment", "run_bench", "run_verify", "run_on_ray", "train_run", "WarmPool",
               "probe_on_worker", "facts_on_worker"}
 RAY_MARKS = {"slow", "ray"}
 

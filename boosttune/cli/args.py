@@ -15,15 +15,17 @@ import textwrap
 from pathlib import Path
 from typing import Any, Callable, NoReturn
 
-__all__ = ["EXIT_ANSWERED", "EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_INTERRUPTED", "ArgumentParser", "DefaultsFormatter",
-           "FieldFlags", "FieldsFormatter", "add_deprecated_alias",
+__all__ = ["EXIT_ANSWERED", "EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_NOT_HELD", "ArgumentParser",
+           "DefaultsFormatter", "FieldFlags", "FieldsFormatter", "add_deprecated_alias",
            "field_help", "fields_epilog", "interrupted", "quiet_mindspore", "resume_command"]
 
 
 # The exit codes a job scheduler reads (`ray job submit` shows FAILED for anything but 0): 0 an answer was given (a
 # recipe or "keep O0"); 1 the run failed or was aborted (a diverged baseline, too many failed trials, a lost
-# cluster); 2 the input was wrong (a flag, a field, a file, a device); 130 interrupted (the resume command printed).
+# cluster); 2 the input was wrong (a flag, a field, a file, a device); 3 (boosttune verify) the answer does not hold at
+# the planned job; 130 interrupted (the resume command printed).
 EXIT_ANSWERED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_NOT_HELD = 3
 
 
 def resume_command(argv: list[str], output: str | Path) -> str:

@@ -1,4 +1,4 @@
-"""The ``boosttune`` command: validate, check, probe, trial, tune, bench, export, report, methods, dashboard."""
+"""The ``boosttune`` command: validate, check, probe, trial, tune, bench, verify, export, report, methods, dashboard."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from boosttune.cli.args import (
     EXIT_ANSWERED,
     EXIT_BAD_INPUT,
     EXIT_FAILED,
+    EXIT_NOT_HELD,
     ArgumentParser,
     FieldsFormatter,
     add_deprecated_alias,
@@ -381,6 +382,49 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_verify(args: argparse.Namespace) -> int:
+    from boosttune.outputs.summary import format_confirmed
+    from boosttune.verify import plan_verify, run_verify
+
+    overrides = _apply_overrides({}, args.set or [])
+    others = sorted(set(overrides) - {"base"})
+    if others:
+        raise ConfigError(f"--set: {others[0]} cannot be set here; verify sets the planned job's base.* fields, e.g. "
+                          "--set base.data.train_limit=60000")
+    if args.seeds is not None and args.seeds < 2:
+        raise ConfigError(f"--seeds: {args.seeds} is invalid; allowed: 2 or more paired seeds (an interval needs two)")
+    plan = plan_verify(args.run, seeds=args.seeds, planned_epochs=args.planned_epochs, base=overrides.get("base"))
+    output = Path(args.output).resolve() if args.output else plan.default_output
+    try:
+        verification = run_verify(plan, output, resume=args.resume, log=lambda m: print(m, flush=True),
+                                  command=f"boosttune verify {args.run}")
+    except KeyboardInterrupt:
+        return interrupted("boosttune verify", args.argv, output, "bench.json")
+    from boosttune.outputs.summary import load_confirmed
+
+    print()
+    print(format_confirmed(load_confirmed(output, max_drop=verification.max_drop).summary))
+    print()
+    print(format_verification(verification, plan.objective))
+    print(f"\nverify: {verification.line}")
+    print(f"written: {output / 'verify.json'}; report: {output / 'report.html'}; the run's report: "
+          f"{plan.run / 'report.html'}")
+    return {"holds": EXIT_ANSWERED, "does_not_hold": EXIT_NOT_HELD}.get(verification.outcome, EXIT_FAILED)
+
+
+def format_verification(verification, objective) -> str:
+    """The race's prediction beside the planned job's measurement, one line each, and whether they agree."""
+    predicted, measured = verification.predicted, verification.measured
+    agree = {True: "agrees", False: "disagrees", None: "cannot tell"}
+    length = f"{verification.planned_epochs}-epoch job"
+    return "\n".join([
+        f"{verification.recipe} against O0 at the {length}:",
+        f"  predicted by the race ({predicted.seeds} paired seeds): {predicted.words(objective)}",
+        f"  measured at the planned job ({measured.seeds} fresh paired seeds): {measured.words(objective)}",
+        f"  per-job speed-up: the prediction {agree[verification.speed_agrees]} (within 5% of the measured one); "
+        f"{objective.noun} change: the prediction {agree[verification.gain_agrees]} (inside the measured interval)"])
+
+
 def _port(text: str) -> int:
     """A TCP port, 1 to 65535."""
     try:
@@ -584,6 +628,34 @@ def _add_bench(sub) -> None:
     bench.set_defaults(func=cmd_bench)
 
 
+def _add_verify(sub) -> None:
+    verify = sub.add_parser(
+        "verify", help="check that a tuning run's answer holds at your planned job (its length, its full data)",
+        description="Train a tuning run's answer and O0 at the job the team plans (--planned-epochs, and the full "
+                    "data where --set base.data... or the experiment's verify: block says so) on fresh paired seeds, "
+                    "none the run used, through the bench's machinery (epochs in turn on one machine, every slot on a "
+                    "cluster, --resume). Prints what the run's race predicted for that job beside what it measured "
+                    "(per-job speed-up and objective change, each with its 95% interval) and one line: whether the "
+                    "answer holds. A keep-O0 answer is verified with the fastest recipe the race dropped. Writes "
+                    "verify.json and a report into --output; the run's report gains a section. Exit 0: it holds; 3: "
+                    "it does not; 1: the runs could not tell; 2: bad input.",
+    )
+    verify.add_argument("run", metavar="RUN", help="a tuning run's folder (the --output of boosttune tune or "
+                                                   "experiments/*.py), with a confirm stage")
+    verify.add_argument("--seeds", type=int, default=None, metavar="N",
+                        help="fresh paired seeds (default: the experiment's verify.seeds, 2; 5 for a claim)")
+    verify.add_argument("--planned-epochs", dest="planned_epochs", type=int, default=None, metavar="E",
+                        help="epochs of the planned job (default: the experiment's verify.planned_epochs, else the "
+                             "run's planned_epochs, else its epochs)")
+    verify.add_argument("--set", action="append", metavar="KEY=VALUE",
+                        help="a field of the planned job's base, laid over the run's, e.g. base.data.train_limit=60000")
+    verify.add_argument("--output", metavar="DIR", default=None,
+                        help="folder for the runs, verify.json and report: new or empty, or the interrupted one with "
+                             "--resume (default: RUN/verify-<E>ep)")
+    verify.add_argument("--resume", action="store_true", help="continue the interrupted verification in --output")
+    verify.set_defaults(func=cmd_verify)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(
         prog="boosttune",
@@ -592,7 +664,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"boosttune {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_add_validate, _add_check, _add_probe, _add_trial, _add_tune, _add_export, _add_report, _add_dashboard,
-                _add_methods, _add_bench):
+                _add_methods, _add_bench, _add_verify):
         add(sub)
     return parser
 

@@ -15,7 +15,7 @@ from boosttune.config.recipe import RENAMED_RECIPE_FIELDS, TrialRecipe, parse_re
 from boosttune.errors import ConfigError
 
 __all__ = ["CONFIRM_SCREEN", "EARLY_STOP_MARGIN", "LEGACY_MAX_DROP", "LOSSY_DROP", "MAX_DROP", "OBJECTIVES",
-           "RECOMMENDED_SEEDS", "SAMPLERS", "ExperimentConfig", "parse_experiment",
+           "RECOMMENDED_SEEDS", "SAMPLERS", "VERIFY_SEEDS", "ExperimentConfig", "VerifyConfig", "parse_experiment",
            "recorded_max_drop", "recorded_prefer_ties"]
 
 # Every default tolerance, in one place. Left unset, a tolerance is that many points for a fraction objective
@@ -93,6 +93,22 @@ def _searchable(name: str) -> str:
         allowed = ", ".join(repr(n) for n in names[:-1]) + f" or {names[-1]!r}"
         raise ValueError(f"Input should be {allowed}")
     return name
+
+
+VERIFY_SEEDS = 2  # `boosttune verify`'s default: a first look at the planned job; 5 for a claim (docs/verify.md)
+
+
+class VerifyConfig(BaseModel):
+    """The team's planned job, for ``boosttune verify``: its length, its data, and how many fresh paired seeds."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, allow_inf_nan=False)
+
+    planned_epochs: int | None = Field(
+        None, ge=1, description="epochs of the planned job (unset: base.planned_epochs, else base.epochs)")
+    seeds: int = Field(VERIFY_SEEDS, ge=2, description="fresh paired seeds, none the run used (an interval needs two)")
+    base: dict[str, Any] = Field(
+        default_factory=dict, description="fields of base laid over the run's for the planned job, e.g. "
+                                          "{data: {train_limit: 60000}} (the full data set)")
 
 
 class ExperimentConfig(BaseModel):
@@ -221,6 +237,10 @@ class ExperimentConfig(BaseModel):
         None, ge=0.0,
         description=f"a searched recipe is confirmed only if its one-seed objective is within this of the "
                     f"baseline's (unset: {CONFIRM_SCREEN:g} points, or {CONFIRM_SCREEN:g}% of the baseline's value)")
+
+    verify: VerifyConfig = Field(
+        VerifyConfig(), description="the planned job `boosttune verify RUN` trains the answer and O0 at: "
+                                    "{planned_epochs, seeds, base: {...}}")
 
     @property
     def recipe(self) -> TrialRecipe:

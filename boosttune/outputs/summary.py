@@ -41,8 +41,8 @@ from boosttune.stats.decisions import SHORT, Exit, decision_words
 from boosttune.stats.race import Race, RaceRules
 from boosttune.stats.select import Tolerance
 
-__all__ = ["CONFIRM_NAME", "SUMMARY_NAME", "Confirmed", "format_confirmed", "load_confirmed", "write_summary",
-           "job_words", "save_confirmed"]
+__all__ = ["CONFIRM_NAME", "SUMMARY_NAME", "Confirmed", "at_planned_epochs", "format_confirmed", "load_confirmed",
+           "write_summary", "job_words", "save_confirmed"]
 
 CONFIRM_NAME, SUMMARY_NAME, RACE_NAME = "confirm", "summary.csv", "race.json"
 RACE_COLUMNS = ("race_exit", "left_after_round", "race_seeds", "race_why")
@@ -201,6 +201,16 @@ def load_confirmed(folder: str | Path, *, max_drop: float | None, default: float
     runs = with_job_figures(with_later_columns(runs))
     return _confirmed(runs, Tolerance.from_table(runs, max_drop, default), Path(folder) / SUMMARY_NAME, rules,
                       recorded_prefer_ties(folder), decided)
+
+
+def at_planned_epochs(confirmed: Confirmed, planned: int) -> Confirmed:
+    """``confirmed``'s figures with every run's job at ``planned`` epochs (its steps and compile, as measured), judged
+    again by its rules at its margin: what the race predicts for a job of that length. Written nowhere."""
+    runs = confirmed.runs.copy()
+    runs["recipe_json"] = [json.dumps({**json.loads(text), "planned_epochs": int(planned)})
+                           if isinstance(text, str) else text for text in runs["recipe_json"]]
+    runs = with_job_figures(runs)
+    return _confirmed(runs, Tolerance.coerce(confirmed.max_drop, MAX_DROP, runs), None, confirmed.rules)
 
 
 def read_race(path: Path) -> tuple[RaceRules | None, Race | None]:

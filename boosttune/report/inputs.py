@@ -57,6 +57,7 @@ class ReportInputs:
     folder: Path | None = None
     objective: Objective = None  # type: ignore[assignment]  # what the runs were judged on; None: the runs' own
     best: SelectedRecipe | None = None  # the recipe `boosttune export` writes; None: selected here, from the tables
+    verified: tuple[dict[str, Any], ...] = ()  # verify.json of each `boosttune verify` of this run (or of this folder)
 
     def __post_init__(self) -> None:
         if self.search is None and self.confirmed is None:
@@ -157,8 +158,17 @@ def load_report_inputs(folder: str | Path, *, max_drop: float | None = None) -> 
                         "against; rerun the experiment")
     name = config.get("name") or folder.name
     title = f"boosttune {'bench' if kind == 'bench' else 'experiment'}: {name}"
+    info = load_run_info(folder)
     return ReportInputs(kind=kind, title=title, max_drop=max_drop, search=search, confirmed=confirmed,
-                        config=config, run_info=load_run_info(folder), folder=folder)
+                        config=config, run_info=info, folder=folder, verified=_verified(folder, info))
+
+
+def _verified(folder: Path, info: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+    """The verify.json of this folder (a verification's own) and of each verification of this run (run_info.json
+    ``verified``), as written; a folder since moved or deleted is left out."""
+    folders = [folder, *(Path(p) for p in info.get("verified") or [] if isinstance(p, str))]
+    documents = [{**_read_json(f / "verify.json"), "folder": str(f)} for f in folders]
+    return tuple(d for d in documents if "outcome" in d)
 
 
 def _read_json(path: Path) -> dict[str, Any]:

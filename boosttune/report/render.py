@@ -49,7 +49,7 @@ def _interval_cell(low, high, spec: str) -> str:
 
 def build_sections(inputs: ReportInputs) -> list[Section]:
     """Every section of the report, in page order, with its tables and figure drawers."""
-    sections = [_speed_vs_accuracy(inputs), _confirmed(inputs), _ablation(inputs)]
+    sections = [_speed_vs_accuracy(inputs), _confirmed(inputs), _verified(inputs), _ablation(inputs)]
     if inputs.search is not None:
         sections.append(_search(inputs))
     sections += [_curves(inputs), _timeline(inputs), _failures(inputs)]
@@ -95,6 +95,23 @@ def _confirmed(inputs: ReportInputs) -> Section:
     return Section("confirmed", "Confirmed over paired seeds", text,
                    tables=(_summary_table(inputs), _settings_table(confirmed), claims_table),
                    details=details, details_title="Every recipe's decision in full, and the race's rules")
+
+
+def _verified(inputs: ReportInputs) -> Section | None:
+    """Each `boosttune verify` of the run: the race's prediction beside the planned job's measurement."""
+    if not inputs.verified:
+        return None
+    info = figures.verified_info(inputs.verified, inputs.objective)
+    table = Table(("planned job", "recipe vs O0", "fresh seeds", "predicted by the race", "measured at the job",
+                   "prediction agrees", "the answer"),
+                  tuple((r.job, r.recipe, r.seeds, r.predicted, r.measured, r.agrees, r.outcome) for r in info.rows))
+    text = ("The answer and O0 trained again at the job the team plans (its length, and its data where given) on "
+            "fresh paired seeds the run never used (boosttune verify). Per job and Δ with their 95% intervals; the "
+            "prediction agrees when its per-job speed-up is within 5% of the measured one and its change inside "
+            "the measured interval. The race measured accuracy at the run's own length: at a longer job it is a "
+            "guess, which this measures.", *(r.line for r in info.rows))
+    return Section("verified", "Verified at the planned job", text, tables=(table,),
+                   details=tuple(f"{r.job}: {r.folder}" for r in info.rows), details_title="Where each one is")
 
 
 def _settings_table(confirmed) -> Table:

@@ -28,13 +28,14 @@ from boosttune.report.figures.scatter import (
     scatter_info,
 )
 from boosttune.report.figures.timeline import TimelineBar, TimelineInfo, draw_timeline, timeline_info
+from boosttune.report.figures.verified import VerifiedInfo, VerifiedRow, verified_info
 
 __all__ = [
     "CLAIMS", "AblationInfo", "AblationRow", "AnswerInfo", "AnswerRow", "ApplyInfo", "ClaimInfo", "ConfirmedPoint", "CurveInfo", "CurveSeries",
     "FailedRun", "HeaderInfo", "HypervolumeInfo", "ImportanceInfo", "ParallelInfo", "ScatterInfo", "ScatterPoint",
-    "TimelineBar", "TimelineInfo",
+    "TimelineBar", "TimelineInfo", "VerifiedInfo", "VerifiedRow",
     "ablation_info", "answer_info", "apply_info", "claims_info", "confirmed_points", "curves_info", "failures_info", "header_info",
-    "hypervolume_info", "importance_info", "judge_claim", "parallel_info", "scatter_info", "timeline_info",
+    "hypervolume_info", "importance_info", "judge_claim", "parallel_info", "scatter_info", "timeline_info", "verified_info",
     "draw_ablation", "draw_curves", "draw_hypervolume", "draw_importance", "draw_parallel", "draw_scatter",
     "draw_timeline",
 ]
