@@ -100,7 +100,8 @@ def _run(config: ExperimentConfig, started: StartedRun, base: dict[str, Any], *,
             baseline = train_baseline(config, ctx, base, started.output, started.train, log)
         note = judge_baseline(baseline, facts.objective, config, facts.steps_per_epoch(config.recipe.epochs), log)
         max_drop = _max_drop(config, facts, baseline, started.output, log)
-        start = plan_start(config, started.output, started.report, ctx, base, slow, log)
+        speed = started.placed.speed.ratios if started.placed.speed is not None else None
+        start = plan_start(config, started.output, started.report, ctx, base, slow, log, speed)
         setup = search_setup(config, started, facts, ctx, base, baseline, start, max_drop.resolved(), log)
         if pool is not None:
             pool.ensure(setup.max_concurrent)

@@ -419,8 +419,8 @@ def format_verification(verification, objective) -> str:
     length = f"{verification.planned_epochs}-epoch job"
     return "\n".join([
         f"{verification.recipe} against O0 at the {length}:",
-        f"  predicted by the race ({predicted.seeds} paired seeds): {predicted.words(objective)}",
-        f"  measured at the planned job ({measured.seeds} fresh paired seeds): {measured.words(objective)}",
+        f"  predicted by the race ({predicted.seeds} paired seed(s)): {predicted.words(objective)}",
+        f"  measured at the planned job ({measured.seeds} fresh paired seed(s)): {measured.words(objective)}",
         f"  per-job speed-up: the prediction {agree[verification.speed_agrees]} (within 5% of the measured one); "
         f"{objective.noun} change: the prediction {agree[verification.gain_agrees]} (inside the measured interval)"])
 

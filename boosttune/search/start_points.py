@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from boosttune.config.experiment import ExperimentConfig
 from boosttune.execution.provenance import record_run_info
@@ -36,15 +36,17 @@ class StartPoints:
     same_as: dict[str, str] = field(default_factory=dict)  # preset -> why it is not trained apart
 
 
-def start_points(report, ctx, base: dict[str, Any], config: ExperimentConfig) -> StartPoints:
+def start_points(report, ctx, base: dict[str, Any], config: ExperimentConfig,
+                 speed: Mapping[str, float | None] | None = None) -> StartPoints:
     """O0 and each preset that trains differently here (by equivalence key), then, with ``informed_start``,
-    the informed variations the searched space can draw, up to half the trial budget in all."""
+    the informed variations the searched space can draw, up to half the trial budget in all, ranked by ``speed``
+    (the calibration on the team's network: knob -> throughput over O0's) where it was measured."""
     start = StartPoints()
     presets = device_presets(report, config.workers_per_trial)
     candidates = [(p.name, preset_params(p.name, ctx, base), True) for p in presets]
     notes = {p.name: "; ".join(p.notes) for p in presets}
     if config.informed_start:
-        candidates += [(label, params, False) for label, params in informed_points(ctx, base)
+        candidates += [(label, params, False) for label, params in informed_points(ctx, base, speed)
                        if searchable(params, ctx, base)]
     budget = max(sum(preset for *_, preset in candidates), config.num_trials // 2)
     for label, params, preset in candidates:
@@ -75,9 +77,16 @@ def _o0_last(start: StartPoints) -> None:
 
 
 def plan_start(config: ExperimentConfig, output: Path, report: Any, ctx: SpaceContext, base: dict[str, Any],
-               slow: dict[str, str], log: Callable[[str], None]) -> StartPoints:
-    """The search's start points, and why a preset is not trained apart (in run_info.json)."""
-    start = start_points(report, ctx, base, config)
+               slow: dict[str, str], log: Callable[[str], None],
+               speed: Mapping[str, float | None] | None = None) -> StartPoints:
+    """The search's start points, and why a preset is not trained apart (in run_info.json); ``speed``: the
+    calibration's ratios on the team's network, which rank the informed start."""
+    start = start_points(report, ctx, base, config, speed)
+    ranked = {k: v for k, v in (speed or {}).items() if k.count(".") == 1 and k.startswith("boost.")
+              and isinstance(v, (int, float))}
+    if config.informed_start and ranked:
+        log("search: informed start ranked by the calibration on this network: " + ", ".join(
+            f"{k.removeprefix('boost.')} {v:.2f}x" for k, v in sorted(ranked.items(), key=lambda kv: -kv[1])))
     if start.same_as:  # MindSpore's claims are judged per preset: say why one of them is not trained apart
         record_run_info(output, left_out={**slow, **start.same_as})
     log(f"search: starts from {', '.join(start.labels_in_order) or 'nothing fixed'}"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from typing import Any
+from typing import Any, Mapping
 
 from boosttune import algorithms
 from boosttune.algorithms import fragments, order  # the folders' fragments, in suggestion order (not hand-kept)
@@ -141,23 +141,28 @@ def preset_params(preset: str, ctx: SpaceContext, base: dict[str, Any]) -> dict[
     return params
 
 
-def informed_points(ctx: SpaceContext, base: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def informed_points(ctx: SpaceContext, base: dict[str, Any],
+                    speed: Mapping[str, float | None] | None = None) -> list[tuple[str, dict[str, Any]]]:
     """The variations a person would try first, after the presets: (label, params), each a full-space point.
 
     Each algorithm declares its own (``Algorithm.informed``: GradientFreeze alone at a middle, a high and a low
-    freeze_p, LessBN alone, the O1-equivalent at a lower freeze_p), ranked together here. Points that rely on a knob
-    the device does not support are left out (a variation of a preset: every switch the preset turns on); the
-    caller leaves out those that rely on a knob measured slow here (:func:`uses_slow`).
+    freeze_p, LessBN alone, the O1-equivalent at a lower freeze_p). ``speed`` (knob -> throughput over O0's, the
+    calibration on the team's own network on this device) ranks the algorithms: the one measured fastest there first;
+    without it, the order of ``order.INFORMED``. Points that rely on a knob the device does not support are left out
+    (a variation of a preset: every switch the preset turns on); the caller leaves out those that rely on a knob
+    measured slow here (:func:`uses_slow`).
     """
     over = {"O0": preset_params("O0", ctx, base), "O1": preset_params("O1", ctx, base)}
     ranked: list[tuple[tuple[Any, ...], str, dict[str, Any]]] = []
     for algorithm in algorithms.registry():
         if algorithm.informed is None or not ctx.supported(f"boost.{algorithm.name}"):
             continue
+        measured = (speed or {}).get(f"boost.{algorithm.name}")
+        faster = -measured if isinstance(measured, (int, float)) else -1.0  # unmeasured: as fast as O0
         for index, point in enumerate(algorithm.informed(ctx)):
             params = {**over[point.over], **point.params}
             switched = [k for k, v in over[point.over].items() if k.count(".") == 1 and k.startswith("boost.") and v]
             if all(ctx.supported(knob) for knob in switched):
-                place = (point.over != "O0", order.place(order.INFORMED, algorithm.name), index)
+                place = (point.over != "O0", faster, order.place(order.INFORMED, algorithm.name), index)
                 ranked.append((place, point.label, params))
     return [(label, params) for _, label, params in sorted(ranked, key=lambda point: point[0])]

@@ -23,17 +23,23 @@ def user_project(tmp_path_factory, custom_example):
     return copy_example(tmp_path_factory.mktemp("team"), custom_example)
 
 
-def test_a_project_outside_the_repository_is_tuned_confirmed_and_exported(user_project):
+@pytest.fixture(scope="module")
+def tuned(user_project):
+    """The team's ``boosttune tune``, judged by its held-out loss, with a confirm stage: runs/smoke."""
+    return subprocess.run(
+        [BOOSTTUNE, "tune", "experiment.yaml", "--set", "num_trials=2", "--set", "base.epochs=2",
+         "--set", "confirm_seeds=2", "--set", "confirm_candidates=1", "--set", "base.model.kwargs.objective=loss",
+         "--set", "max_drop=0.05", "--set", "prune_slow=false", "--output", "runs/smoke"],
+        cwd=user_project, env=user_env(), capture_output=True, text=True, timeout=560)
+
+
+def test_a_project_outside_the_repository_is_tuned_confirmed_and_exported(user_project, tuned):
     """The team judges recipes by its held-out loss (lower is better, its own units), end to end. (The speed
     calibration on the team's network is tests/probe/test_calibrate.py's: here it would double the test's time.)"""
     import optuna
     import pandas as pd
 
-    done = subprocess.run(
-        [BOOSTTUNE, "tune", "experiment.yaml", "--set", "num_trials=2", "--set", "base.epochs=2",
-         "--set", "confirm_seeds=2", "--set", "confirm_candidates=1", "--set", "base.model.kwargs.objective=loss",
-         "--set", "max_drop=0.05", "--set", "prune_slow=false", "--output", "runs/smoke"],
-        cwd=user_project, env=user_env(), capture_output=True, text=True, timeout=560)
+    done = tuned
     log = done.stdout + done.stderr
     assert done.returncode == 0, log[-4000:]
     assert f"working_dir {user_project}" in log and "shipped to every worker" in log
@@ -109,6 +115,38 @@ def test_a_project_outside_the_repository_is_tuned_confirmed_and_exported(user_p
     applied = parse_boost_config(best["boost_config_dict"], best["boost_level"]).effective().applied
     for name in ("less_bn", "grad_freeze", "grad_accumulation"):
         assert observed[name] == applied[name], (name, observed, applied)
+
+
+def test_the_teams_answer_is_verified_at_its_planned_job_on_fresh_seeds(user_project, tuned):
+    """``boosttune verify runs/smoke --planned-epochs 3`` from the team's folder: the answer (or, for keep O0, the
+    fastest recipe the race dropped) and O0 trained at 3 epochs, not the run's 2, on seeds the run never used, judged
+    by the team's loss; the race's prediction beside the measurement, verify.json, and the run's report's section."""
+    from boosttune.verify import plan_verify
+
+    assert tuned.returncode == 0, (tuned.stdout + tuned.stderr)[-3000:]
+    run = user_project / "runs" / "smoke"
+    command = [BOOSTTUNE, "verify", "runs/smoke", "--planned-epochs", "3"]
+    done = subprocess.run(command, cwd=user_project, env=user_env(), capture_output=True, text=True, timeout=400)
+    verdict = json.loads((run / "verify-3ep" / "verify.json").read_text())
+    assert done.returncode == {"holds": 0, "does_not_hold": 3}[verdict["outcome"]], (done.stdout + done.stderr)[-4000:]
+    best = json.loads((run / "best_recipe.json").read_text())
+    assert verdict["answer"] == best["confirmed"]["recipe"] and verdict["planned_epochs"] == 3
+    used = {json.loads(p.read_text())["recipe"]["seed"] for p in (run / "confirm").glob("*.json")}
+    assert len(verdict["seeds"]) == 2 and not used & set(verdict["seeds"])
+    records = [json.loads(p.read_text()) for p in (run / "verify-3ep" / "runs").glob("*.json")]
+    assert sorted(r["label"] for r in records) == sorted(["O0", verdict["recipe"]] * 2)
+    assert all(r["status"] == "completed" and r["recipe"]["epochs"] == 3 and r["recipe"]["seed"] in verdict["seeds"]
+               and r["metrics"]["objective"] == "loss" for r in records)
+    plan = plan_verify(run, planned_epochs=3)  # what the race predicted at 3 epochs, from the run's own runs
+    assert verdict["predicted"]["speedup"] == pytest.approx(plan.predicted.speedup)
+    assert verdict["measured"]["seeds"] == 2 and verdict["measured"]["speedup"] > 0
+    assert f"verify: {verdict['line']}" in done.stdout
+    assert f"predicted by the race ({verdict['predicted']['seeds']} paired seed(s))" in done.stdout
+    assert " loss" in verdict["line"] and " pt" not in verdict["line"]  # the team's metric, in its own units
+    report = (run / "report.md").read_text()
+    assert "## Verified at the planned job" in report and verdict["line"] in report
+    again = subprocess.run(command, cwd=user_project, env=user_env(), capture_output=True, text=True, timeout=120)
+    assert again.returncode == 2 and "pass --resume" in again.stderr and again.stderr.count("\n") == 1
 
 
 def test_a_builder_the_workers_cannot_import_is_refused_before_the_baseline(user_project, tmp_path):

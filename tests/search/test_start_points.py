@@ -31,3 +31,11 @@ def test_start_points_are_the_presets_then_informed_variations_up_to_half_the_bu
     # The preset still trains (outside the searched space); informed points with LessBN are not offered.
     assert slow.outside_labels == ["O1"] and len(slow.outside) == 1
     assert "less_bn" not in slow.labels_in_order and len(slow.labels_in_order) == 4
+
+
+def test_the_one_informed_point_a_small_budget_leaves_is_the_one_measured_fastest_on_the_teams_network():
+    config = SimpleNamespace(num_trials=6, informed_start=True, workers_per_trial=1, remeasure_baseline=False)
+    ctx = _ctx()
+    assert start_points(None, ctx, BASE, config).labels_in_order == ["O0", "O1", "grad_freeze p=0.5 on 2 groups"]
+    ranked = start_points(None, ctx, BASE, config, {"boost.less_bn": 1.25, "boost.grad_freeze": 1.05})
+    assert ranked.labels_in_order == ["O0", "O1", "less_bn"]

@@ -211,6 +211,20 @@ def test_informed_points_are_valid_distinct_and_named():
     assert [label for label, _ in no_freeze] == ["less_bn"]
 
 
+def test_the_calibration_on_the_teams_network_ranks_the_informed_points():
+    """LessBN measured faster than GradientFreeze on this network: LessBN alone first; points over O1 stay last,
+    and an algorithm the calibration did not time ranks as fast as O0."""
+    from boosttune.space import informed_points
+
+    ctx = _ctx()
+    labels = [label for label, _ in informed_points(ctx, BASE, {"boost.less_bn": 1.3, "boost.grad_freeze": 1.1})]
+    assert labels == ["less_bn", "grad_freeze p=0.5 on 2 groups", "grad_freeze p=0.7 on 2 groups",
+                      "grad_freeze p=0.3 on 2 groups", "O1-equivalent p=0.3", "O1-equivalent p=0.5"]
+    slower = [label for label, _ in informed_points(ctx, BASE, {"boost.grad_freeze": 0.9, "amp.O2": 2.0})]
+    assert slower[0] == "less_bn" and slower[1].startswith("grad_freeze")  # GradientFreeze below O0 here
+    assert [label for label, _ in informed_points(ctx, BASE, {})] == [label for label, _ in informed_points(ctx, BASE)]
+
+
 def test_accelerator_only_knobs_are_drawn_where_the_device_supports_them():
     """On a device whose probe found everything supported (a GPU or Ascend node), the space reaches every knob
     the CPU lacks: dynamic and group loss scale with their window and factor, gc_flag, THOR, and DimReduce
