@@ -18,13 +18,16 @@ Every replay is one main job made of committed measurements instead of training:
   fourth, the pipeline now, adds the search's own O0 run (``remeasure_baseline``) and takes the reference as the
   geometric mean of the two.
 
-The truth is what all ten seeds show, per job at the planned length with each recipe's own fresh compile charged
-(boosttune.stats.job): an answer is **acceptable** when it names a recipe faster per job with its mean accuracy
-within the margin, or keeps O0 when no recipe is 5% faster per job within the margin. Two truths are judged: the
-run's own length (10 epochs: compile weighs) and a longer planned training (100 epochs), so that always keeping O0
-cannot pass both. Printed per truth, with targets: the share of acceptable answers, the share of pairs of runs
-that agree (one recipe, or true per-job speed-ups within 5%), the realized speed-up over the best acceptable
-recipe's, and the race's runs.
+The truth is out of sample: each table's paired seeds are split in two halves (alternate rounds), a replay searches
+and races on one half and is judged by what the other half shows, per job at the planned length with each recipe's
+own fresh compile charged (boosttune.stats.job). An answer is **acceptable** when it names a recipe faster per job
+with its mean accuracy within the margin, or keeps O0 when no recipe is 5% faster per job within the margin. Two
+lengths are judged: the run's own (10 epochs: compile weighs) and a longer planned training (100 epochs: extrapolated
+from the 10-epoch runs, not measured). Printed per truth, with targets: the share of acceptable answers, the share of
+pairs of runs that agree (one recipe, or per-job speed-ups within 5% by every seed), the realized speed-up over the
+best acceptable recipe's, and the race's runs; then a **fixed-answer rule** (one answer whatever was measured)
+judged on every truth, which must miss the acceptable target, or the truths cannot tell a pipeline from none. No
+committed table yet has a truth where keeping O0 is right (docs/benchmarks.md says so).
 
     python benchmarks/pipeline_replay.py                  # about a minute; --replays 400 by default
 """
@@ -71,6 +74,18 @@ class Measured:
     @property
     def names(self) -> list[str]:
         return [n for n in self.throughput.columns if n != "O0"]
+
+    def rounds(self, index: list) -> Measured:
+        """The same recipes on some of the table's paired seeds only."""
+        return Measured(self.throughput.loc[index], self.accuracy.loc[index], self.epoch_accuracy.loc[index],
+                        self.per_epoch_s.loc[index], self.charge_s, self.seeds.loc[index])
+
+
+def folds(measured: Measured) -> tuple[Measured, Measured]:
+    """The table's paired seeds split in two (alternate rounds): a replay draws its search and race from one half and
+    is judged by the truth of the other, so no answer is graded on the runs it was made from."""
+    rounds = sorted(measured.throughput.index)
+    return measured.rounds(rounds[0::2]), measured.rounds(rounds[1::2])
 
 
 def load_measured(folder: Path = CONFIRM_TABLE) -> Measured:
@@ -300,14 +315,19 @@ def wilson(k: int, n: int) -> str:
     return f"{100 * p:.1f}% [{100 * (centre - half):.1f}, {100 * (centre + half):.1f}]"
 
 
-def judge(measured: Measured, pipeline: Pipeline, truth_: Truth, replays: int, seed: int) -> dict[str, float]:
+def judge(halves: tuple[Measured, Measured], pipeline: Pipeline, planned: int, whole: Truth, replays: int,
+          seed: int) -> dict[str, float]:
+    """Replays alternate between the halves of the table's seeds: each searches and races on one half and is judged
+    by the other half's truth (out of sample); two runs agree by ``whole``, the truth of every seed."""
     rng = np.random.default_rng(seed)
-    jobs = [main_job(measured, pipeline, truth_.planned, rng) for _ in range(replays)]
+    held_out = (truth(halves[1], planned), truth(halves[0], planned))
+    jobs = [main_job(halves[i % 2], pipeline, planned, rng) for i in range(replays)]
     answers, runs = [j.answer for j in jobs], [j.runs for j in jobs]
-    ok = sum(truth_.acceptable(a) for a in answers)
+    judged_by = [held_out[i % 2] for i in range(replays)]
+    ok = sum(t.acceptable(a) for a, t in zip(answers, judged_by))
     pairs = [(answers[i], answers[i + 1]) for i in range(0, len(answers) - 1, 2)]
-    same = sum(truth_.same(a, b) for a, b in pairs)
-    realized = [(1.0 if a == "O0" else truth_.speed[a]) / truth_.best for a in answers]
+    same = sum(whole.same(a, b) for a, b in pairs)
+    realized = [(1.0 if a == "O0" else t.speed[a]) / t.best for a, t in zip(answers, judged_by)]
     counts = pd.Series(answers).value_counts()
     print(f"  {pipeline.name}:")
     print(f"    acceptable answers   {wilson(ok, len(answers)):<24} target >= {100 * TARGETS['acceptable']:.0f}%"
@@ -319,13 +339,36 @@ def judge(measured: Measured, pipeline: Pipeline, truth_: Truth, replays: int, s
           f"{'met' if np.mean(realized) >= TARGETS['realized'] else 'MISSED'}")
     print(f"    race runs            {np.mean(runs):.1f} on average; answers: "
           + ", ".join(f"{name} {100 * c / len(answers):.0f}%" for name, c in counts.items()))
-    good = sorted(n for n in truth_.speed if truth_.acceptable(n))
+    good = sorted(n for n in whole.speed if whole.acceptable(n))
     for name in good:
         stopped = sum(name in j.stopped for j in jobs)
         raced = sum(name in j.raced for j in jobs)
         print(f"    {name} (acceptable): stopped by the scheduler in {100 * stopped / len(jobs):.0f}% of runs, "
               f"raced in {100 * raced / len(jobs):.0f}%")
     return {"acceptable": ok / len(answers), "same": same / len(pairs), "realized": float(np.mean(realized))}
+
+
+def fixed_answers(truths: list[Truth]) -> dict[str, float]:
+    """A rule that gives one answer whatever it measures (a recipe, or keep O0): the share of ``truths`` (every table,
+    planned length and held-out half) by which that answer is acceptable. Its runs always agree, so only the truths
+    can fail it: if one constant answer met the acceptable target on every truth, the targets would not tell a
+    pipeline from no pipeline at all."""
+    names = sorted({"O0", *(n for t in truths for n in t.speed)})
+    return {n: float(np.mean([n in t.speed and t.acceptable(n) or (n == "O0" and t.acceptable("O0"))
+                              for t in truths])) for n in names}
+
+
+def print_fixed(truths: list[Truth]) -> bool:
+    """The best fixed answer over every truth judged; True when it misses the acceptable target (as it must)."""
+    shares = fixed_answers(truths)
+    best = max(shares, key=shares.get)
+    misses = shares[best] < TARGETS["acceptable"]
+    print(f"== the fixed-answer rule over {len(truths)} out-of-sample truths (tables x planned lengths x halves): "
+          + ", ".join(f"{n} {100 * v:.0f}%" for n, v in sorted(shares.items(), key=lambda kv: -kv[1])))
+    print(f"  the best constant answer, {best}, is acceptable on {100 * shares[best]:.0f}% of them: "
+          f"{'misses' if misses else 'MEETS'} the {100 * TARGETS['acceptable']:.0f}% target"
+          + ("" if misses else ": these truths cannot tell a pipeline from a fixed answer"))
+    return misses
 
 
 def print_truth(truth_: Truth) -> None:
@@ -345,8 +388,10 @@ def main(argv: list[str] | None = None) -> int:
                              "benchmarks/data/confirm_table and every benchmarks/data/confirm_table_* beside it, each a "
                              "day's measurement of the same recipes)")
     args = parser.parse_args(argv)
+    truths: list[Truth] = []
     for table in args.table or default_tables():
-        replay_table(table, args)
+        truths += replay_table(table, args)
+    print_fixed(truths)
     return 0
 
 
@@ -355,7 +400,7 @@ def default_tables() -> list[Path]:
     return [CONFIRM_TABLE, *sorted(CONFIRM_TABLE.parent.glob(CONFIRM_TABLE.name + "_*"))]
 
 
-def replay_table(table: Path, args: argparse.Namespace) -> None:
+def replay_table(table: Path, args: argparse.Namespace) -> list[Truth]:
     meta = json.loads((table / "meta.json").read_text())
     runs = pd.read_csv(table / "runs.csv")
     o0 = runs.loc[runs["recipe"] == "O0", "throughput_sps"]
@@ -374,11 +419,14 @@ def replay_table(table: Path, args: argparse.Namespace) -> None:
                  Pipeline("now: the same, O0 trained again in the search and the reference their geometric mean "
                           "(remeasure_baseline)", True, TIE, search_table_stopper(),
                           reference_sd=SEARCH_REFERENCE_SD, reference_runs=2)]
+    halves, judged = folds(measured), []
     for planned in args.planned:
-        truth_ = truth(measured, planned)
-        print_truth(truth_)
+        whole = truth(measured, planned)
+        print_truth(whole)
+        judged += [truth(half, planned) for half in halves]
         for pipeline in pipelines:
-            judge(measured, pipeline, truth_, args.replays, args.seed)
+            judge(halves, pipeline, planned, whole, args.replays, args.seed)
+    return judged
 
 
 if __name__ == "__main__":

@@ -87,3 +87,23 @@ def test_every_committed_table_is_replayed_and_each_days_truth_is_its_own(bench)
         bench.load_measured(tables[0]).throughput["O0"].median()
     truth = bench.truth(later, 10)
     assert not truth.acceptable("O0") and truth.acceptable("search pruned-39") and not truth.acceptable("O1")
+
+
+def test_a_replay_is_judged_by_seeds_it_never_drew(bench, measured):
+    """The halves share no paired seed, and a replay's search and race read only its own half."""
+    first, second = bench.folds(measured)
+    assert set(first.seeds) & set(second.seeds) == set() and len(first.seeds) + len(second.seeds) == len(measured.seeds)
+    rng = np.random.default_rng(1)
+    view = bench.search_view(first, rng).set_index("label")
+    o0 = view.at["O0", "objective_value"]
+    assert np.isclose(first.epoch_accuracy["O0"], o0).any() and not np.isclose(second.epoch_accuracy["O0"], o0).any()
+
+
+def test_the_fixed_answer_rule_is_judged_on_every_truth(bench):
+    """A constant answer acceptable on every truth meets the target (and the printout says the truths cannot tell it
+    from a pipeline); a truth where keeping O0 is right makes every recipe's constant miss it."""
+    win = bench.Truth(10, {"fast": 1.2, "slow": 0.9}, {"fast": -0.2, "slow": 0.0})
+    keep = bench.Truth(10, {"fast": 0.98, "slow": 0.9}, {"fast": -0.2, "slow": 0.0})
+    assert bench.fixed_answers([win, win]) == {"O0": 0.0, "fast": 1.0, "slow": 0.0}
+    assert bench.fixed_answers([win, keep]) == {"O0": 0.5, "fast": 0.5, "slow": 0.0}
+    assert bench.print_fixed([win, keep]) is True and bench.print_fixed([win, win]) is False
