@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -47,17 +48,20 @@ class VerifyPlan:
     predicted: JobFigures  # the run's race at the planned length
     objective: Objective
     base_overrides: dict[str, Any]  # laid over the run's base for the planned job (verify.base, then --set)
+    asked: bool = False  # the recipe was named (--recipe), not the answer's
 
     @property
     def default_output(self) -> Path:
-        return self.run / f"verify-{self.planned_epochs}ep"
+        named = "-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", self.recipe).strip("_") if self.asked else ""
+        return self.run / f"verify-{self.planned_epochs}ep{named}"
 
 
 def plan_verify(run: str | Path, *, seeds: int | None = None, planned_epochs: int | None = None,
-                base: Mapping[str, Any] | None = None) -> VerifyPlan:
+                base: Mapping[str, Any] | None = None, recipe: str | None = None) -> VerifyPlan:
     """The verification of ``run``'s answer: ``seeds`` fresh paired seeds (default: the experiment's
     ``verify.seeds``), at ``planned_epochs`` (default: ``verify.planned_epochs``, else the run's planned length),
-    ``base`` laid over the run's base after the experiment's ``verify.base``.
+    ``base`` laid over the run's base after the experiment's ``verify.base``. ``recipe``: another recipe the run's
+    confirm stage raced, trained against O0 instead of the one the answer names.
 
     Raises:
         DataError: ``run`` is not a finished experiment with a confirm stage, or has nothing to verify.
@@ -66,7 +70,11 @@ def plan_verify(run: str | Path, *, seeds: int | None = None, planned_epochs: in
     folder = Path(run).resolve()
     config, confirmed = _read_run(folder)
     answer = confirmed.selection.recipe if not confirmed.selection.fell_back_to_baseline else BASELINE_NAME
-    recipe = answer if answer != BASELINE_NAME else _fastest_dropped(confirmed, folder)
+    raced = [str(n) for n in confirmed.summary["recipe"] if n != BASELINE_NAME]
+    if recipe is not None and recipe not in raced:
+        raise ConfigError(f"--recipe: {recipe!r} was not raced in {folder.name}; allowed: {', '.join(raced)}")
+    asked = recipe is not None
+    recipe = recipe or (answer if answer != BASELINE_NAME else _fastest_dropped(confirmed, folder))
     own_planned = _run_planned(confirmed, config)
     planned = planned_epochs or config.verify.planned_epochs or own_planned
     overrides = merge(config.verify.base, dict(base or {}))
@@ -84,7 +92,7 @@ def plan_verify(run: str | Path, *, seeds: int | None = None, planned_epochs: in
     at_length = confirmed if planned == own_planned else at_planned_epochs(confirmed, planned)
     predicted = JobFigures.from_summary(_row(at_length, recipe))
     return VerifyPlan(folder, config, answer, recipe, planned, bench, predicted, table_objective(confirmed.runs),
-                      overrides)
+                      overrides, asked)
 
 
 def _read_run(folder: Path) -> tuple[ExperimentConfig, Confirmed]:
@@ -167,10 +175,12 @@ def run_verify(plan: VerifyPlan, output: str | Path | None = None, *, resume: bo
     log(f"verify: the race predicted {plan.predicted.words(plan.objective)} at {plan.planned_epochs} epochs")
     confirmed = run_bench(plan.bench, target, resume=resume, log=log, command=command, project=plan.config)
     measured = JobFigures.from_summary(_row(confirmed, plan.recipe))
-    verification = judge_verification(plan.answer, plan.recipe, plan.predicted, measured,
+    judged = plan.answer if plan.answer in (BASELINE_NAME, plan.recipe) else plan.recipe  # --recipe: that one's case
+    verification = judge_verification(judged, plan.recipe, plan.predicted, measured,
                                       max_drop=confirmed.max_drop, planned_epochs=plan.planned_epochs,
                                       objective=plan.objective)
-    write_json(target / VERIFY_NAME, {**verification.to_dict(), "run": str(plan.run), "seeds": plan.bench.seeds,
+    write_json(target / VERIFY_NAME, {**verification.to_dict(), "run": str(plan.run), "run_answer": plan.answer,
+                                      "seeds": plan.bench.seeds,
                                       "objective": plan.objective.to_dict(), "base": plan.base_overrides})
     verified = [str(p) for p in load_run_info(plan.run).get("verified") or [] if str(p) != str(target)]
     record_run_info(plan.run, verified=[*verified, str(target)])

@@ -61,6 +61,14 @@ def test_the_experiments_verify_block_sets_the_planned_job_and_the_command_line_
     assert plan_verify(run, planned_epochs=5, seeds=2).planned_epochs == 5
 
 
+def test_another_raced_recipe_can_be_verified_in_a_folder_of_its_own(run):
+    plan = plan_verify(run, recipe="O1-equivalent")
+    assert plan.answer == "grad_freeze p=0.5" and plan.recipe == "O1-equivalent" and plan.asked
+    assert plan.default_output == run / "verify-3ep-O1-equivalent" and list(plan.bench.recipes) == ["O0", "O1-equivalent"]
+    with pytest.raises(ConfigError, match=r"--recipe: 'less_bn' was not raced in exp; allowed: O1-equivalent, grad"):
+        plan_verify(run, recipe="less_bn")
+
+
 def test_keep_o0_is_verified_with_the_fastest_recipe_the_race_dropped(run):
     document = json.loads((run / "experiment.json").read_text())
     (run / "experiment.json").write_text(json.dumps({**document, "max_drop": 0.01}))  # nothing within 0.01 pt

@@ -393,7 +393,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
                           "--set base.data.train_limit=60000")
     if args.seeds is not None and args.seeds < 2:
         raise ConfigError(f"--seeds: {args.seeds} is invalid; allowed: 2 or more paired seeds (an interval needs two)")
-    plan = plan_verify(args.run, seeds=args.seeds, planned_epochs=args.planned_epochs, base=overrides.get("base"))
+    plan = plan_verify(args.run, seeds=args.seeds, planned_epochs=args.planned_epochs, base=overrides.get("base"),
+                       recipe=args.recipe)
     output = Path(args.output).resolve() if args.output else plan.default_output
     try:
         verification = run_verify(plan, output, resume=args.resume, log=lambda m: print(m, flush=True),
@@ -647,6 +648,9 @@ def _add_verify(sub) -> None:
     verify.add_argument("--planned-epochs", dest="planned_epochs", type=int, default=None, metavar="E",
                         help="epochs of the planned job (default: the experiment's verify.planned_epochs, else the "
                              "run's planned_epochs, else its epochs)")
+    verify.add_argument("--recipe", default=None, metavar="NAME",
+                        help="another recipe the run's confirm stage raced (its name in summary.csv), trained against "
+                             "O0 instead of the answer's")
     verify.add_argument("--set", action="append", metavar="KEY=VALUE",
                         help="a field of the planned job's base, laid over the run's, e.g. base.data.train_limit=60000")
     verify.add_argument("--output", metavar="DIR", default=None,

@@ -1,0 +1,221 @@
+"""Does a short tuning job's answer hold at the full job? Per workload, from committed measurements.
+
+A workload is a short tuning job (the one a team runs with boosttune) and the full job the team plans (longer, or on
+more data). Its folder in benchmarks/data/transfer/ holds, each written by ``collect`` with its command in meta.json:
+
+- ``answers.csv``: the tuning job run several times with fresh seeds: each run's answer (a recipe, or keep O0), and what
+  its race predicted for the full job (per-job speed-up and accuracy change, each with its 95% interval; for keep
+  O0, the fastest recipe the race dropped). Taken from each run's folder, the prediction moved to the full job's
+  length with ``boosttune.outputs.summary.at_planned_epochs``, as ``boosttune verify`` does.
+- ``truth.csv``: the full job itself, every answered recipe and O0 trained on 5 fresh paired seeds that no tuning run
+  drew (a ``boosttune bench``): its runs, from which the truth is computed here.
+
+Printed per workload: each run's answer beside the full job's truth, answers acceptable by that truth (a recipe
+faster per job with its mean accuracy within the margin; keep O0 when no recipe is 5% faster per job within it), runs
+giving the same answer, and each prediction against the truth's measurement (per-job speed-up within 5%; the predicted
+accuracy change inside the truth's interval). Targets (issue 58): acceptable in 3 runs of 3, the same answer in at
+least 2 of 3, predictions within 5%.
+
+    python benchmarks/transfer.py                      # print every committed workload (seconds)
+    python benchmarks/transfer.py truth-file --runs RUN... --planned E > truth.yaml   # the full job's bench file
+    boosttune bench truth.yaml --output TRUTH_DIR                                      # the truth (hours)
+    python benchmarks/transfer.py collect NAME --runs RUN... --truth TRUTH_DIR --planned E --describe TEXT
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from boosttune.stats.job import TIE  # noqa: E402
+
+DATA = HERE / "data" / "transfer"
+TARGETS = {"acceptable": 1.0, "same": 2 / 3, "agree": 0.05}
+TRUTH_COLUMNS = ["round", "seed", "recipe", "status", "throughput_sps", "objective_value", "job_s",
+                 "job_speedup_vs_baseline", "objective_gain", "compile_s", "train_s"]
+
+
+# --- collect ---------------------------------------------------------------------------------------------------------
+
+def collect(name: str, runs: list[Path], truth: Path, planned: int, describe: str, command: str,
+            rejudge: bool = False) -> Path:
+    """Write a workload's answers.csv, truth.csv and meta.json from finished run folders and the truth bench.
+    ``rejudge``: each run's answer is the one its race gives with every job moved to ``planned`` epochs (a run made
+    for another planned length, replayed as if it had planned this one), else the run's own."""
+    rows = [_answer(run, planned, rejudge) for run in runs]
+    folder = DATA / name
+    folder.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows).to_csv(folder / "answers.csv", index=False)
+    table = pd.read_csv(truth / "confirm.csv")
+    table[[c for c in TRUTH_COLUMNS if c in table]].to_csv(folder / "truth.csv", index=False)
+    bench = json.loads((truth / "bench.json").read_text())
+    (folder / "meta.json").write_text(json.dumps({
+        "workload": describe, "planned_epochs": planned, "tuning_runs": [str(r) for r in runs],
+        "truth": {"seeds": bench["seeds"], "base": bench["base"], "recipes": bench["recipes"]},
+        "command": command}, indent=2) + "\n")
+    return folder
+
+
+def _answer(run: Path, planned: int, rejudge: bool) -> dict[str, object]:
+    """One tuning run's answer and what its race predicted for the full job (keep O0: the fastest recipe dropped)."""
+    from boosttune.config.experiment import recorded_max_drop
+    from boosttune.outputs.summary import at_planned_epochs, load_confirmed
+    from boosttune.stats.holds import JobFigures
+    from boosttune.verify import plan_verify
+
+    plan = plan_verify(run, planned_epochs=planned)
+    answer, recipe, predicted = plan.answer, plan.recipe, plan.predicted
+    if rejudge:
+        own, default = recorded_max_drop(run)
+        at = at_planned_epochs(load_confirmed(run, max_drop=own, default=default), planned)
+        answer = "O0" if at.selection.fell_back_to_baseline else at.selection.recipe
+        others = at.summary[at.summary["recipe"] != "O0"].sort_values("job_speedup", ascending=False)
+        recipe = answer if answer != "O0" else str(others.iloc[0]["recipe"])
+        predicted = JobFigures.from_summary(at.summary[at.summary["recipe"] == recipe].iloc[0])
+    p = predicted
+    return {"run": run.name, "seed": plan.config.seed, "answer": answer, "predicted_recipe": recipe,
+            "speedup": p.speedup, "speedup_low": p.speedup_low, "speedup_high": p.speedup_high, "gain": p.gain,
+            "gain_low": p.gain_low, "gain_high": p.gain_high, "race_seeds": p.seeds,
+            "max_drop": float(plan.bench.max_drop or 1.0)}
+
+
+def truth_file(runs: list[Path], planned: int, seeds: list[int], rejudge: bool, base: dict | None = None) -> dict:
+    """The full job's bench file: O0 and every recipe the runs answered (or, for keep O0, the fastest they dropped),
+    as their confirm stages trained them, at ``planned`` epochs on ``seeds`` (``base`` laid over the runs' base)."""
+    from boosttune.verify import plan_verify
+
+    recipes: dict[str, dict] = {}
+    bench = None
+    for run in runs:
+        name = str(_answer(run, planned, rejudge)["predicted_recipe"])
+        bench = plan_verify(run, planned_epochs=planned, recipe=name, base=base).bench
+        recipes.update(bench.recipes)
+    document = bench.model_dump(mode="json")
+    return {**document, "name": "transfer-truth", "seeds": seeds, "recipes": recipes}
+
+
+# --- the truth and the figures ----------------------------------------------------------------------------------------
+
+def truth_of(table: pd.DataFrame) -> pd.DataFrame:
+    """Per recipe, from the full job's paired runs: per-job speed-up (geometric mean of the rounds' ratios, with a t
+    interval) and accuracy change in points (mean, with a t interval)."""
+    from boosttune.stats.paired import paired_delta, ratio_interval
+
+    finished = table[table["status"] == "completed"]
+    rows = []
+    for recipe, runs in finished[finished["recipe"] != "O0"].groupby("recipe", sort=False):
+        speed, gain = runs["job_speedup_vs_baseline"].dropna(), runs["objective_gain"].dropna()
+        ratio = ratio_interval(speed.to_numpy()) if len(speed) > 1 else None
+        delta = paired_delta(gain.to_numpy(), np.zeros(len(gain))) if len(gain) > 1 else None
+        rows.append({"recipe": recipe, "seeds": len(speed),
+                     "speedup": ratio.estimate if ratio else math.nan, "speedup_low": ratio.low if ratio else math.nan,
+                     "speedup_high": ratio.high if ratio else math.nan,
+                     "gain": delta.estimate if delta else math.nan, "gain_low": delta.low if delta else math.nan,
+                     "gain_high": delta.high if delta else math.nan})
+    return pd.DataFrame(rows).set_index("recipe")
+
+
+def acceptable(answer: str, truth: pd.DataFrame, max_drop: float) -> bool | None:
+    """By the full job's truth; None when the truth did not train the answer."""
+    within = truth[truth["gain"] >= -max_drop]
+    if answer == "O0":
+        return not (within["speedup"] >= 1 + TIE).any()
+    if answer not in truth.index:
+        return None
+    return bool(answer in within.index and truth.at[answer, "speedup"] > 1)
+
+
+def same_answers(answers: list[str], truth: pd.DataFrame) -> int:
+    """The most runs that gave one answer (or answers whose true per-job speed-ups are within the tie)."""
+    speed = lambda a: 1.0 if a == "O0" else float(truth.at[a, "speedup"]) if a in truth.index else math.nan  # noqa
+    return max(sum(a == b or abs(speed(a) / speed(b) - 1) < TIE for b in answers) for a in answers)
+
+
+def report(folder: Path) -> dict[str, object]:
+    meta = json.loads((folder / "meta.json").read_text())
+    answers = pd.read_csv(folder / "answers.csv")
+    truth = truth_of(pd.read_csv(folder / "truth.csv"))
+    max_drop = float(answers["max_drop"].iloc[0])
+    print(f"== {folder.name}: {meta['workload']}")
+    print(f"   full job: {meta['planned_epochs']} epochs; truth on fresh paired seeds {meta['truth']['seeds']}")
+    print(f"   command: {meta['command']}")
+    for recipe, t in truth.iterrows():
+        print(f"   truth  {recipe:<34} {t['speedup']:.3f}x per job [{t['speedup_low']:.3f}, {t['speedup_high']:.3f}], "
+              f"{t['gain']:+.2f} pt [{t['gain_low']:+.2f}, {t['gain_high']:+.2f}] ({int(t['seeds'])} seeds)")
+    verdicts, agree_speed, agree_gain = [], [], []
+    for row in answers.itertuples():
+        ok = acceptable(row.answer, truth, max_drop)
+        verdicts.append(ok)
+        measured = truth.loc[row.predicted_recipe] if row.predicted_recipe in truth.index else None
+        off = row.speedup / measured["speedup"] - 1 if measured is not None else math.nan
+        inside = (measured["gain_low"] <= row.gain <= measured["gain_high"]) if measured is not None else None
+        agree_speed.append(abs(off) <= TARGETS["agree"] if math.isfinite(off) else None)
+        agree_gain.append(inside)
+        print(f"   run {row.run} (seed {row.seed}): answer {'keep O0' if row.answer == 'O0' else row.answer}: "
+              f"{'acceptable' if ok else 'NOT acceptable' if ok is False else 'not in the truth'}; predicted for "
+              f"{row.predicted_recipe} {row.speedup:.3f}x [{row.speedup_low:.3f}, {row.speedup_high:.3f}] "
+              f"{row.gain:+.2f} pt [{row.gain_low:+.2f}, {row.gain_high:+.2f}] on {row.race_seeds} seed(s): "
+              + (f"speed {100 * off:+.1f}% off the truth, the accuracy change "
+                 f"{'inside' if inside else 'OUTSIDE'} its interval" if measured is not None else "no truth"))
+    n = len(verdicts)
+    ok_share = sum(v is True for v in verdicts) / n
+    same = same_answers(list(answers["answer"]), truth)
+    known = [a for a in agree_speed if a is not None]
+    print(f"   acceptable {sum(v is True for v in verdicts)} of {n} (target {n} of {n}: "
+          f"{'met' if ok_share >= TARGETS['acceptable'] else 'MISSED'}); the same answer in {same} of {n} (target "
+          f"{math.ceil(TARGETS['same'] * n)}: {'met' if same / n >= TARGETS['same'] else 'MISSED'}); predicted "
+          f"per-job speed-up within 5% of the truth in {sum(known)} of {len(known)}; predicted accuracy change "
+          f"inside the truth's interval in {sum(a is True for a in agree_gain)} of {len(agree_gain)}")
+    return {"acceptable": ok_share, "same": same / n}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="what")
+    take = sub.add_parser("collect", help="write a workload's tables from finished runs and its truth bench")
+    take.add_argument("name")
+    take.add_argument("--runs", type=Path, nargs="+", required=True, help="the tuning runs' folders")
+    take.add_argument("--truth", type=Path, required=True, help="the full job's bench folder")
+    take.add_argument("--planned", type=int, required=True, help="the full job's epochs")
+    take.add_argument("--describe", required=True, help="the workload in one line")
+    take.add_argument("--command", default="", help="the commands that made the runs and the truth")
+    take.add_argument("--rejudge", action="store_true",
+                      help="each run's answer as its race gives it at --planned (a run planned for another length)")
+    file = sub.add_parser("truth-file", help="print the full job's bench file (YAML) for the runs' answers")
+    file.add_argument("--runs", type=Path, nargs="+", required=True)
+    file.add_argument("--planned", type=int, required=True)
+    file.add_argument("--seeds", default="500,501,502,503,504", help="fresh paired seeds, none a tuning run drew")
+    file.add_argument("--set-base", default=None, help="JSON laid over the runs' base (the full job's data)")
+    file.add_argument("--rejudge", action="store_true")
+    args = parser.parse_args(argv)
+    if args.what == "truth-file":
+        import yaml
+
+        base = json.loads(args.set_base) if args.set_base else None
+        seeds = [int(s) for s in args.seeds.split(",")]
+        print(yaml.safe_dump(truth_file(args.runs, args.planned, seeds, args.rejudge, base), sort_keys=False))
+        return 0
+    if args.what == "collect":
+        folder = collect(args.name, args.runs, args.truth, args.planned, args.describe, args.command, args.rejudge)
+        print(f"written: {folder}")
+        return 0
+    workloads = sorted(p for p in DATA.iterdir() if (p / "meta.json").is_file()) if DATA.is_dir() else []
+    if not workloads:
+        print(f"no workload in {DATA}: collect one first")
+        return 1
+    for folder in workloads:
+        report(folder)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

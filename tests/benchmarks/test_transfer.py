@@ -1,0 +1,59 @@
+"""benchmarks/transfer.py: a short tuning job's answers judged by the full job's truth."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.helpers.benchmark_scripts import load_benchmark
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return load_benchmark("transfer")
+
+
+def truth_runs(effects: dict[str, tuple[float, float]], seeds=(500, 501, 502, 503, 504)) -> pd.DataFrame:
+    """Paired runs of the full job with known per-job speed-ups and accuracy changes (points), a little noise."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for index, seed in enumerate(seeds):
+        rows.append({"round": index, "seed": seed, "recipe": "O0", "status": "completed",
+                     "job_speedup_vs_baseline": 1.0, "objective_gain": 0.0})
+        for name, (speed, gain) in effects.items():
+            rows.append({"round": index, "seed": seed, "recipe": name, "status": "completed",
+                         "job_speedup_vs_baseline": speed * np.exp(rng.normal(0, 0.02)),
+                         "objective_gain": gain + rng.normal(0, 0.2)})
+    return pd.DataFrame(rows)
+
+
+def test_the_truth_and_what_it_accepts(bench):
+    truth = bench.truth_of(truth_runs({"fast": (1.20, -0.3), "lossy": (1.5, -2.5), "tie": (1.02, 0.0)}))
+    assert truth.at["fast", "speedup_low"] < 1.20 < truth.at["fast", "speedup_high"] and truth.at["fast", "seeds"] == 5
+    assert bench.acceptable("fast", truth, 1.0) and not bench.acceptable("lossy", truth, 1.0)
+    assert not bench.acceptable("O0", truth, 1.0)  # a recipe is 5% faster within the margin
+    assert bench.acceptable("unknown", truth, 1.0) is None
+    keep = bench.truth_of(truth_runs({"tie": (1.02, 0.0), "lossy": (1.5, -2.5)}))
+    assert bench.acceptable("O0", keep, 1.0) and bench.acceptable("tie", keep, 1.0)
+    assert bench.same_answers(["fast", "fast", "lossy"], truth) == 2
+    assert bench.same_answers(["O0", "tie", "lossy"], keep) == 2  # O0 and a 2% recipe: one answer per job
+
+
+def test_a_workload_is_printed_with_its_targets(bench, tmp_path, capsys):
+    folder = tmp_path / "main"
+    folder.mkdir()
+    truth_runs({"p=0.5": (1.2, -0.4), "p=0.7": (1.08, -0.2)}).to_csv(folder / "truth.csv", index=False)
+    pd.DataFrame([{"run": f"r{s}", "seed": s, "answer": a, "predicted_recipe": a, "speedup": sp, "speedup_low": sp - .05,
+                   "speedup_high": sp + .05, "gain": -0.4, "gain_low": -0.7, "gain_high": -0.1, "race_seeds": 5,
+                   "max_drop": 1.0} for s, a, sp in ((11, "p=0.5", 1.22), (12, "p=0.5", 1.21), (13, "p=0.7", 1.2))]
+                 ).to_csv(folder / "answers.csv", index=False)
+    (folder / "meta.json").write_text(json.dumps({"workload": "w", "planned_epochs": 10, "truth": {"seeds": [500]},
+                                                  "command": "c"}))
+    figures = bench.report(folder)
+    out = capsys.readouterr().out
+    assert figures == {"acceptable": 1.0, "same": 2 / 3}
+    assert "acceptable 3 of 3 (target 3 of 3: met); the same answer in 2 of 3 (target 2: met)" in out
+    assert "predicted per-job speed-up within 5% of the truth in 2 of 3" in out  # p=0.7 predicted 1.2 vs 1.08
