@@ -15,7 +15,8 @@ from boosttune.config.recipe import RENAMED_RECIPE_FIELDS, TrialRecipe, parse_re
 from boosttune.errors import ConfigError
 
 __all__ = ["CONFIRM_SCREEN", "EARLY_STOP_MARGIN", "LEGACY_MAX_DROP", "LOSSY_DROP", "MAX_DROP", "OBJECTIVES",
-           "RECOMMENDED_SEEDS", "SAMPLERS", "VERIFY_SEEDS", "ExperimentConfig", "VerifyConfig", "parse_experiment",
+           "RACE_MIN_SEEDS", "RECOMMENDED_SEEDS", "SAMPLERS", "VERIFY_SEEDS", "ExperimentConfig", "VerifyConfig",
+           "parse_experiment", "race_budget_note",
            "recorded_max_drop", "recorded_prefer_ties"]
 
 # Every default tolerance, in one place. Left unset, a tolerance is that many points for a fraction objective
@@ -95,6 +96,7 @@ def _searchable(name: str) -> str:
     return name
 
 
+RACE_MIN_SEEDS = 3  # paired seeds a recipe needs to win the race (boosttune.stats.race.RaceRules.min_seeds)
 VERIFY_SEEDS = 2  # `boosttune verify`'s default: a first look at the planned job; 5 for a claim (docs/verify.md)
 
 
@@ -277,6 +279,23 @@ def parse_experiment(document: Mapping[str, Any] | None = None, **overrides: Any
     if config.num_trials < 2:
         raise ConfigError(f"num_trials: {config.num_trials} is invalid; the baseline plus at least one more trial")
     return config
+
+
+def race_budget_note(config: ExperimentConfig) -> str | None:
+    """Said before anything trains: a race whose budget cannot (or likely cannot) pay for the paired seeds a recipe
+    needs to win, so that a keep-O0 answer is not read as "no recipe was faster"."""
+    if config.confirm_mode != "race" or not config.confirm_seeds or config.confirm_budget_minutes is not None:
+        return None
+    need, runs = RACE_MIN_SEEDS, config.confirm_budget_runs
+    least = 2 * need  # the baseline and one candidate, every round
+    if runs is not None and runs < least:
+        return (f"confirm_budget_runs {runs}: a recipe wins the race only on {need} paired seeds, {least} runs with "
+                f"the baseline's, so this budget can only keep O0; allowed to name a recipe: {least} or more")
+    if runs is None and config.confirm_seeds < need:
+        return (f"confirm_seeds {config.confirm_seeds}: a recipe wins the race only on {need} paired seeds, and this "
+                f"budget ({config.confirm_seeds} runs a place) pays for them only if other candidates leave early: "
+                f"the answer may be keep O0 whatever the recipes do; set confirm_seeds {need} or more")
+    return None
 
 
 def recorded_max_drop(folder: str | Path) -> tuple[float | None, float]:

@@ -17,6 +17,7 @@ from typing import Any, Mapping
 import numpy as np
 from scipy import stats as _st
 
+from boosttune.config.experiment import RACE_MIN_SEEDS
 from boosttune.errors import ConfigError
 from boosttune.stats.decisions import Exit
 from boosttune.stats.race_model import (
@@ -67,7 +68,7 @@ class RaceRules:
     unknown; ``noise_df``: the degrees of freedom it was measured on, its weight in a claim (0: drops only)."""
 
     alpha: float = 0.05
-    min_seeds: int = 3
+    min_seeds: int = RACE_MIN_SEEDS
     max_seeds: int = 10
     max_runs: int | None = None
     max_minutes: float | None = None

@@ -75,3 +75,16 @@ def test_a_generated_good_experiment_file_reads_back_as_the_same_config(tmp_path
     written = _write(tmp_path, config.model_dump(mode="json"), not as_json)  # out, in the other format
     again = json.loads(written.read_text()) if not as_json else yaml.safe_load(written.read_text())
     assert parse_experiment(again) == config
+
+
+def test_a_race_budget_that_cannot_name_a_recipe_is_said_before_anything_trains():
+    from boosttune.config.experiment import parse_experiment, race_budget_note
+
+    assert race_budget_note(parse_experiment({})) is None  # 5 seeds a place
+    assert race_budget_note(parse_experiment({"confirm_seeds": 0})) is None  # no confirm stage
+    assert race_budget_note(parse_experiment({"confirm_seeds": 2, "confirm_mode": "fixed"})) is None
+    assert race_budget_note(parse_experiment({"confirm_seeds": 2})).startswith(
+        "confirm_seeds 2: a recipe wins the race only on 3 paired seeds")
+    assert race_budget_note(parse_experiment({"confirm_budget_runs": 5})).endswith(
+        "so this budget can only keep O0; allowed to name a recipe: 6 or more")
+    assert race_budget_note(parse_experiment({"confirm_seeds": 2, "confirm_budget_runs": 20})) is None
