@@ -3,6 +3,7 @@ job measured (verify.json, :mod:`boosttune.stats.holds`). A table, not a figure:
 
 from __future__ import annotations
 
+import json
 from typing import NamedTuple
 
 from boosttune.objective import Objective
@@ -35,7 +36,7 @@ def verified_info(documents: tuple[dict, ...], objective: Objective) -> Verified
     for document in documents:
         verification = Verification.from_dict(document)
         base = document.get("base") or {}
-        job = f"{verification.planned_epochs} epochs" + (f", base {base}" if base else "")
+        job = f"{verification.planned_epochs} epochs" + (f", base {json.dumps(base)}" if base else "")
         seeds = document.get("seeds") or []
         rows.append(VerifiedRow(
             job, verification.recipe, " ".join(str(s) for s in seeds),
