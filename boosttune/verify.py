@@ -174,11 +174,15 @@ def run_verify(plan: VerifyPlan, output: str | Path | None = None, *, resume: bo
         f"{plan.bench.seeds}; the run's answer: {'keep O0' if plan.answer == BASELINE_NAME else plan.answer}")
     log(f"verify: the race predicted {plan.predicted.words(plan.objective)} at {plan.planned_epochs} epochs")
     confirmed = run_bench(plan.bench, target, resume=resume, log=log, command=command, project=plan.config)
-    measured = JobFigures.from_summary(_row(confirmed, plan.recipe))
+    row = _row(confirmed, plan.recipe)
+    measured = JobFigures.from_summary(row)
+    to_show = row.get("seeds_to_show")
     judged = plan.answer if plan.answer in (BASELINE_NAME, plan.recipe) else plan.recipe  # --recipe: that one's case
     verification = judge_verification(judged, plan.recipe, plan.predicted, measured,
                                       max_drop=confirmed.max_drop, planned_epochs=plan.planned_epochs,
-                                      objective=plan.objective)
+                                      objective=plan.objective,
+                                      seeds_to_show=int(to_show) if isinstance(to_show, (int, float))
+                                      and math.isfinite(to_show) else None)
     write_json(target / VERIFY_NAME, {**verification.to_dict(), "run": str(plan.run), "run_answer": plan.answer,
                                       "seeds": plan.bench.seeds,
                                       "objective": plan.objective.to_dict(), "base": plan.base_overrides})

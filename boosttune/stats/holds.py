@@ -115,9 +115,11 @@ class Verification:
 
 
 def judge_verification(answer: str, recipe: str, predicted: JobFigures, measured: JobFigures, *, max_drop: float,
-                       planned_epochs: int, objective: Objective, baseline: str = "O0") -> Verification:
+                       planned_epochs: int, objective: Objective, baseline: str = "O0",
+                       seeds_to_show: int | None = None) -> Verification:
     """Whether ``answer`` holds at the planned job, from ``measured`` (``recipe`` against O0 there), beside
-    ``predicted`` (the tuning run's race at that length)."""
+    ``predicted`` (the tuning run's race at that length). ``seeds_to_show``: the paired seeds the measurement's own
+    model says would likely show the recipe faster and within the margin (named when the seeds could not)."""
     keep = answer == baseline
     if not measured.known:
         outcome, shown = UNKNOWN, False
@@ -129,7 +131,7 @@ def judge_verification(answer: str, recipe: str, predicted: JobFigures, measured
                     if math.isfinite(predicted.speedup) and math.isfinite(measured.speedup) else None)
     gain_agrees = (measured.gain_low <= predicted.gain <= measured.gain_high
                    if all(math.isfinite(v) for v in (predicted.gain, measured.gain_low, measured.gain_high)) else None)
-    line = _line(answer, recipe, keep, outcome, shown, measured, planned_epochs, max_drop, objective)
+    line = _line(answer, recipe, keep, outcome, shown, measured, planned_epochs, max_drop, objective, seeds_to_show)
     return Verification(answer, recipe, planned_epochs, max_drop, predicted, measured, outcome, shown, speed_agrees,
                         gain_agrees, line)
 
@@ -140,14 +142,16 @@ def _shown_not(measured: JobFigures, max_drop: float) -> bool:
 
 
 def _line(answer: str, recipe: str, keep: bool, outcome: str, shown: bool, measured: JobFigures, planned: int,
-          max_drop: float, objective: Objective) -> str:
+          max_drop: float, objective: Objective, seeds_to_show: int | None = None) -> str:
     job = f"the {planned}-epoch job"
     margin = objective.format_gain(max_drop, ".3g").lstrip("+")
     if outcome == UNKNOWN:
         return (f"cannot tell whether {'keep O0' if keep else answer} holds at {job}: the runs of {recipe} and O0 "
                 "gave no per-job figure (see the failed runs)")
-    sure = ("the intervals show it" if shown else
-            f"{measured.seeds} paired seed(s) cannot show it; more (--seeds) would tell")
+    more = (f"about {seeds_to_show} would (--seeds {seeds_to_show})"
+            if seeds_to_show and seeds_to_show > measured.seeds and outcome == HOLDS and not keep
+            else "more (--seeds) would tell")
+    sure = "the intervals show it" if shown else f"{measured.seeds} paired seed(s) cannot show it; {more}"
     if keep:
         if outcome == HOLDS:
             return (f"holds: keep O0 at {job}; the fastest recipe the race dropped, {recipe}, is not faster per job "

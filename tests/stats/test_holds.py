@@ -33,7 +33,10 @@ def test_a_recipe_that_is_as_fast_at_the_planned_job_holds_and_the_prediction_ag
 def test_two_seeds_that_agree_but_cannot_show_it_say_so():
     verification = judge(figures(1.21, 0.95, 1.55, -0.30, -2.50, +1.90))
     assert verification.outcome == HOLDS and not verification.shown
-    assert "2 paired seed(s) cannot show it" in verification.line
+    assert verification.line.endswith("(2 paired seed(s) cannot show it; more (--seeds) would tell)")
+    named = judge_verification("r", "r", PREDICTED, figures(1.21, 0.95, 1.55, -0.30, -2.50, +1.90), max_drop=1.0,
+                               planned_epochs=20, objective=ACCURACY, seeds_to_show=6)
+    assert named.line.endswith("(2 paired seed(s) cannot show it; about 6 would (--seeds 6))")
 
 
 @pytest.mark.parametrize("measured, why", [
