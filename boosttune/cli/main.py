@@ -416,14 +416,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def format_verification(verification, objective) -> str:
     """The race's prediction beside the planned job's measurement, one line each, and whether they agree."""
     predicted, measured = verification.predicted, verification.measured
-    agree = {True: "agrees", False: "disagrees", None: "cannot tell"}
-    length = f"{verification.planned_epochs}-epoch job"
+    speed = {True: "within 5% of", False: "more than 5% off", None: "not comparable with"}[verification.speed_agrees]
+    gain = {True: "inside", False: "outside", None: "not comparable with"}[verification.gain_agrees]
     return "\n".join([
-        f"{verification.recipe} against O0 at the {length}:",
+        f"{verification.recipe} against O0 at the {verification.planned_epochs}-epoch job:",
         f"  predicted by the race ({predicted.seeds} paired seed(s)): {predicted.words(objective)}",
         f"  measured at the planned job ({measured.seeds} fresh paired seed(s)): {measured.words(objective)}",
-        f"  per-job speed-up: the prediction {agree[verification.speed_agrees]} (within 5% of the measured one); "
-        f"{objective.noun} change: the prediction {agree[verification.gain_agrees]} (inside the measured interval)"])
+        f"  the predicted per-job speed-up is {speed} the measured one; the predicted {objective.noun} change is "
+        f"{gain} the measured interval"])
 
 
 def _port(text: str) -> int:

@@ -121,7 +121,7 @@ def judge_verification(answer: str, recipe: str, predicted: JobFigures, measured
     ``predicted`` (the tuning run's race at that length). ``seeds_to_show``: the paired seeds the measurement's own
     model says would likely show the recipe faster and within the margin (named when the seeds could not)."""
     keep = answer == baseline
-    if not measured.known:
+    if not measured.known or measured.seeds < 2:  # an interval needs two paired seeds: a failed run leaves fewer
         outcome, shown = UNKNOWN, False
     else:
         qualifies = measured.qualifies(max_drop)
@@ -146,8 +146,9 @@ def _line(answer: str, recipe: str, keep: bool, outcome: str, shown: bool, measu
     job = f"the {planned}-epoch job"
     margin = objective.format_gain(max_drop, ".3g").lstrip("+")
     if outcome == UNKNOWN:
-        return (f"cannot tell whether {'keep O0' if keep else answer} holds at {job}: the runs of {recipe} and O0 "
-                "gave no per-job figure (see the failed runs)")
+        return (f"cannot tell whether {'keep O0' if keep else answer} holds at {job}: {measured.seeds} paired seed(s) "
+                f"of {recipe} and O0 gave a per-job figure, and an interval needs two (the failed runs are in the "
+                "report); run verify again with a new --output")
     more = (f"about {seeds_to_show} would (--seeds {seeds_to_show})"
             if seeds_to_show and seeds_to_show > measured.seeds and outcome == HOLDS and not keep
             else "more (--seeds) would tell")

@@ -71,6 +71,8 @@ def test_runs_without_figures_cannot_tell():
     verification = judge(figures(nan, nan, nan, nan, nan, nan))
     assert verification.outcome == UNKNOWN and verification.speed_agrees is None and verification.gain_agrees is None
     assert verification.line.startswith("cannot tell whether grad_freeze p=0.5 holds")
+    one = judge(figures(1.14, nan, nan, -0.81, nan, nan, seeds=1))  # the other round's O0 run failed
+    assert one.outcome == UNKNOWN and "1 paired seed(s) of grad_freeze p=0.5 and O0 gave a per-job figure" in one.line
 
 
 def test_a_loss_objective_speaks_its_own_units():
