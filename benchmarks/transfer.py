@@ -157,8 +157,8 @@ def report(folder: Path) -> dict[str, object]:
         verdicts.append(ok)
         measured = truth.loc[row.predicted_recipe] if row.predicted_recipe in truth.index else None
         off = row.speedup / measured["speedup"] - 1 if measured is not None else math.nan
-        inside = (measured["gain_low"] <= row.gain <= measured["gain_high"]) if measured is not None else None
-        agree_speed.append(abs(off) <= TARGETS["agree"] if math.isfinite(off) else None)
+        inside = bool(measured["gain_low"] <= row.gain <= measured["gain_high"]) if measured is not None else None
+        agree_speed.append(bool(abs(off) <= TARGETS["agree"]) if math.isfinite(off) else None)
         agree_gain.append(inside)
         print(f"   run {row.run} (seed {row.seed}): answer {'keep O0' if row.answer == 'O0' else row.answer}: "
               f"{'acceptable' if ok else 'NOT acceptable' if ok is False else 'not in the truth'}; predicted for "

@@ -57,3 +57,5 @@ def test_a_workload_is_printed_with_its_targets(bench, tmp_path, capsys):
     assert figures == {"acceptable": 1.0, "same": 2 / 3}
     assert "acceptable 3 of 3 (target 3 of 3: met); the same answer in 2 of 3 (target 2: met)" in out
     assert "predicted per-job speed-up within 5% of the truth in 2 of 3" in out  # p=0.7 predicted 1.2 vs 1.08
+    inside = out.count("the accuracy change inside its interval")
+    assert inside and f"predicted accuracy change inside the truth's interval in {inside} of 3" in out
