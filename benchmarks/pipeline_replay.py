@@ -21,15 +21,18 @@ Every replay is one main job made of committed measurements instead of training:
 The truth is out of sample: each table's paired seeds are split in two halves (alternate rounds), a replay searches
 and races on one half and is judged by what the other half shows, per job at the planned length with each recipe's
 own fresh compile charged (boosttune.stats.job). An answer is **acceptable** when it names a recipe faster per job
-with its mean accuracy within the margin, or keeps O0 when no recipe is 5% faster per job within the margin. Two
-lengths are judged: the run's own (10 epochs: compile weighs) and a longer planned training (100 epochs: extrapolated
-from the 10-epoch runs, not measured). Printed per truth, with targets: the share of acceptable answers, the share of
-pairs of runs that agree (one recipe, or per-job speed-ups within 5% by every seed), the realized speed-up over the
-best acceptable recipe's, and the race's runs; then a **fixed-answer rule** (one answer whatever was measured)
-judged on every truth, which must miss the acceptable target, or the truths cannot tell a pipeline from none. No
-committed table yet has a truth where keeping O0 is right (docs/benchmarks.md says so).
+with its mean accuracy within the margin, or keeps O0 when no recipe is 5% faster per job within the margin. The
+confirm tables are judged at their own length (10 epochs, measured; ``--planned 100`` adds a longer planned training
+extrapolated from those runs, said as such). A **workload** (benchmarks/data/replay/<name>/) is judged at a measured
+full job instead: its tuning table (the recipes at the short tuning job's length) feeds the search and the race, and
+its full table (the same recipes trained at the planned length, on other paired seeds) is the truth: a team's
+sequence model (benchmarks/team_seq), tuned at 3 epochs for a 12-epoch job. Printed per truth, with targets: the
+share of acceptable answers, the share of pairs of runs that agree (one recipe, or per-job speed-ups within 5% by
+every seed), the realized speed-up over the best acceptable recipe's, and the race's runs; then a **fixed-answer
+rule** (one answer whatever was measured) judged on every truth, which must miss the acceptable target, or the
+truths cannot tell a pipeline from none.
 
-    python benchmarks/pipeline_replay.py                  # about a minute; --replays 400 by default
+    python benchmarks/pipeline_replay.py                  # a minute or two; --replays 400 by default
 """
 
 from __future__ import annotations
@@ -67,6 +70,8 @@ class Measured:
     per_epoch_s: pd.DataFrame  # training seconds per epoch, compile excluded
     charge_s: dict[str, float]  # the fresh compile each recipe's job is charged
     seeds: pd.Series
+    recipes: dict[str, dict]  # each recipe as the handoff reads it (its family of boost algorithms)
+    epochs: int  # the length every run trained
 
     def job_s(self, planned: int) -> pd.DataFrame:
         return self.per_epoch_s * planned + pd.Series(self.charge_s)[self.per_epoch_s.columns]
@@ -78,7 +83,7 @@ class Measured:
     def rounds(self, index: list) -> Measured:
         """The same recipes on some of the table's paired seeds only."""
         return Measured(self.throughput.loc[index], self.accuracy.loc[index], self.epoch_accuracy.loc[index],
-                        self.per_epoch_s.loc[index], self.charge_s, self.seeds.loc[index])
+                        self.per_epoch_s.loc[index], self.charge_s, self.seeds.loc[index], self.recipes, self.epochs)
 
 
 def folds(measured: Measured) -> tuple[Measured, Measured]:
@@ -89,17 +94,27 @@ def folds(measured: Measured) -> tuple[Measured, Measured]:
 
 
 def load_measured(folder: Path = CONFIRM_TABLE) -> Measured:
+    """A confirm table (benchmarks/build_confirm_table.py's runs.csv) or a bench's runs (a ``boosttune bench``
+    confirm.csv kept as runs.csv, with its recipes' recipe_json): the final accuracy is the bench's objective, and
+    the search, which saw no other, reads the same."""
     runs = pd.read_csv(folder / "runs.csv")
     epochs = int(json.loads((folder / "meta.json").read_text())["base"]["epochs"])
-    runs = runs[runs["status"] != "failed"].copy()
+    runs = runs[runs["status"] == "completed"].copy()
+    if "val_acc" not in runs:  # a bench's runs
+        runs["val_acc"] = runs["epoch_val_acc"] = runs["objective_value"]
     runs["per_epoch_s"] = (runs["train_s"] - runs["compile_s"]) / epochs
     pivot = lambda column: runs.pivot_table(index="round", columns="recipe", values=column, aggfunc="first")  # noqa: E731
     throughput, accuracy, per_epoch = pivot("throughput_sps"), pivot("val_acc"), pivot("per_epoch_s")
     epoch_accuracy = pivot("epoch_val_acc")
     complete = throughput.dropna().index.intersection(accuracy.dropna().index)
     seeds = runs.drop_duplicates("round").set_index("round")["seed"].loc[complete]
+    if "recipe_json" in runs:
+        first = runs.dropna(subset=["recipe_json"]).drop_duplicates("recipe").set_index("recipe")["recipe_json"]
+        recipes = {str(name): json.loads(doc) for name, doc in first.items()}
+    else:
+        recipes = {str(name): _recipe(str(name)) for name in throughput.columns}
     return Measured(throughput.loc[complete], accuracy.loc[complete], epoch_accuracy.loc[complete],
-                    per_epoch.loc[complete], compile_charges(runs), seeds)
+                    per_epoch.loc[complete], compile_charges(runs), seeds, recipes, epochs)
 
 
 # --- the truth ---------------------------------------------------------------------------------------------------
@@ -222,11 +237,14 @@ def search_view(measured: Measured, rng: np.random.Generator, reference_sd: floa
     return pd.DataFrame([_row(n, measured, at, sps[n], sps["O0"]) for n in sps])
 
 
+PRESETS = {"O0": "O0", "O1": "O1", "O1-equivalent": "O1"}  # a table's name for a preset -> the preset
+
+
 def _row(name: str, measured: Measured, at: int, sps: float, base_sps: float) -> dict:
-    preset = name if name in ("O0", "O1") else None
     acc = measured.epoch_accuracy
-    return {"trial_id": f"t-{name}", "label": name, "status": "completed", "preset": preset, "is_baseline": name == "O0",
-            "recipe_json": json.dumps(_recipe(name)), "objective": "val_acc", "objective_higher_is_better": True,
+    return {"trial_id": f"t-{name}", "label": name, "status": "completed", "preset": PRESETS.get(name),
+            "is_baseline": name == "O0", "recipe_json": json.dumps(measured.recipes[name]), "objective": "val_acc",
+            "objective_higher_is_better": True,
             "objective_fraction": True, "objective_value": float(acc.at[at, name]),
             "speedup_vs_baseline": sps / base_sps, "objective_gain": float(100 * (acc.at[at, name] - acc.at[at, "O0"]))}
 
@@ -263,7 +281,8 @@ def race(names: list[str], measured: Measured, pipeline: Pipeline, planned: int,
 
     fields = ExperimentConfig.model_fields
     seeds, places = fields["confirm_seeds"].default, len(names) + 1
-    budget = (default_budget_runs(seeds, places, int("O1" in names), int(fields["confirm_candidates"].default))
+    presets = sum(n in PRESETS for n in names)
+    budget = (default_budget_runs(seeds, places, presets, int(fields["confirm_candidates"].default))
               if pipeline.handoff else seeds * places)  # as it was: what a fixed stage of the recipes raced costs
     rules = RaceRules.with_noise(REFERENCE_NOISE, alpha=0.05, max_seeds=fields["confirm_max_seeds"].default,
                                  max_runs=budget)
@@ -315,15 +334,15 @@ def wilson(k: int, n: int) -> str:
     return f"{100 * p:.1f}% [{100 * (centre - half):.1f}, {100 * (centre + half):.1f}]"
 
 
-def judge(halves: tuple[Measured, Measured], pipeline: Pipeline, planned: int, whole: Truth, replays: int,
-          seed: int) -> dict[str, float]:
-    """Replays alternate between the halves of the table's seeds: each searches and races on one half and is judged
-    by the other half's truth (out of sample); two runs agree by ``whole``, the truth of every seed."""
+def judge(sources: list[Measured], held_out: list[Truth], pipeline: Pipeline, planned: int, whole: Truth,
+          replays: int, seed: int) -> dict[str, float]:
+    """Replays take turns over ``sources``, each judged by the truth beside it in ``held_out``, from seeds it never
+    drew: the halves of one table's seeds (each searches and races on one half and is judged by the other's), or a
+    tuning job's table and the full job's, measured on other seeds. Two runs agree by ``whole``."""
     rng = np.random.default_rng(seed)
-    held_out = (truth(halves[1], planned), truth(halves[0], planned))
-    jobs = [main_job(halves[i % 2], pipeline, planned, rng) for i in range(replays)]
+    jobs = [main_job(sources[i % len(sources)], pipeline, planned, rng) for i in range(replays)]
     answers, runs = [j.answer for j in jobs], [j.runs for j in jobs]
-    judged_by = [held_out[i % 2] for i in range(replays)]
+    judged_by = [held_out[i % len(held_out)] for i in range(replays)]
     ok = sum(t.acceptable(a) for a, t in zip(answers, judged_by))
     pairs = [(answers[i], answers[i + 1]) for i in range(0, len(answers) - 1, 2)]
     same = sum(whole.same(a, b) for a, b in pairs)
@@ -382,17 +401,52 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replays", type=int, default=400, help="main jobs replayed per pipeline and truth")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--planned", type=int, nargs="+", default=[10, 100], help="planned lengths judged (epochs)")
+    parser.add_argument("--planned", type=int, nargs="+", default=[10],
+                        help="planned lengths the confirm tables are judged at (epochs; their own 10 is measured, a "
+                             "longer one extrapolated from it)")
     parser.add_argument("--table", type=Path, action="append", default=None,
                         help="a confirm table folder to take the truth and the runs from (repeat for several; default: "
                              "benchmarks/data/confirm_table and every benchmarks/data/confirm_table_* beside it, each a "
                              "day's measurement of the same recipes)")
+    parser.add_argument("--workload", nargs=2, type=Path, action="append", default=None, metavar=("TUNING", "FULL"),
+                        help="a tuning job's table and its full job's (a longer one, on other seeds): replays race on "
+                             "the first and are judged by the second (default: every benchmarks/data/replay/* pair)")
     args = parser.parse_args(argv)
     truths: list[Truth] = []
     for table in args.table or default_tables():
         truths += replay_table(table, args)
+    for tuning, full in args.workload or default_workloads():
+        truths.append(replay_workload(tuning, full, args))
     print_fixed(truths)
     return 0
+
+
+REPLAY = HERE / "data" / "replay"
+
+
+def default_workloads() -> list[tuple[Path, Path]]:
+    """The committed pairs: benchmarks/data/replay/<workload>/{tuning,full}."""
+    return [(w / "tuning", w / "full") for w in sorted(REPLAY.glob("*")) if (w / "full" / "runs.csv").is_file()]
+
+
+def replay_workload(tuning: Path, full: Path, args: argparse.Namespace) -> Truth:
+    """A tuning job replayed on its own table and judged by its full job, measured (not extrapolated) on seeds the
+    tuning table never drew: the race's per-job figure is the tuning runs' moved to the full job's length, as the
+    pipeline moves it (``planned_epochs``). The scheduler is not replayed (its committed curves are the main job's):
+    every recipe of the table reaches the handoff."""
+    short, long = load_measured(tuning), load_measured(full)
+    meta = json.loads((full / "meta.json").read_text())
+    print(f"== workload {full.parent.name}: {meta.get('workload', '')}")
+    print(f"  tuning job: {len(short.names) + 1} recipes x {len(short.seeds)} paired seeds at {short.epochs} epochs; "
+          f"full job (the truth): {len(long.seeds)} other paired seeds at {long.epochs} epochs, measured")
+    planned = long.epochs
+    whole = truth(long, planned)
+    print_truth(whole)
+    pipeline = Pipeline("now: the likely acceptable handed on, a per-job race at the full job's length, a 5% tie, "
+                        "O0 trained again in the search", True, TIE, None, reference_sd=SEARCH_REFERENCE_SD,
+                        reference_runs=2)
+    judge([short], [whole], pipeline, planned, whole, args.replays, args.seed)
+    return whole
 
 
 def default_tables() -> list[Path]:
@@ -422,10 +476,14 @@ def replay_table(table: Path, args: argparse.Namespace) -> list[Truth]:
     halves, judged = folds(measured), []
     for planned in args.planned:
         whole = truth(measured, planned)
+        if planned != measured.epochs:
+            print(f"(at {planned} epochs the truth is extrapolated from the {measured.epochs}-epoch runs, not "
+                  "measured: benchmarks/data/replay/ holds measured full jobs)")
         print_truth(whole)
-        judged += [truth(half, planned) for half in halves]
+        held_out = [truth(halves[1], planned), truth(halves[0], planned)]
+        judged += held_out
         for pipeline in pipelines:
-            judge(halves, pipeline, planned, whole, args.replays, args.seed)
+            judge(list(halves), held_out, pipeline, planned, whole, args.replays, args.seed)
     return judged
 
 

@@ -88,9 +88,12 @@ def _answer(run: Path, planned: int, rejudge: bool) -> dict[str, object]:
             "max_drop": float(plan.bench.max_drop or 1.0)}
 
 
-def truth_file(runs: list[Path], planned: int, seeds: list[int], rejudge: bool, base: dict | None = None) -> dict:
+def truth_file(runs: list[Path], planned: int, seeds: list[int], rejudge: bool, base: dict | None = None,
+               search: list[str] = ()) -> dict:
     """The full job's bench file: O0 and every recipe the runs answered (or, for keep O0, the fastest they dropped),
-    as their confirm stages trained them, at ``planned`` epochs on ``seeds`` (``base`` laid over the runs' base)."""
+    as their confirm stages trained them, at ``planned`` epochs on ``seeds`` (``base`` laid over the runs' base).
+    ``search``: labels of search trials the truth trains too (a recipe the race never saw, such as one the search
+    found too lossy at the tuning job's length: whether keeping O0 is right at the full job depends on it)."""
     from boosttune.verify import plan_verify
 
     recipes: dict[str, dict] = {}
@@ -99,8 +102,25 @@ def truth_file(runs: list[Path], planned: int, seeds: list[int], rejudge: bool, 
         name = str(_answer(run, planned, rejudge)["predicted_recipe"])
         bench = plan_verify(run, planned_epochs=planned, recipe=name, base=base).bench
         recipes.update(bench.recipes)
+    for label in search:
+        recipes[label] = search_recipe(runs, label, dict(bench.base))
     document = bench.model_dump(mode="json")
     return {**document, "name": "transfer-truth", "seeds": seeds, "recipes": recipes}
+
+
+NOT_RECIPE = ("seed", "target", "target_accuracy", "planned_epochs", "epochs", "eval_every_epoch")  # the job sets these
+
+
+def search_recipe(runs: list[Path], label: str, base: dict) -> dict:
+    """A search trial's recipe (by its label in the first run whose results table has it), as the fields that differ
+    from the full job's ``base`` (a bench override)."""
+    for run in runs:
+        table = pd.read_csv(run / "results.csv")
+        rows = table[(table["label"] == label) & table["recipe_json"].notna()]
+        if len(rows):
+            document = json.loads(rows.iloc[0]["recipe_json"])
+            return {k: v for k, v in document.items() if k not in NOT_RECIPE and base.get(k) != v}
+    raise SystemExit(f"--search-recipe: no search trial labelled {label!r} in {', '.join(str(r) for r in runs)}")
 
 
 # --- the truth and the figures ----------------------------------------------------------------------------------------
@@ -196,13 +216,16 @@ def main(argv: list[str] | None = None) -> int:
     file.add_argument("--seeds", default="500,501,502,503,504", help="fresh paired seeds, none a tuning run drew")
     file.add_argument("--set-base", default=None, help="JSON laid over the runs' base (the full job's data)")
     file.add_argument("--rejudge", action="store_true")
+    file.add_argument("--search-recipe", action="append", default=[], metavar="LABEL",
+                      help="a search trial's label (results.csv) the truth trains too; repeat for several")
     args = parser.parse_args(argv)
     if args.what == "truth-file":
         import yaml
 
         base = json.loads(args.set_base) if args.set_base else None
         seeds = [int(s) for s in args.seeds.split(",")]
-        print(yaml.safe_dump(truth_file(args.runs, args.planned, seeds, args.rejudge, base), sort_keys=False))
+        print(yaml.safe_dump(truth_file(args.runs, args.planned, seeds, args.rejudge, base, args.search_recipe),
+                             sort_keys=False))
         return 0
     if args.what == "collect":
         folder = collect(args.name, args.runs, args.truth, args.planned, args.describe, args.command, args.rejudge)

@@ -107,3 +107,49 @@ def test_the_fixed_answer_rule_is_judged_on_every_truth(bench):
     assert bench.fixed_answers([win, win]) == {"O0": 0.0, "fast": 1.0, "slow": 0.0}
     assert bench.fixed_answers([win, keep]) == {"O0": 0.5, "fast": 0.5, "slow": 0.0}
     assert bench.print_fixed([win, keep]) is True and bench.print_fixed([win, win]) is False
+
+
+def _bench_runs(folder, epochs, seeds, recipes):
+    """A bench's runs (confirm.csv's columns the replay reads) and meta.json: ``recipes`` maps a name to (per-step
+    speed over O0, accuracy points over O0, fresh compile seconds); O0 trains 1,000 samples/s for 4,000 samples an
+    epoch, its accuracy 80%."""
+    import json
+
+    import pandas as pd
+
+    rows = []
+    rng = np.random.default_rng(epochs)
+    for r, seed in enumerate(seeds):
+        for name, (speed, gain, compile_s) in {"O0": (1.0, 0.0, 1.0), **recipes}.items():
+            sps = 1000 * speed * float(np.exp(rng.normal(0, 0.01)))
+            fresh = compile_s if r == 0 or name != "O0" else 0.1  # O0's graph cached after its first run
+            boost = {} if name == "O0" else {"boost": {"mode": "manual", "grad_freeze": True}}
+            rows.append({"round": r, "seed": seed, "recipe": name, "status": "completed", "throughput_sps": sps,
+                         "objective_value": 0.80 + (gain + float(rng.normal(0, 0.05))) / 100, "compile_s": fresh,
+                         "train_s": fresh + epochs * 4000 / sps, "graph_cached": fresh < 1,
+                         "recipe_json": json.dumps({"boost_level": "O1" if boost else "O0",
+                                                    "boost_config_dict": boost})})
+    folder.mkdir(parents=True)
+    pd.DataFrame(rows).to_csv(folder / "runs.csv", index=False)
+    (folder / "meta.json").write_text(json.dumps({"workload": "constructed", "base": {"epochs": epochs}}))
+    return folder
+
+
+def test_a_workload_is_raced_on_its_tuning_table_and_judged_by_its_measured_full_job(bench, tmp_path, capsys):
+    """At the 3-epoch tuning job the freeze is 1.3x per step and loses 3 pt; trained to 12 epochs it loses 0.3 pt: the
+    full job's truth names it, and a replay that raced the tuning table (its accuracy loss there) keeps O0, which that
+    truth does not accept. The truth is the full table's, measured on its own seeds, not the tuning runs moved."""
+    tuning = _bench_runs(tmp_path / "w" / "tuning", 3, range(800, 808), {"freeze": (1.3, -3.0, 2.0)})
+    full = _bench_runs(tmp_path / "w" / "full", 12, range(700, 708), {"freeze": (1.3, -0.3, 2.0)})
+    short = bench.load_measured(tuning)
+    assert short.epochs == 3 and short.names == ["freeze"] and short.recipes["freeze"]["boost_level"] == "O1"
+    assert short.charge_s["O0"] == pytest.approx(1.0) and short.accuracy.shape == (8, 2)
+    args = type("Args", (), {"replays": 20, "seed": 0})()
+    whole = bench.replay_workload(tuning, full, args)
+    assert whole.planned == 12 and whole.acceptable("freeze") and not whole.acceptable("O0")
+    assert whole.gain["freeze"] == pytest.approx(-0.3, abs=0.1) and whole.speed["freeze"] > 1.2
+    out = capsys.readouterr().out
+    assert "full job (the truth): 8 other paired seeds at 12 epochs, measured" in out
+    assert "acceptable answers   0.0%" in out and "answers: O0 100%" in out
+    assert bench.default_workloads() == [(w / "tuning", w / "full") for w in sorted(bench.REPLAY.glob("*"))
+                                         if (w / "full" / "runs.csv").is_file()]

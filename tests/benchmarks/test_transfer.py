@@ -59,3 +59,23 @@ def test_a_workload_is_printed_with_its_targets(bench, tmp_path, capsys):
     assert "predicted per-job speed-up within 5% of the truth in 2 of 3" in out  # p=0.7 predicted 1.2 vs 1.08
     inside = out.count("the accuracy change inside its interval")
     assert inside and f"predicted accuracy change inside the truth's interval in {inside} of 3" in out
+
+
+def test_a_search_trial_the_race_never_saw_is_taken_as_its_difference_from_the_full_job(bench, tmp_path):
+    """What the search trained (its seed, its length, its per-epoch evaluation) is the job's, not the recipe's."""
+    import json
+
+    import pandas as pd
+
+    run = tmp_path / "run"
+    run.mkdir()
+    recipe = {"seed": 21, "epochs": 3, "eval_every_epoch": True, "batch_size": 32, "boost_level": "O1",
+              "boost_config_dict": {"grad_freeze": {"freeze_p": 0.7}}}
+    pd.DataFrame([{"label": "O0", "recipe_json": json.dumps({"seed": 21, "batch_size": 32})},
+                  {"label": "grad_freeze p=0.7 on 2 groups", "recipe_json": json.dumps(recipe)}]).to_csv(
+        run / "results.csv", index=False)
+    base = {"batch_size": 32, "epochs": 12, "boost_level": "O0"}
+    assert bench.search_recipe([run], "grad_freeze p=0.7 on 2 groups", base) == {
+        "boost_level": "O1", "boost_config_dict": {"grad_freeze": {"freeze_p": 0.7}}}
+    with pytest.raises(SystemExit, match="no search trial labelled 'nope'"):
+        bench.search_recipe([run], "nope", base)
