@@ -160,6 +160,8 @@ class InformedPoint:
     """A variation a person would try first, after the presets (the search's informed start).
 
     over: the preset whose space params it changes ("O0": the algorithm alone; "O1": a variation of the preset).
+    where_faster: tried first only where the calibration on the team's network measured the algorithm faster than
+    O0 (an algorithm no measured workload gave a reason to try before the sampler does).
     A search's start takes as many points as its budget leaves, so their order decides which train:
     :data:`boosttune.algorithms.order.INFORMED` says how every algorithm's points are ranked together.
     """
@@ -167,6 +169,7 @@ class InformedPoint:
     label: str
     params: Mapping[str, Any]
     over: Literal["O0", "O1"] = "O0"
+    where_faster: bool = False
 
 
 @dataclass(frozen=True)
