@@ -141,6 +141,11 @@ def preset_params(preset: str, ctx: SpaceContext, base: dict[str, Any]) -> dict[
     return params
 
 
+# How much faster than O0 the calibration must time an algorithm whose informed point is tried only where it is
+# faster (``InformedPoint.where_faster``): the per-job tie, so a timing within the machine's noise adds no point.
+WHERE_FASTER = 1.05
+
+
 def informed_points(ctx: SpaceContext, base: dict[str, Any],
                     speed: Mapping[str, float | None] | None = None) -> list[tuple[str, dict[str, Any]]]:
     """The variations a person would try first, after the presets: (label, params), each a full-space point.
@@ -161,7 +166,7 @@ def informed_points(ctx: SpaceContext, base: dict[str, Any],
         measured = (speed or {}).get(f"boost.{algorithm.name}")
         faster = -measured if isinstance(measured, (int, float)) else -1.0  # unmeasured: as fast as O0
         for index, point in enumerate(algorithm.informed(ctx)):
-            if point.where_faster and not faster < -1.0:
+            if point.where_faster and not -faster >= WHERE_FASTER:
                 continue
             params = {**over[point.over], **point.params}
             switched = [k for k, v in over[point.over].items() if k.count(".") == 1 and k.startswith("boost.") and v]

@@ -237,8 +237,8 @@ def test_accumulation_is_tried_first_only_where_the_teams_network_measured_it_fa
     document = recipe_from_params(team[0][1], ctx, BASE).boost.to_boost_config_dict()
     assert document["boost"]["grad_accumulation"] is True and not document["boost"]["grad_freeze"]
     assert document["grad_accumulation"]["grad_accumulation_step"] == 4
-    for speed in ({"boost.grad_accumulation": 0.94, "boost.grad_freeze": 1.03}, {"boost.grad_accumulation": 1.0},
-                  {}, None):
+    for speed in ({"boost.grad_accumulation": 0.94, "boost.grad_freeze": 1.03}, {"boost.grad_accumulation": 1.04},
+                  {}, None):  # within the 5% tie of O0: the machine's noise, not a reason
         assert "grad_accumulation x4" not in [label for label, _ in informed_points(ctx, BASE, speed)]
 
 
