@@ -89,11 +89,12 @@ def _answer(run: Path, planned: int, rejudge: bool) -> dict[str, object]:
 
 
 def truth_file(runs: list[Path], planned: int, seeds: list[int], rejudge: bool, base: dict | None = None,
-               search: list[str] = ()) -> dict:
+               search: list[str] = (), search_runs: list[Path] = ()) -> dict:
     """The full job's bench file: O0 and every recipe the runs answered (or, for keep O0, the fastest they dropped),
     as their confirm stages trained them, at ``planned`` epochs on ``seeds`` (``base`` laid over the runs' base).
     ``search``: labels of search trials the truth trains too (a recipe the race never saw, such as one the search
-    found too lossy at the tuning job's length: whether keeping O0 is right at the full job depends on it)."""
+    found too lossy at the tuning job's length: whether keeping O0 is right at the full job depends on it), looked
+    up in ``search_runs`` (default: ``runs``)."""
     from boosttune.verify import plan_verify
 
     recipes: dict[str, dict] = {}
@@ -103,7 +104,7 @@ def truth_file(runs: list[Path], planned: int, seeds: list[int], rejudge: bool, 
         bench = plan_verify(run, planned_epochs=planned, recipe=name, base=base).bench
         recipes.update(bench.recipes)
     for label in search:
-        recipes[label] = search_recipe(runs, label, dict(bench.base))
+        recipes[label] = search_recipe(list(search_runs) or runs, label, dict(bench.base))
     document = bench.model_dump(mode="json")
     return {**document, "name": "transfer-truth", "seeds": seeds, "recipes": recipes}
 
@@ -218,13 +219,16 @@ def main(argv: list[str] | None = None) -> int:
     file.add_argument("--rejudge", action="store_true")
     file.add_argument("--search-recipe", action="append", default=[], metavar="LABEL",
                       help="a search trial's label (results.csv) the truth trains too; repeat for several")
+    file.add_argument("--search-runs", type=Path, nargs="+", default=[],
+                      help="the runs whose search trials --search-recipe names (default: --runs)")
     args = parser.parse_args(argv)
     if args.what == "truth-file":
         import yaml
 
         base = json.loads(args.set_base) if args.set_base else None
         seeds = [int(s) for s in args.seeds.split(",")]
-        print(yaml.safe_dump(truth_file(args.runs, args.planned, seeds, args.rejudge, base, args.search_recipe),
+        print(yaml.safe_dump(truth_file(args.runs, args.planned, seeds, args.rejudge, base, args.search_recipe,
+                                        args.search_runs),
                              sort_keys=False))
         return 0
     if args.what == "collect":
