@@ -55,6 +55,7 @@ sys.path.insert(0, str(HERE))
 from boosttune.stats.job import TIE, compile_charges  # noqa: E402
 
 CONFIRM_TABLE = HERE / "data" / "confirm_table"
+REPLAY = HERE / "data" / "replay"  # workloads: a tuning job's table and its full job's
 MAX_DROP = 1.0  # points: the main job's margin
 TARGETS = {"acceptable": 0.90, "same": 0.80, "realized": 0.90}
 SEARCH_LABEL = {"O1": "O1-equivalent"}  # confirm-table recipe -> search-table label where they differ
@@ -397,7 +398,38 @@ def print_truth(truth_: Truth) -> None:
     print(f"  acceptable answers: {', '.join(right) or 'none'}" + ("; keep O0" if truth_.acceptable("O0") else ""))
 
 
+RUN_COLUMNS = ["round", "seed", "recipe", "status", "throughput_sps", "objective_value", "compile_s", "train_s",
+               "graph_cached", "recipe_json"]
+
+
+def collect_workload(name: str, tuning: Path, full: Path, describe: str, command: str) -> Path:
+    """Write benchmarks/data/replay/<name>/{tuning,full} from two ``boosttune bench`` folders of the same recipes: the
+    tuning job's length and the full job's, on different paired seeds."""
+    folder = REPLAY / name
+    for part, bench_folder in (("tuning", tuning), ("full", full)):
+        (folder / part).mkdir(parents=True, exist_ok=True)
+        runs = pd.read_csv(bench_folder / "confirm.csv")
+        runs[RUN_COLUMNS].to_csv(folder / part / "runs.csv", index=False)
+        bench = json.loads((bench_folder / "bench.json").read_text())
+        (folder / part / "meta.json").write_text(json.dumps({
+            "workload": describe, "command": command, "seeds": bench["seeds"], "base": bench["base"],
+            "recipes": sorted(bench["recipes"])}, indent=2) + "\n")
+    return folder
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["collect"]:
+        take = argparse.ArgumentParser(prog="pipeline_replay.py collect",
+                                       description="write a workload's tables from its two bench folders")
+        take.add_argument("name")
+        take.add_argument("--tuning", type=Path, required=True, help="the bench at the tuning job's length")
+        take.add_argument("--full", type=Path, required=True, help="the bench at the full job's, on other seeds")
+        take.add_argument("--describe", required=True)
+        take.add_argument("--command", default="")
+        a = take.parse_args(argv[1:])
+        print(f"written: {collect_workload(a.name, a.tuning, a.full, a.describe, a.command)}")
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replays", type=int, default=400, help="main jobs replayed per pipeline and truth")
     parser.add_argument("--seed", type=int, default=0)
@@ -420,8 +452,6 @@ def main(argv: list[str] | None = None) -> int:
     print_fixed(truths)
     return 0
 
-
-REPLAY = HERE / "data" / "replay"
 
 
 def default_workloads() -> list[tuple[Path, Path]]:

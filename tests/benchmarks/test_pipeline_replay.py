@@ -153,3 +153,27 @@ def test_a_workload_is_raced_on_its_tuning_table_and_judged_by_its_measured_full
     assert "acceptable answers   0.0%" in out and "answers: O0 100%" in out
     assert bench.default_workloads() == [(w / "tuning", w / "full") for w in sorted(bench.REPLAY.glob("*"))
                                          if (w / "full" / "runs.csv").is_file()]
+
+
+def test_a_workload_is_collected_from_two_bench_folders_and_replays(bench, tmp_path, monkeypatch, capsys):
+    import json
+
+    import pandas as pd
+
+    folders = {}
+    for part, epochs, seeds in (("tuning", 3, range(800, 806)), ("full", 12, range(700, 706))):
+        made = _bench_runs(tmp_path / "made" / part, epochs, seeds, {"freeze": (1.3, -0.3, 2.0)})
+        runs = pd.read_csv(made / "runs.csv").assign(extra="a column the replay does not keep")
+        runs.to_csv(made / "confirm.csv", index=False)
+        (made / "bench.json").write_text(json.dumps({"seeds": list(seeds), "base": {"epochs": epochs},
+                                                     "recipes": {"O0": {}, "freeze": {}}}))
+        folders[part] = made
+    monkeypatch.setattr(bench, "REPLAY", tmp_path / "replay")
+    assert bench.main(["collect", "seq", "--tuning", str(folders["tuning"]), "--full", str(folders["full"]),
+                       "--describe", "a constructed workload", "--command", "made here"]) == 0
+    written = tmp_path / "replay" / "seq"
+    assert list(pd.read_csv(written / "full" / "runs.csv").columns) == bench.RUN_COLUMNS
+    assert json.loads((written / "tuning" / "meta.json").read_text())["base"]["epochs"] == 3
+    assert bench.default_workloads() == [(written / "tuning", written / "full")]
+    truth = bench.replay_workload(written / "tuning", written / "full", type("Args", (), {"replays": 10, "seed": 1})())
+    assert truth.acceptable("freeze") and "workload seq: a constructed workload" in capsys.readouterr().out
