@@ -151,7 +151,7 @@ class ExperimentConfig(BaseModel):
         "random", description="Optuna sampler after the informed start (random: best at this budget in "
                               "benchmarks/search_efficiency.py; tpe/gp model the results, gp needs PyTorch: "
                               "boosttune[gp])")
-    seed: int = Field(0, ge=0, description="seed of the sampler and of every trial")
+    seed: int = Field(0, ge=0, description="seed of the sampler and of every trial (base.seed, where base sets none)")
     time_budget_s: float | None = Field(None, gt=0, description="stop starting trials after this many seconds")
     max_failure_rate: float = Field(0.5, gt=0.0, le=1.0, description="abort once this share of trials failed")
     max_concurrent_trials: int | None = Field(
@@ -256,6 +256,7 @@ def parse_experiment(document: Mapping[str, Any] | None = None, **overrides: Any
     if isinstance(raw.get("base"), Mapping):
         refuse_renamed(raw["base"], RENAMED_RECIPE_FIELDS, prefix="base.")
         raw["base"] = with_entry_names(dict(raw["base"]))
+        raw["base"].setdefault("seed", raw.get("seed", 0))  # the experiment's seed is every trial's, unless base sets one
     try:
         config = ExperimentConfig.model_validate(raw)
     except ValidationError as e:

@@ -88,3 +88,13 @@ def test_a_race_budget_that_cannot_name_a_recipe_is_said_before_anything_trains(
     assert race_budget_note(parse_experiment({"confirm_budget_runs": 5})).endswith(
         "so this budget can only keep O0; allowed to name a recipe: 6 or more")
     assert race_budget_note(parse_experiment({"confirm_seeds": 2, "confirm_budget_runs": 20})) is None
+
+
+def test_the_experiments_seed_is_every_trials_unless_base_sets_one():
+    """`boosttune tune FILE --seed 24` once drew the sampler from 24 and trained every search trial on seed 0: three
+    tuning runs with three seeds searched the same training seed."""
+    base = {"model": "lenet5", "epochs": 1}
+    assert parse_experiment({"base": base}, seed=24).recipe.seed == 24
+    assert parse_experiment({"base": base, "seed": 7}).recipe.seed == 7
+    assert parse_experiment({"base": {**base, "seed": 3}}, seed=24).recipe.seed == 3  # the file's own trial seed
+    assert parse_experiment({"base": base}).recipe.seed == 0
