@@ -160,8 +160,6 @@ class InformedPoint:
     """A variation a person would try first, after the presets (the search's informed start).
 
     over: the preset whose space params it changes ("O0": the algorithm alone; "O1": a variation of the preset).
-    where_faster: tried first only where the calibration on the team's network timed the algorithm at least 5%
-    faster than O0 (:data:`boosttune.space.WHERE_FASTER`; an algorithm not every workload has a reason to try first).
     A search's start takes as many points as its budget leaves, so their order decides which train:
     :data:`boosttune.algorithms.order.INFORMED` says how every algorithm's points are ranked together.
     """
@@ -169,7 +167,6 @@ class InformedPoint:
     label: str
     params: Mapping[str, Any]
     over: Literal["O0", "O1"] = "O0"
-    where_faster: bool = False
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ SUGGESTION = ("dim_reduce", "less_bn", "grad_freeze", "grad_accumulation", "adas
 
 # Whose informed start points train first (the search's start takes as many as its budget leaves). Points of an
 # algorithm alone (over O0) come before variations of the O1 preset; an algorithm's own points keep their order.
-INFORMED = ("grad_freeze", "less_bn", "grad_accumulation")
+INFORMED = ("grad_freeze", "less_bn")
 
 # The method cards' index, by card (a card's key, not always its folder's name): the boost algorithms, the boost
 # levels, then the knobs.

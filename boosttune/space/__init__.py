@@ -141,18 +141,12 @@ def preset_params(preset: str, ctx: SpaceContext, base: dict[str, Any]) -> dict[
     return params
 
 
-# How much faster than O0 the calibration must time an algorithm whose informed point is tried only where it is
-# faster (``InformedPoint.where_faster``): the per-job tie, so a timing within the machine's noise adds no point.
-WHERE_FASTER = 1.05
-
-
 def informed_points(ctx: SpaceContext, base: dict[str, Any],
                     speed: Mapping[str, float | None] | None = None) -> list[tuple[str, dict[str, Any]]]:
     """The variations a person would try first, after the presets: (label, params), each a full-space point.
 
     Each algorithm declares its own (``Algorithm.informed``: GradientFreeze alone at a middle, a high and a low
-    freeze_p, LessBN alone, the O1-equivalent at a lower freeze_p, and GradientAccumulation over 4 batches only where
-    the calibration measured it faster than O0). ``speed`` (knob -> throughput over O0's, the
+    freeze_p, LessBN alone, the O1-equivalent at a lower freeze_p). ``speed`` (knob -> throughput over O0's, the
     calibration on the team's own network on this device) ranks the algorithms: the one measured fastest there first;
     without it, the order of ``order.INFORMED``. Points that rely on a knob the device does not support are left out
     (a variation of a preset: every switch the preset turns on); the caller leaves out those that rely on a knob
@@ -166,8 +160,6 @@ def informed_points(ctx: SpaceContext, base: dict[str, Any],
         measured = (speed or {}).get(f"boost.{algorithm.name}")
         faster = -measured if isinstance(measured, (int, float)) else -1.0  # unmeasured: as fast as O0
         for index, point in enumerate(algorithm.informed(ctx)):
-            if point.where_faster and not -faster >= WHERE_FASTER:
-                continue
             params = {**over[point.over], **point.params}
             switched = [k for k, v in over[point.over].items() if k.count(".") == 1 and k.startswith("boost.") and v]
             if all(ctx.supported(knob) for knob in switched):

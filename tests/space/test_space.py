@@ -225,23 +225,6 @@ def test_the_calibration_on_the_teams_network_ranks_the_informed_points():
     assert [label for label, _ in informed_points(ctx, BASE, {})] == [label for label, _ in informed_points(ctx, BASE)]
 
 
-def test_accumulation_is_tried_first_only_where_the_teams_network_measured_it_faster():
-    """The team's sequence model (benchmarks/team_seq) timed accumulation over 4 batches at 1.24x O0, its fastest
-    algorithm: it leads the start. The main job's ResNet-8 timed it at 0.94x: no point, as with no calibration."""
-    from boosttune.space import informed_points
-
-    ctx = _ctx()
-    team = informed_points(ctx, BASE, {"boost.grad_accumulation": 1.24, "boost.grad_freeze": 1.19,
-                                       "boost.less_bn": 0.53})
-    assert [label for label, _ in team][:2] == ["grad_accumulation x4", "grad_freeze p=0.5 on 2 groups"]
-    document = recipe_from_params(team[0][1], ctx, BASE).boost.to_boost_config_dict()
-    assert document["boost"]["grad_accumulation"] is True and not document["boost"]["grad_freeze"]
-    assert document["grad_accumulation"]["grad_accumulation_step"] == 4
-    for speed in ({"boost.grad_accumulation": 0.94, "boost.grad_freeze": 1.03}, {"boost.grad_accumulation": 1.04},
-                  {}, None):  # within the 5% tie of O0: the machine's noise, not a reason
-        assert "grad_accumulation x4" not in [label for label, _ in informed_points(ctx, BASE, speed)]
-
-
 def test_accelerator_only_knobs_are_drawn_where_the_device_supports_them():
     """On a device whose probe found everything supported (a GPU or Ascend node), the space reaches every knob
     the CPU lacks: dynamic and group loss scale with their window and factor, gc_flag, THOR, and DimReduce

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from boosttune.algorithms import manual
-from boosttune.algorithms.base import Algorithm, InformedPoint, ProbeCheck, alone_in_bench
+from boosttune.algorithms.base import Algorithm, ProbeCheck, alone_in_bench
 from boosttune.algorithms.grad_accumulation.fragment import FRAGMENT
 from boosttune.algorithms.grad_accumulation.notes import NOTE
 from boosttune.algorithms.grad_accumulation.section import GradAccumulationSection, rule
@@ -17,16 +17,6 @@ def observe(model) -> dict[str, Any]:
         "grad_accumulation": bool(getattr(train_net, "use_grad_accumulation", False)),
         "grad_accumulation_step": int(getattr(train_net, "max_accumulation_step", 1)),
     }
-
-
-def _informed(ctx) -> tuple[InformedPoint, ...]:
-    """Accumulation over 4 batches alone, as the calibration timed it, tried first only where that timing found it
-    faster than O0 on the team's network (the team's sequence model, benchmarks/team_seq: 1.24x per step, its
-    fastest algorithm; the main job's ResNet-8: 0.94x, not tried first). Fewer updates per epoch cost accuracy at a
-    fixed length: the race judges it like any other."""
-    return (InformedPoint("grad_accumulation x4", {"boost.grad_accumulation": True,
-                                                   "grad_accumulation.grad_accumulation_step": 4},
-                          where_faster=True),)
 
 
 def steps_per_update(boost_dict: Mapping[str, Any]) -> int:
@@ -50,7 +40,6 @@ ALGORITHM = Algorithm(
     bench=lambda report, world_size: alone_in_bench("grad_accumulation", report, {
         **manual(grad_accumulation=True), "grad_accumulation": {"grad_accumulation_step": 4}}),
     rule=rule,
-    informed=_informed,
     observe=observe,
     steps_per_update=steps_per_update,
     label=lambda knobs: (f"grad_accumulation x{knobs['grad_accumulation_step']}"
