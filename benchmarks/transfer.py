@@ -46,23 +46,35 @@ TRUTH_COLUMNS = ["round", "seed", "recipe", "status", "throughput_sps", "objecti
 
 # --- collect ---------------------------------------------------------------------------------------------------------
 
-def collect(name: str, runs: list[Path], truth: Path, planned: int, describe: str, command: str,
+def collect(name: str, runs: list[Path], truth: Path | list[Path], planned: int, describe: str, command: str,
             rejudge: bool = False) -> Path:
     """Write a workload's answers.csv, truth.csv and meta.json from finished run folders and the truth bench.
     ``rejudge``: each run's answer is the one its race gives with every job moved to ``planned`` epochs (a run made
-    for another planned length, replayed as if it had planned this one), else the run's own."""
+    for another planned length, replayed as if it had planned this one), else the run's own. Several ``truth``
+    benches (a later one for recipes a later run answered, O0 trained again beside them) keep their own pairs: each
+    bench's rounds are numbered apart."""
     rows = [_answer(run, planned, rejudge) for run in runs]
     folder = DATA / name
     folder.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(rows).to_csv(folder / "answers.csv", index=False)
-    table = pd.read_csv(truth / "confirm.csv")
-    table[[c for c in TRUTH_COLUMNS if c in table]].to_csv(folder / "truth.csv", index=False)
-    bench = json.loads((truth / "bench.json").read_text())
+    truths = [truth] if isinstance(truth, Path) else list(truth)
+    truth_table(truths).to_csv(folder / "truth.csv", index=False)
+    benches = [json.loads((t / "bench.json").read_text()) for t in truths]
+    bench = {"seeds": benches[0]["seeds"], "base": benches[0]["base"],
+             "recipes": {k: v for b in benches for k, v in b["recipes"].items()}}
     (folder / "meta.json").write_text(json.dumps({
         "workload": describe, "planned_epochs": planned, "tuning_runs": [str(r) for r in runs],
         "truth": {"seeds": bench["seeds"], "base": bench["base"], "recipes": bench["recipes"]},
         "command": command}, indent=2) + "\n")
     return folder
+
+
+def truth_table(truths: list[Path]) -> pd.DataFrame:
+    """The truth benches' runs, each bench's rounds numbered apart (1000 a bench) so that its pairs stay its own."""
+    tables = [pd.read_csv(t / "confirm.csv").assign(round=lambda d, i=i: d["round"] + 1000 * i)
+              for i, t in enumerate(truths)]
+    table = pd.concat(tables, ignore_index=True)
+    return table[[c for c in TRUTH_COLUMNS if c in table]]
 
 
 def _answer(run: Path, planned: int, rejudge: bool) -> dict[str, object]:
@@ -216,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     take = sub.add_parser("collect", help="write a workload's tables from finished runs and its truth bench")
     take.add_argument("name")
     take.add_argument("--runs", type=Path, nargs="+", required=True, help="the tuning runs' folders")
-    take.add_argument("--truth", type=Path, required=True, help="the full job's bench folder")
+    take.add_argument("--truth", type=Path, nargs="+", required=True,
+                      help="the full job's bench folder (several: each keeps its own pairs)")
     take.add_argument("--planned", type=int, required=True, help="the full job's epochs")
     take.add_argument("--describe", required=True, help="the workload in one line")
     take.add_argument("--command", default="", help="the commands that made the runs and the truth")

@@ -97,3 +97,22 @@ def test_a_run_that_compiled_fresh_is_charged_its_own_compile_not_its_recipes_fi
     assert bench.truth_of(table.drop(columns="graph_cached")).at["same", "speedup"] == pytest.approx(16 / 12)
     cached = table.assign(graph_cached=[r > 0 and n == "O0" for r, n in zip(table["round"], table["recipe"])])
     assert bench.truth_of(cached).at["same", "speedup"] == pytest.approx(16 / 12, rel=0.01)  # cached: charged 6 s
+
+
+def test_a_later_truth_bench_keeps_its_own_pairs(bench, tmp_path):
+    """O0 trained again beside a later run's answer: each recipe is judged against the O0 of its own bench."""
+    folders = []
+    for i, (name, speed, o0_job) in enumerate((("first", 1.2, 12.0), ("later", 1.1, 18.0))):
+        folder = tmp_path / f"truth{i}"
+        folder.mkdir()
+        rows = [{"round": r, "seed": 700 + r, "recipe": n, "status": "completed", "compile_s": 2.0,
+                 "graph_cached": False, "job_s": job, "objective_gain": 0.0,
+                 "job_speedup_vs_baseline": o0_job / job}
+                for r in range(3) for n, job in (("O0", o0_job + 0.01 * r), (name, o0_job / speed))]
+        pd.DataFrame(rows).to_csv(folder / "confirm.csv", index=False)
+        folders.append(folder)
+    table = bench.truth_table(folders)
+    assert sorted(table["round"].unique()) == [0, 1, 2, 1000, 1001, 1002]
+    truth = bench.truth_of(table)
+    assert truth.at["first", "speedup"] == pytest.approx(1.2, rel=0.01)
+    assert truth.at["later", "speedup"] == pytest.approx(1.1, rel=0.01)
