@@ -87,6 +87,14 @@ class Measured:
                         self.per_epoch_s.loc[index], self.charge_s, self.seeds.loc[index], self.recipes, self.epochs)
 
 
+def only(measured: Measured, names: tuple[str, ...]) -> Measured:
+    """The same runs with some recipes only (O0 always)."""
+    keep = [n for n in measured.throughput.columns if n == "O0" or n in names]
+    return Measured(measured.throughput[keep], measured.accuracy[keep], measured.epoch_accuracy[keep],
+                    measured.per_epoch_s[keep], {n: measured.charge_s[n] for n in keep}, measured.seeds,
+                    {n: measured.recipes[n] for n in keep}, measured.epochs)
+
+
 def folds(measured: Measured) -> tuple[Measured, Measured]:
     """The table's paired seeds split in two (alternate rounds): a replay draws its search and race from one half and
     is judged by the truth of the other, so no answer is graded on the runs it was made from."""
@@ -101,9 +109,14 @@ def load_measured(folder: Path = CONFIRM_TABLE) -> Measured:
     runs = pd.read_csv(folder / "runs.csv")
     epochs = int(json.loads((folder / "meta.json").read_text())["base"]["epochs"])
     runs = runs[runs["status"] == "completed"].copy()
-    if "val_acc" not in runs:  # a bench's runs
+    charges = compile_charges(runs)
+    if "val_acc" not in runs:  # a bench's runs: its job_s is its recipe's charge and the epochs at the bench's length
         runs["val_acc"] = runs["epoch_val_acc"] = runs["objective_value"]
-    runs["per_epoch_s"] = (runs["train_s"] - runs["compile_s"]) / epochs
+        runs["per_epoch_s"] = (runs["job_s"] - runs["recipe"].map(charges)) / epochs
+        if not runs["graph_cached"].astype(bool).any():  # every run compiled: each recipe's typical compile, not
+            charges = runs.groupby("recipe")["compile_s"].median().to_dict()  # its first (O0's opens the bench)
+    else:
+        runs["per_epoch_s"] = (runs["train_s"] - runs["compile_s"]) / epochs
     pivot = lambda column: runs.pivot_table(index="round", columns="recipe", values=column, aggfunc="first")  # noqa: E731
     throughput, accuracy, per_epoch = pivot("throughput_sps"), pivot("val_acc"), pivot("per_epoch_s")
     epoch_accuracy = pivot("epoch_val_acc")
@@ -115,7 +128,7 @@ def load_measured(folder: Path = CONFIRM_TABLE) -> Measured:
     else:
         recipes = {str(name): _recipe(str(name)) for name in throughput.columns}
     return Measured(throughput.loc[complete], accuracy.loc[complete], epoch_accuracy.loc[complete],
-                    per_epoch.loc[complete], compile_charges(runs), seeds, recipes, epochs)
+                    per_epoch.loc[complete], charges, seeds, recipes, epochs)
 
 
 # --- the truth ---------------------------------------------------------------------------------------------------
@@ -262,7 +275,8 @@ def handoff(view: pd.DataFrame, stopped: set[str], new: bool) -> list[str]:
 
         k = int(ExperimentConfig.model_fields["confirm_candidates"].default)
         chosen = pick_candidates(table, max_candidates=k, max_drop=MAX_DROP, noise=REFERENCE_NOISE)
-        return [c.name for c in chosen if c.name != "O0"]
+        label = {PRESETS.get(n, n): n for n in table["label"]}  # a preset is handed on by its preset's name
+        return [label.get(c.name, c.name) for c in chosen if c.name != "O0"]
     from boosttune.stats.select import pareto_front
 
     front = pareto_front(table)  # as it was: the fastest Pareto trials within 3 pt on their seed, and the preset
@@ -398,7 +412,7 @@ def print_truth(truth_: Truth) -> None:
     print(f"  acceptable answers: {', '.join(right) or 'none'}" + ("; keep O0" if truth_.acceptable("O0") else ""))
 
 
-RUN_COLUMNS = ["round", "seed", "recipe", "status", "throughput_sps", "objective_value", "compile_s", "train_s",
+RUN_COLUMNS = ["round", "seed", "recipe", "status", "throughput_sps", "objective_value", "compile_s", "job_s",
                "graph_cached", "recipe_json"]
 
 
@@ -449,6 +463,8 @@ def main(argv: list[str] | None = None) -> int:
         truths += replay_table(table, args)
     for tuning, full in args.workload or default_workloads():
         truths.append(replay_workload(tuning, full, args))
+    if not args.workload and not args.table and (REPLAY / "team_seq" / "tuning" / "runs.csv").is_file():
+        truths += replay_short_job(REPLAY / "team_seq" / "tuning", BOOST_ONLY, args)
     print_fixed(truths)
     return 0
 
@@ -457,6 +473,29 @@ def main(argv: list[str] | None = None) -> int:
 def default_workloads() -> list[tuple[Path, Path]]:
     """The committed pairs: benchmarks/data/replay/<workload>/{tuning,full}."""
     return [(w / "tuning", w / "full") for w in sorted(REPLAY.glob("*")) if (w / "full" / "runs.csv").is_file()]
+
+
+# The team's boost recipes alone (no learning-rate or amp trial of its searches): a team that searches the boost
+# algorithms only (`search: [less_bn, grad_freeze, grad_accumulation, dim_reduce]`) for a 3-epoch job.
+BOOST_ONLY = ("O1-equivalent", "grad_accumulation x4", "grad_freeze p=0.5 on 2 groups", "grad_freeze p=0.7 on 2 groups")
+
+
+def replay_short_job(folder: Path, names: tuple[str, ...], args: argparse.Namespace) -> list[Truth]:
+    """A truth where keeping O0 is right, measured: the team's tuning table as the job itself (3 epochs), its boost
+    recipes only, each 1.0-1.05x per job or far outside the margin. Out of sample as the confirm tables are (the
+    halves of its 10 paired seeds); the scheduler is not replayed (its curves are the main job's)."""
+    measured = only(load_measured(folder), names)
+    planned = measured.epochs
+    print(f"== the team's boost recipes at its {planned}-epoch job ({folder.parent.name}/tuning, "
+          f"{len(measured.names)} recipes x {len(measured.seeds)} paired seeds: halves of {len(measured.seeds) // 2})")
+    whole = truth(measured, planned)
+    print_truth(whole)
+    halves = folds(measured)
+    held_out = [truth(halves[1], planned), truth(halves[0], planned)]
+    pipeline = Pipeline("now (the scheduler not replayed)", True, TIE, None, reference_sd=SEARCH_REFERENCE_SD,
+                        reference_runs=2)
+    judge(list(halves), held_out, pipeline, planned, whole, args.replays, args.seed)
+    return held_out
 
 
 def replay_workload(tuning: Path, full: Path, args: argparse.Namespace) -> Truth:
