@@ -95,6 +95,21 @@ def plan_verify(run: str | Path, *, seeds: int | None = None, planned_epochs: in
                       overrides, asked)
 
 
+def unconverged_baseline(folder: Path, objective: Objective) -> str | None:
+    """The run's baseline convergence note when it was still improving at its end (None when it converged or its
+    curve cannot be read)."""
+    from boosttune.stages.baseline import convergence_note
+
+    try:
+        table = pd.read_csv(folder / "results.csv")
+        row = table[table["is_baseline"].astype(bool)].iloc[0]
+        curve = json.loads(row["curve_json"])
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return None
+    note = convergence_note(curve, objective)
+    return note if note and note.startswith("still improving") else None
+
+
 def _read_run(folder: Path) -> tuple[ExperimentConfig, Confirmed]:
     if not folder.is_dir():
         raise DataError(f"{folder}: no such run folder; give the --output of boosttune tune or experiments/*.py")
@@ -169,6 +184,11 @@ def run_verify(plan: VerifyPlan, output: str | Path | None = None, *, resume: bo
     from boosttune.report import load_report_inputs, write_report
 
     target = Path(output).resolve() if output is not None else plan.default_output
+    still = unconverged_baseline(plan.run, plan.objective)
+    if still:
+        log(f"verify: note: the run's baseline was {still.split(': train longer')[0]}, so its recipes' accuracy "
+            f"changes are not their final ones: a recipe its race dropped as too lossy, or never raced, may win at "
+            f"the planned job, and this checks {plan.recipe} only (benchmarks/data/transfer/team-seq-12ep)")
     log(f"verify: {plan.recipe} against O0 at the planned job ({plan.planned_epochs} epochs"
         + (f", base {json.dumps(plan.base_overrides)}" if plan.base_overrides else "") + f") on fresh paired seeds "
         f"{plan.bench.seeds}; the run's answer: {'keep O0' if plan.answer == BASELINE_NAME else plan.answer}")

@@ -126,3 +126,26 @@ def test_the_runs_report_gains_a_section_for_each_verification(run):
     assert "## Verified at the planned job" in text and verification.outcome == HOLDS
     assert "| 30 epochs | grad_freeze p=0.5 | 6 7 |" in text and "1.21x per job [1.10, 1.33]" in text
     assert verification.line in text
+
+
+def test_a_run_whose_baseline_was_still_climbing_is_said_to_be_one_whose_accuracy_changes_may_not_hold(tmp_path):
+    """The team's LSTM at 3 epochs (+4.64 pt in O0's last epoch): two keep-O0 answers that the 12-epoch job showed
+    wrong, with a recipe the race never raced winning there; verify checks one recipe and says so."""
+    import json
+
+    import pandas as pd
+
+    from boosttune.objective import ACCURACY
+    from boosttune.verify import unconverged_baseline
+
+    def run(values):
+        folder = tmp_path / "-".join(str(v) for v in values)
+        folder.mkdir()
+        curve = [{"epoch": i + 1, "objective_value": v} for i, v in enumerate(values)]
+        pd.DataFrame([{"label": "O0", "is_baseline": True, "curve_json": json.dumps(curve)},
+                      {"label": "x", "is_baseline": False, "curve_json": "[]"}]).to_csv(folder / "results.csv")
+        return folder
+
+    assert "+4.64 pt in the last epoch" in unconverged_baseline(run([0.55, 0.6542, 0.7006]), ACCURACY)
+    assert unconverged_baseline(run([0.80, 0.84, 0.842]), ACCURACY) is None  # converged
+    assert unconverged_baseline(tmp_path, ACCURACY) is None  # no results table: nothing said
