@@ -84,7 +84,15 @@ def _answer(run: Path, planned: int, rejudge: bool) -> dict[str, object]:
     from boosttune.stats.holds import JobFigures
     from boosttune.verify import plan_verify
 
-    plan = plan_verify(run, planned_epochs=planned)
+    from boosttune.errors import DataError
+
+    try:
+        plan = plan_verify(run, planned_epochs=planned)
+    except DataError:  # the search handed the race nothing: keep O0, with no recipe and no prediction
+        config = json.loads((run / "experiment.json").read_text())
+        return {"run": run.name, "seed": config.get("seed"), "answer": "O0", "predicted_recipe": "",
+                **{k: math.nan for k in ("speedup", "speedup_low", "speedup_high", "gain", "gain_low", "gain_high")},
+                "race_seeds": 0, "max_drop": float(config.get("max_drop") or 1.0)}
     answer, recipe, predicted = plan.answer, plan.recipe, plan.predicted
     if rejudge:
         own, default = recorded_max_drop(run)
@@ -113,6 +121,8 @@ def truth_file(runs: list[Path], planned: int, seeds: list[int], rejudge: bool, 
     bench = None
     for run in runs:
         name = str(_answer(run, planned, rejudge)["predicted_recipe"])
+        if not name:
+            continue  # nothing raced: the truth's other recipes judge its keep O0
         bench = plan_verify(run, planned_epochs=planned, recipe=name, base=base).bench
         recipes.update(bench.recipes)
     for label in search:
@@ -204,8 +214,12 @@ def report(folder: Path) -> dict[str, object]:
         inside = bool(measured["gain_low"] <= row.gain <= measured["gain_high"]) if measured is not None else None
         agree_speed.append(bool(abs(off) <= TARGETS["agree"]) if math.isfinite(off) else None)
         agree_gain.append(inside)
+        verdict = 'acceptable' if ok else 'NOT acceptable' if ok is False else 'not in the truth'
+        if not isinstance(row.predicted_recipe, str):
+            print(f"   run {row.run} (seed {row.seed}): answer keep O0 (the search handed the race nothing): {verdict}")
+            continue
         print(f"   run {row.run} (seed {row.seed}): answer {'keep O0' if row.answer == 'O0' else row.answer}: "
-              f"{'acceptable' if ok else 'NOT acceptable' if ok is False else 'not in the truth'}; predicted for "
+              f"{verdict}; predicted for "
               f"{row.predicted_recipe} {row.speedup:.3f}x [{row.speedup_low:.3f}, {row.speedup_high:.3f}] "
               f"{row.gain:+.2f} pt [{row.gain_low:+.2f}, {row.gain_high:+.2f}] on {row.race_seeds} seed(s): "
               + (f"speed {100 * off:+.1f}% off the truth, the accuracy change "
@@ -218,7 +232,8 @@ def report(folder: Path) -> dict[str, object]:
           f"{'met' if ok_share >= TARGETS['acceptable'] else 'MISSED'}); the same answer in {same} of {n} (target "
           f"{math.ceil(TARGETS['same'] * n)}: {'met' if same / n >= TARGETS['same'] else 'MISSED'}); predicted "
           f"per-job speed-up within 5% of the truth in {sum(known)} of {len(known)}; predicted accuracy change "
-          f"inside the truth's interval in {sum(a is True for a in agree_gain)} of {len(agree_gain)}")
+          f"inside the truth's interval in {sum(a is True for a in agree_gain)} of "
+          f"{sum(a is not None for a in agree_gain)}")
     return {"acceptable": ok_share, "same": same / n}
 
 
