@@ -26,6 +26,7 @@ from boosttune.files import write_json
 from boosttune.objective import Objective
 from boosttune.outputs.results import table_objective
 from boosttune.outputs.summary import Confirmed, at_planned_epochs, load_confirmed
+from boosttune.stages.baseline import convergence_note
 from boosttune.stats.confirmed import BASELINE_NAME
 from boosttune.stats.holds import JobFigures, Verification, judge_verification
 
@@ -98,8 +99,6 @@ def plan_verify(run: str | Path, *, seeds: int | None = None, planned_epochs: in
 def unconverged_baseline(folder: Path, objective: Objective) -> str | None:
     """The run's baseline convergence note when it was still improving at its end (None when it converged or its
     curve cannot be read)."""
-    from boosttune.stages.baseline import convergence_note
-
     try:
         table = pd.read_csv(folder / "results.csv")
         row = table[table["is_baseline"].astype(bool)].iloc[0]
