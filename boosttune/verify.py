@@ -26,7 +26,7 @@ from boosttune.files import write_json
 from boosttune.objective import Objective
 from boosttune.outputs.results import table_objective
 from boosttune.outputs.summary import Confirmed, at_planned_epochs, load_confirmed
-from boosttune.stages.baseline import convergence_note
+from boosttune.stages.baseline import last_epoch_gain
 from boosttune.stats.confirmed import BASELINE_NAME
 from boosttune.stats.holds import JobFigures, Verification, judge_verification
 
@@ -97,16 +97,16 @@ def plan_verify(run: str | Path, *, seeds: int | None = None, planned_epochs: in
 
 
 def unconverged_baseline(folder: Path, objective: Objective) -> str | None:
-    """The run's baseline convergence note when it was still improving at its end (None when it converged or its
-    curve cannot be read)."""
+    """How much the run's baseline gained in its last epoch, in words, when it was still improving at its end (None
+    when it converged or its curve cannot be read)."""
     try:
         table = pd.read_csv(folder / "results.csv")
         row = table[table["is_baseline"].astype(bool)].iloc[0]
         curve = json.loads(row["curve_json"])
     except (OSError, ValueError, KeyError, IndexError, TypeError):
         return None
-    note = convergence_note(curve, objective)
-    return note if note and note.startswith("still improving") else None
+    found = last_epoch_gain(curve, objective)
+    return f"{objective.format_gain(found[0])} in the last epoch" if found and found[1] else None
 
 
 def _read_run(folder: Path) -> tuple[ExperimentConfig, Confirmed]:
@@ -185,7 +185,7 @@ def run_verify(plan: VerifyPlan, output: str | Path | None = None, *, resume: bo
     target = Path(output).resolve() if output is not None else plan.default_output
     still = unconverged_baseline(plan.run, plan.objective)
     if still:
-        log(f"verify: note: the run's baseline was {still.split(': train longer')[0]}, so its recipes' accuracy "
+        log(f"verify: note: the run's baseline was still improving at the end ({still}), so its recipes' accuracy "
             f"changes are not their final ones: a recipe its race dropped as too lossy, or never raced, may win at "
             f"the planned job, and this checks {plan.recipe} only (benchmarks/data/transfer/team-seq-12ep)")
     log(f"verify: {plan.recipe} against O0 at the planned job ({plan.planned_epochs} epochs"

@@ -21,7 +21,8 @@ from boosttune.space import (
     recipe_from_params,
 )
 
-__all__ = ["EXPLODED_LOSS_FACTOR", "baseline_problem", "convergence_note", "judge_baseline", "train_baseline"]
+__all__ = ["EXPLODED_LOSS_FACTOR", "baseline_problem", "convergence_note", "judge_baseline", "last_epoch_gain",
+           "train_baseline"]
 
 
 def train_baseline(config: ExperimentConfig, ctx: SpaceContext, base: dict[str, Any], output: Path,
@@ -109,14 +110,24 @@ def baseline_problem(baseline: RunRecord, objective: Objective, *, learning_rate
     return None
 
 
-def convergence_note(curve: list[dict[str, Any]], objective: Objective = ACCURACY) -> str | None:
-    """Whether the baseline was still learning when it stopped (then every recipe is compared too early): its last
-    epoch better than every epoch before it by more than 0.5 points (0.5% of the value for a non-fraction)."""
+def last_epoch_gain(curve: list[dict[str, Any]], objective: Objective = ACCURACY) -> tuple[float, bool] | None:
+    """The baseline's last epoch against the best before it, and whether that gain means it was still learning when
+    it stopped (then every recipe is compared too early): more than 0.5 points (0.5% of the value for a
+    non-fraction). None with fewer than 3 evaluated epochs."""
     values = [e["objective_value"] for e in curve if e.get("objective_value") is not None]
     if len(values) < 3:
         return None
     best_before = max(values[:-1], key=objective.oriented)
     gain = objective.gain(values[-1], best_before)
+    return gain, gain > objective.tolerance(None, 0.5, values[-1])
+
+
+def convergence_note(curve: list[dict[str, Any]], objective: Objective = ACCURACY) -> str | None:
+    """Whether the baseline was still learning when it stopped (:func:`last_epoch_gain`), in words."""
+    found = last_epoch_gain(curve, objective)
+    if found is None:
+        return None
+    gain, still = found
     return (f"still improving at the end ({objective.format_gain(gain)} in the last epoch): train longer (--epochs) "
-            "so recipes are compared at convergence" if gain > objective.tolerance(None, 0.5, values[-1]) else
+            "so recipes are compared at convergence" if still else
             f"converged (last epoch {objective.format_gain(gain)} vs the best before it)")
