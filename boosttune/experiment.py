@@ -24,7 +24,7 @@ from boosttune.check import CheckReport, check_in_fresh_process
 from boosttune.config.experiment import MAX_DROP, ExperimentConfig
 from boosttune.errors import UnsupportedError
 from boosttune.stages.baseline import judge_baseline, train_baseline
-from boosttune.stages.confirm import ConfirmOutcome, run_confirm_stage
+from boosttune.stages.confirm import ConfirmOutcome, confirm_length, run_confirm_stage
 from boosttune.outputs.export import selected_recipe, write_best
 from boosttune.outputs.results import build_results_table, save_results, search_reference
 from boosttune.stats.select import Tolerance
@@ -100,6 +100,10 @@ def _run(config: ExperimentConfig, started: StartedRun, base: dict[str, Any], *,
             baseline = train_baseline(config, ctx, base, started.output, started.train, log)
         note = judge_baseline(baseline, facts.objective, config, facts.steps_per_epoch(config.recipe.epochs), log)
         max_drop = _max_drop(config, facts, baseline, started.output, log)
+        length = confirm_length(config, baseline.curve, facts.objective)
+        if length.reason and config.confirm_seeds:
+            log(f"confirm: {length.reason}")
+        record_run_info(started.output, confirm_epochs=length.epochs, confirm_at_planned=length.planned)
         speed = started.placed.speed.ratios if started.placed.speed is not None else None
         start = plan_start(config, started.output, started.report, ctx, base, slow, log, speed)
         setup = search_setup(config, started, facts, ctx, base, baseline, start, max_drop.resolved(), log)
@@ -117,7 +121,8 @@ def _run(config: ExperimentConfig, started: StartedRun, base: dict[str, Any], *,
                         f"{ROUNDS_ACROSS_SLOTS} ({slots})")
         with _stage("confirm", times, log), started.warm_pool(log, turns=turns, slots=slots):
             confirm = run_confirm_stage(config, table, max_drop, started.output, started.train, log,
-                                        train_round=started.train_round if turns or slots > 1 else None)
+                                        train_round=started.train_round if turns or slots > 1 else None,
+                                        length=length)
     with _stage("export and report", times, log):
         result = _finish(config, started.output, table, max_drop, confirm, outcome.aborted_reason)
     result.stage_s, result.baseline_note, result.left_out = times, note, {**slow, **outcome.left_out}

@@ -16,7 +16,7 @@ from boosttune.errors import ConfigError
 
 __all__ = ["CONFIRM_SCREEN", "EARLY_STOP_MARGIN", "LEGACY_MAX_DROP", "LOSSY_DROP", "MAX_DROP", "OBJECTIVES",
            "RACE_MIN_SEEDS", "RECOMMENDED_SEEDS", "SAMPLERS", "VERIFY_SEEDS", "ExperimentConfig", "VerifyConfig",
-           "parse_experiment", "race_budget_note",
+           "parse_experiment", "planned_job_note", "race_budget_note",
            "recorded_max_drop", "recorded_prefer_ties"]
 
 # Every default tolerance, in one place. Left unset, a tolerance is that many points for a fraction objective
@@ -221,6 +221,10 @@ class ExperimentConfig(BaseModel):
                             "once, one per slot, each recipe on another slot from round to round; else one run after "
                             "another; auto: epochs on a one-node CPU cluster with warm workers and one rank per "
                             "trial, else runs")
+    confirm_epochs: int | None = Field(
+        None, ge=1, description="epochs each confirm run trains (unset: base.epochs, the tuning job's; or the planned "
+                                "job's, base.planned_epochs, when it is longer and the baseline was still improving "
+                                "at the end of base.epochs: the accuracy there does not predict the planned job's)")
     confirm_eval_all: bool = Field(
         True, description="confirm runs of a built-in data set take their objective from one evaluation after the "
                           "last epoch on every held-out sample (less noisy than the per-epoch slice, val_limit)")
@@ -280,6 +284,18 @@ def parse_experiment(document: Mapping[str, Any] | None = None, **overrides: Any
     if config.num_trials < 2:
         raise ConfigError(f"num_trials: {config.num_trials} is invalid; the baseline plus at least one more trial")
     return config
+
+
+def planned_job_note(config: ExperimentConfig) -> str | None:
+    """Said before anything trains: a planned job longer than the tuning job, which the confirm race trains instead
+    when the baseline is still improving at the end of the tuning job (boosttune.stages.confirm.confirm_length)."""
+    recipe = config.recipe
+    planned = recipe.planned_epochs or recipe.epochs
+    if not config.confirm_seeds or config.confirm_epochs is not None or planned <= recipe.epochs:
+        return None
+    return (f"the planned job is {planned} epochs, the tuning job {recipe.epochs}: if the baseline is still improving "
+            f"at the end of its {recipe.epochs}, the confirm race trains the planned {planned} (each confirm run about "
+            f"{planned / recipe.epochs:.3g}x as long; confirm_epochs to choose)")
 
 
 def race_budget_note(config: ExperimentConfig) -> str | None:

@@ -82,9 +82,15 @@ def _confirmed(inputs: ReportInputs) -> Section:
             tables=(claims_table,))
     obj = inputs.objective
     rounds = (inputs.run_info or {}).get("rounds")
+    at_planned = (inputs.run_info or {}).get("confirm_at_planned") is True
+    epochs = (inputs.run_info or {}).get("confirm_epochs")
     text = (f"Paired seeds {list(confirmed.seeds)}: every recipe of a round shares its seed, rounds interleaved"
             + (f" ({rounds})" if isinstance(rounds, str) else "") + ". "
-            "Each figure has one estimator. Per job (the decision's speed) and Δ (better than the baseline by, "
+            + (f"Every run trained the planned job's {epochs} epochs: the baseline was still improving at the end of "
+               "the tuning job, whose accuracy does not predict the planned job's; recipes were handed to the race "
+               "by their speed (and the search's lossy bound), and their accuracy judged here. "
+               if at_planned and isinstance(epochs, int) else "")
+            + "Each figure has one estimator. Per job (the decision's speed) and Δ (better than the baseline by, "
             f"{obj.describe()}): the estimates of the model the decision is taken on (recipe + round, noise pooled "
             "over the recipes), with its 95% intervals. Per step: the geometric mean of the per-round throughput "
             "ratios (steady state, compile apart), with a paired t interval. Time to target (secondary): training "

@@ -13,12 +13,14 @@ import pandas as pd
 
 from boosttune.config.experiment import (
     CONFIRM_SCREEN,
+    LOSSY_DROP,
     RECOMMENDED_SEEDS,
     ExperimentConfig,
 )
 from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
 from boosttune.objective import Objective
 from boosttune.outputs.results import canonical_json
+from boosttune.stages.baseline import last_epoch_gain
 from boosttune.stages.rounds import (
     Candidate,
     TrainRound,
@@ -33,8 +35,8 @@ from boosttune.stats.noise import NoiseRecord, RunMode, noise_record
 from boosttune.stats.race import REFERENCE_NOISE, Noise, Race, RaceRules
 from boosttune.stats.select import Tolerance
 
-__all__ = ["ConfirmOutcome", "confirm_seeds", "default_budget_runs", "device_noise", "handoff", "judged_on_all",
-           "race_rules", "run_confirm_stage", "run_mode"]
+__all__ = ["ConfirmLength", "ConfirmOutcome", "confirm_length", "confirm_seeds", "default_budget_runs",
+           "device_noise", "handoff", "judged_on_all", "race_rules", "run_confirm_stage", "run_mode"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,37 @@ class ConfirmOutcome:
     records: list[RunRecord]
     rules: RaceRules | None = None
     race: Race | None = None
+
+
+@dataclass(frozen=True)
+class ConfirmLength:
+    """How many epochs each confirm run trains, and why. ``planned``: trained at the planned job because the tuning
+    job's accuracy does not predict it (the baseline was still improving at its end), so the handoff does not read
+    a searched trial's accuracy gap beyond the search's lossy bound, and the race judges accuracy at this length."""
+
+    epochs: int
+    reason: str | None = None
+    planned: bool = False
+
+
+def confirm_length(config: ExperimentConfig, baseline_curve: list[dict], objective: Objective) -> ConfirmLength:
+    """The confirm runs' length: ``confirm_epochs`` when set; else the planned job's (``base.planned_epochs``) when
+    it is longer than the tuning job and the baseline was still improving at the end of it (a recipe's accuracy gap
+    there says little about the planned job's: benchmarks/data/transfer/team-seq-12ep, an LSTM tuned at 3 epochs,
+    GradientFreeze p=0.7 on 2 groups -5 to -12 pt behind O0 on its search seeds and +0.16 pt at the 12-epoch job);
+    else the tuning job's own."""
+    recipe = config.recipe
+    planned = recipe.planned_epochs or recipe.epochs
+    if config.confirm_epochs is not None:
+        return ConfirmLength(config.confirm_epochs, f"confirm_epochs {config.confirm_epochs}",
+                             planned=config.confirm_epochs == planned and planned != recipe.epochs)
+    found = last_epoch_gain(baseline_curve, objective)
+    if planned > recipe.epochs and found is not None and found[1]:
+        return ConfirmLength(planned, f"the baseline was still improving at the end of the tuning job's "
+                                      f"{recipe.epochs} epochs ({objective.format_gain(found[0])} in the last), so a "
+                                      f"recipe's accuracy there does not predict the planned job's: the confirm race "
+                                      f"trains the planned {planned} epochs (confirm_epochs to choose)", planned=True)
+    return ConfirmLength(recipe.epochs)
 
 
 def confirm_seeds(seed: int, count: int) -> list[int]:
@@ -92,13 +125,14 @@ def run_mode(config: ExperimentConfig, turns: bool = False) -> RunMode:
 
 def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, max_drop: Tolerance, output: Path,
                       train: Callable[[RunSpec], RunRecord], log: Callable[[str], None],
-                      train_round: TrainRound | None = None) -> ConfirmOutcome:
+                      train_round: TrainRound | None = None, length: ConfirmLength | None = None) -> ConfirmOutcome:
     """The experiment's confirm stage: the candidates that passed the screen, trained again on fresh paired seeds
     against the baseline, in a race (the default) or a fixed number of seeds; the runs and the decision.
     ``max_drop`` is the experiment's, on its model's objective; the screen is taken in the same objective.
-    ``train_round``: a round's runs trained together, their epochs in turn (None: one after another)."""
+    ``train_round``: a round's runs trained together, their epochs in turn (None: one after another); ``length``:
+    the runs' epochs (:func:`confirm_length`; None: the tuning job's)."""
     turns = train_round is not None
-    candidates, record, noise = handoff(config, table, max_drop, turns)
+    candidates, record, noise = handoff(config, table, max_drop, turns, length)
     store = RecordStore(output / "confirm")
     if config.confirm_mode == "fixed" or len(candidates) < 2:
         seeds = confirm_seeds(config.seed, config.confirm_seeds)
@@ -130,24 +164,36 @@ def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, max_drop: T
     return ConfirmOutcome(records, rules, race)
 
 
-def handoff(config: ExperimentConfig, table: pd.DataFrame, max_drop: Tolerance,
-            turns: bool = False) -> tuple[list[Candidate], NoiseRecord, Noise]:
+def handoff(config: ExperimentConfig, table: pd.DataFrame, max_drop: Tolerance, turns: bool = False,
+            length: ConfirmLength | None = None) -> tuple[list[Candidate], NoiseRecord, Noise]:
     """The candidates (:func:`~boosttune.stages.rounds.pick_candidates`: the searched ones by how likely they
     are acceptable at ``max_drop`` given the device's noise), the device's noise record and the race's prior. The
-    handoff reads a one-seed gain with the reference's accuracy noise when the record has measured none."""
+    handoff reads a one-seed gain with the reference's accuracy noise when the record has measured none. Confirmed
+    at the planned job because the tuning job's accuracy does not predict it (``length.planned``), a searched trial
+    is screened by speed and by the search's lossy bound only, the scheduler's stopped trials included (stopped for
+    the accuracy the tuning job read)."""
+    length = length or ConfirmLength(config.recipe.epochs)
     baseline = baseline_candidate(table)
-    record, noise = device_noise(config, _as_confirmed(config, baseline), max_drop.objective, turns)
+    record, noise = device_noise(config, _as_confirmed(config, baseline, length), max_drop.objective, turns)
     seen_with = noise if noise.gain_sd is not None or not max_drop.objective.fraction else \
         replace(noise, gain_sd=REFERENCE_NOISE.gain_sd)
-    screen = Tolerance(max_drop.objective, config.confirm_screen, CONFIRM_SCREEN).resolved_on(table)
-    picked = pick_candidates(table, max_candidates=config.confirm_candidates, screen=screen, max_drop=max_drop,
-                             noise=seen_with)
-    return [_as_confirmed(config, c) for c in picked], record, noise
+    if length.planned:
+        screen = Tolerance(max_drop.objective, None, LOSSY_DROP).resolved_on(table)
+        picked = pick_candidates(table, max_candidates=config.confirm_candidates, screen=screen, max_drop=max_drop,
+                                 noise=seen_with, read_gain=False)
+    else:
+        screen = Tolerance(max_drop.objective, config.confirm_screen, CONFIRM_SCREEN).resolved_on(table)
+        picked = pick_candidates(table, max_candidates=config.confirm_candidates, screen=screen, max_drop=max_drop,
+                                 noise=seen_with)
+    return [_as_confirmed(config, c, length) for c in picked], record, noise
 
 
-def _as_confirmed(config: ExperimentConfig, candidate: Candidate) -> Candidate:
-    """The candidate as the confirm stage trains it: judged on every held-out sample (``confirm_eval_all``) and
-    evaluated after its last epoch only, unless ``confirm_curves`` asks for every epoch's."""
+def _as_confirmed(config: ExperimentConfig, candidate: Candidate, length: ConfirmLength | None = None) -> Candidate:
+    """The candidate as the confirm stage trains it: for ``length.epochs`` (None: its own), judged on every
+    held-out sample (``confirm_eval_all``) and evaluated after its last epoch only, unless ``confirm_curves`` asks
+    for every epoch's."""
+    if length is not None and candidate.recipe.get("epochs") != length.epochs:
+        candidate = replace(candidate, recipe={**candidate.recipe, "epochs": length.epochs})
     candidate = judged_on_all(candidate) if config.confirm_eval_all else candidate
     if config.confirm_curves or candidate.recipe.get("eval_every_epoch") is False:
         return candidate

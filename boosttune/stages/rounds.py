@@ -26,6 +26,7 @@ from boosttune.objective import ACCURACY, Objective
 from boosttune.outputs.results import (
     canonical_json,
     finite,
+    search_reference,
     table_objective,
 )
 from boosttune.stats.confirmed import (
@@ -39,6 +40,7 @@ from boosttune.stats.handoff import (
     MIN_P_ACCEPTABLE,
     Choice,
     choose,
+    observed_spread,
     prospect,
     search_noise,
 )
@@ -99,7 +101,7 @@ def baseline_candidate(table: pd.DataFrame) -> Candidate:
 
 def pick_candidates(table: pd.DataFrame, *, max_candidates: int = 3, screen: float = 3.0,
                     max_drop: Tolerance | float | None = None, noise: Noise | None = None,
-                    min_p: float = MIN_P_ACCEPTABLE) -> list[Candidate]:
+                    min_p: float = MIN_P_ACCEPTABLE, read_gain: bool = True) -> list[Candidate]:
     """The baseline, the O1/O2-equivalent presets, and the searched recipes the race can likely confirm.
 
     A searched candidate is a finished trial within ``screen`` of the baseline's objective on its one seed, at least
@@ -109,11 +111,15 @@ def pick_candidates(table: pd.DataFrame, *, max_candidates: int = 3, screen: flo
     one per family (the boost algorithms it switches on) before a second of any family. ``max_drop``: a Tolerance or a number in the
     objective's gain units (None: the experiment's default); ``noise``: the device's (None: the reference table's;
     its gain sd is in accuracy points, so another objective with no measured gain noise is judged by the screen).
+    A search whose O0 runs lie further apart than the handoff assumes (SEARCH_SPREAD_SD a run) reads its speed-ups
+    with the spread they show. ``read_gain`` False (the confirm race trains a longer job than the search's, whose
+    accuracy the search's does not predict): a trial is screened by ``screen`` alone, its one-seed gain not read,
+    and the scheduler's stopped trials are candidates too.
 
     Raises:
         DataError: the table has no finished O0 baseline.
     """
-    finished = table[table["status"].isin(FINISHED)]
+    finished = table[table["status"].isin(FINISHED if read_gain else (*FINISHED, "stopped"))]
     seen: set[str] = set()
     chosen = [_candidate(_baseline_row(table), BASELINE_NAME, BASELINE_WHY, BASELINE_NAME, seen)]
     presets = finished[finished["preset"].notna() & (finished["preset"] != BASELINE_NAME)]
@@ -122,7 +128,7 @@ def pick_candidates(table: pd.DataFrame, *, max_candidates: int = 3, screen: flo
                                  str(row["preset"]), seen))
     objective = table_objective(table)
     noise = noise or REFERENCE_NOISE
-    gain_sd = noise.gain_sd if objective.fraction or noise is not REFERENCE_NOISE else None
+    gain_sd = noise.gain_sd if read_gain and (objective.fraction or noise is not REFERENCE_NOISE) else None
     drop = Tolerance.coerce(max_drop, MAX_DROP, table).resolved_on(table)
     rows = {}  # not only those faster on their seed: a 1.09x recipe reads below 1 in one search in six
     screened = finished[(finished["speedup_vs_baseline"] > 0) & ~finished["is_baseline"].astype(bool)
@@ -132,14 +138,21 @@ def pick_candidates(table: pd.DataFrame, *, max_candidates: int = 3, screen: flo
         identity = recipe_identity(row["recipe_json"])
         if identity not in seen and identity not in rows:  # a preset, or a recipe again with another seed
             rows[identity] = (index, row)
-    speed_sd, gain_sd = search_noise(noise.speed_sd, gain_sd, objective.fraction)
+    speed_sd, gain_sd = search_noise(noise.speed_sd, gain_sd, objective.fraction, spread=_spread(table))
     prospects = [prospect(identity, methods_of(json.loads(row["recipe_json"])), float(row["speedup_vs_baseline"]),
                           float(row["objective_gain"]), max_drop=drop, speed_sd=speed_sd, gain_sd=gain_sd,
                           screen=screen) for identity, (_, row) in rows.items()]
     for choice in choose(prospects, max_candidates, min_p):
         row = rows[choice.prospect.key][1]
-        chosen.append(_candidate(row, _trial_name(row), _why(choice, objective, drop, gain_sd), None, seen))
+        chosen.append(_candidate(row, _trial_name(row), _why(choice, objective, drop, gain_sd, read_gain), None,
+                                 seen))
     return [c for c in chosen if c is not None]
+
+
+def _spread(table: pd.DataFrame) -> float:
+    """A run's speed spread in this search, from its O0 runs (:func:`~boosttune.stats.handoff.observed_spread`)."""
+    reference = search_reference(table)
+    return observed_spread(reference.runs if reference is not None else ())
 
 
 def _candidate(row: pd.Series, name: str, why: str, preset: str | None, seen: set[str]) -> Candidate | None:
@@ -158,12 +171,14 @@ def _trial_name(row: pd.Series) -> str:
     return name
 
 
-def _why(choice: Choice, objective: Objective, max_drop: float, gain_sd: float | None) -> str:
+def _why(choice: Choice, objective: Objective, max_drop: float, gain_sd: float | None,
+         read_gain: bool = True) -> str:
     p = choice.prospect
     spec = "+.1f" if objective.fraction else "+.3g"
     within = (f"within {objective.format_gain(max_drop, '.1f' if objective.fraction else '.3g')} of O0"
               if gain_sd is not None
-              else "within the screen (its noise unknown)")
+              else "within the screen (its noise unknown)" if read_gain
+              else "within the search's lossy bound (its accuracy judged by the race, at the planned job)")
     return (f"searched trial, {p.speedup:.2f}x, {objective.format_gain(p.gain, spec)} on one seed: "
             f"{100 * p.p_acceptable:.0f}% likely acceptable ({100 * p.p_faster:.0f}% faster, {100 * p.p_within:.0f}% "
             f"{within}); {choice.family_rule}")

@@ -20,7 +20,8 @@ from scipy.stats import norm
 
 from boosttune.errors import ConfigError
 
-__all__ = ["MIN_P_ACCEPTABLE", "Choice", "Prospect", "choose", "family_text", "prospect", "search_noise"]
+__all__ = ["MIN_P_ACCEPTABLE", "Choice", "Prospect", "choose", "family_text", "observed_spread", "prospect",
+           "search_noise"]
 
 # A searched trial races only when it is at least this likely acceptable on its one seed, read with the search's
 # noise (search_noise). benchmarks/pipeline_replay.py, the whole main job replayed on the committed tables with the
@@ -44,11 +45,24 @@ SEARCH_SPREAD_SD = 0.1
 SLICE_GAIN_SD = 0.40
 
 
-def search_noise(speed_sd: float, gain_sd: float | None, fraction: bool = True) -> tuple[float, float | None]:
+def observed_spread(o0_speeds: Sequence[float]) -> float:
+    """The spread a run's speed showed in this search: the sample sd of the log throughputs of O0's runs (the
+    baseline stage's and the search's own), never below SEARCH_SPREAD_SD. benchmarks/data/transfer/team-seq-12ep
+    (seed 27): O0's two runs 1.56x apart (a log-sd of 0.31 a run), where the handoff assumed 0.1 and read
+    GradientFreeze p=0.7 on 2 groups, 1.27x per job at the planned job, at 0.81x and 9% likely faster."""
+    logs = [math.log(v) for v in o0_speeds if v > 0 and math.isfinite(v)]
+    if len(logs) < 2:
+        return SEARCH_SPREAD_SD
+    mean = sum(logs) / len(logs)
+    return max(SEARCH_SPREAD_SD, math.sqrt(sum((v - mean) ** 2 for v in logs) / (len(logs) - 1)))
+
+
+def search_noise(speed_sd: float, gain_sd: float | None, fraction: bool = True,
+                 spread: float = SEARCH_SPREAD_SD) -> tuple[float, float | None]:
     """The noise of a search trial's one-seed figures against the baseline's, from the device's noise per paired
-    confirm round: each of the two runs spread in time (SEARCH_SPREAD_SD), and an accuracy read on the val_limit
-    slice (SLICE_GAIN_SD; ``fraction`` False: another objective, its gain noise as given)."""
-    speed = math.sqrt(speed_sd ** 2 + 2 * SEARCH_SPREAD_SD ** 2)
+    confirm round: each of the two runs spread in time (``spread``, at least SEARCH_SPREAD_SD), and an accuracy read
+    on the val_limit slice (SLICE_GAIN_SD; ``fraction`` False: another objective, its gain noise as given)."""
+    speed = math.sqrt(speed_sd ** 2 + 2 * max(spread, SEARCH_SPREAD_SD) ** 2)
     gain = gain_sd if gain_sd is None or not fraction else math.sqrt(gain_sd ** 2 + SLICE_GAIN_SD ** 2)
     return speed, gain
 

@@ -90,6 +90,18 @@ def test_a_race_budget_that_cannot_name_a_recipe_is_said_before_anything_trains(
     assert race_budget_note(parse_experiment({"confirm_seeds": 2, "confirm_budget_runs": 20})) is None
 
 
+def test_a_planned_job_the_race_may_train_is_said_before_anything_trains():
+    from boosttune.config.experiment import parse_experiment, planned_job_note
+
+    team = {"base": {"epochs": 3, "planned_epochs": 12}}
+    assert planned_job_note(parse_experiment(team)) == (
+        "the planned job is 12 epochs, the tuning job 3: if the baseline is still improving at the end of its 3, the "
+        "confirm race trains the planned 12 (each confirm run about 4x as long; confirm_epochs to choose)")
+    assert planned_job_note(parse_experiment({"base": {"epochs": 3}})) is None  # the planned job is the tuned one
+    assert planned_job_note(parse_experiment({**team, "confirm_epochs": 3})) is None  # the team chose
+    assert planned_job_note(parse_experiment({**team, "confirm_seeds": 0})) is None  # no confirm stage
+
+
 def test_the_experiments_seed_is_every_trials_unless_base_sets_one():
     """`boosttune tune FILE --seed 24` once drew the sampler from 24 and trained every search trial on seed 0: three
     tuning runs with three seeds searched the same training seed."""

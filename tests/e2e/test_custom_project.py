@@ -29,7 +29,8 @@ def tuned(user_project):
     return subprocess.run(
         [BOOSTTUNE, "tune", "experiment.yaml", "--set", "num_trials=2", "--set", "base.epochs=2",
          "--set", "confirm_seeds=2", "--set", "confirm_candidates=1", "--set", "base.model.kwargs.objective=loss",
-         "--set", "max_drop=0.05", "--set", "prune_slow=false", "--output", "runs/smoke"],
+         "--set", "max_drop=0.05", "--set", "prune_slow=false", "--set", "base.planned_epochs=3",
+         "--confirm-epochs", "3", "--output", "runs/smoke"],
         cwd=user_project, env=user_env(), capture_output=True, text=True, timeout=560)
 
 
@@ -59,6 +60,9 @@ def test_a_project_outside_the_repository_is_tuned_confirmed_and_exported(user_p
     assert 2 <= len(confirm) <= 4 and {r["label"] for r in confirm if r["round"] == 0} == {"O0", *(
         r["label"] for r in confirm)}
     assert all("final_eval_samples" not in r["metrics"] for r in confirm)
+    # trained at the planned job (3 epochs, the search's 2): the race judges the loss where the team will train
+    assert "confirm: confirm_epochs 3" in log and all(r["recipe"]["epochs"] == 3 for r in confirm)
+    assert "Every run trained the planned job's 3 epochs" in (output / "report.md").read_text()
     info = json.loads((output / "run_info.json").read_text())
     assert info["model"] == "digits_lstm:build"
 
@@ -119,7 +123,7 @@ def test_a_project_outside_the_repository_is_tuned_confirmed_and_exported(user_p
 
 def test_the_teams_answer_is_verified_at_its_planned_job_on_fresh_seeds(user_project, tuned):
     """``boosttune verify runs/smoke --planned-epochs 3`` from the team's folder: the answer (or, for keep O0, the
-    fastest recipe the race dropped) and O0 trained at 3 epochs, not the run's 2, on seeds the run never used, judged
+    fastest recipe the race dropped) and O0 trained at 3 epochs, not the search's 2, on seeds the run never used, judged
     by the team's loss; the race's prediction beside the measurement, verify.json, and the run's report's section."""
     from boosttune.verify import plan_verify
 

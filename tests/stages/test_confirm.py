@@ -69,3 +69,59 @@ def test_the_default_budget_pays_for_every_place_however_few_were_handed_on():
     assert default_budget_runs(5, 9, 1, 5) == 45  # more raced than the places (a named list): each gets its seeds
     assert race_rules(config.model_copy(update={"confirm_budget_runs": 12}), 3, REFERENCE_NOISE, 1).max_runs == 12
     assert race_rules(config.model_copy(update={"confirm_budget_minutes": 5.0}), 3, REFERENCE_NOISE, 1).max_runs is None
+
+
+def _curve(*values):
+    return [{"epoch": i + 1, "objective_value": v} for i, v in enumerate(values)]
+
+
+def test_the_race_trains_the_planned_job_when_the_tuning_jobs_baseline_was_still_improving():
+    from boosttune.stages.confirm import confirm_length
+
+    short = ExperimentConfig(base={**BASE, "planned_epochs": 12})
+    still = confirm_length(short, _curve(0.50, 0.60, 0.66), ACCURACY)  # +6 pt in its last epoch
+    assert (still.epochs, still.planned) == (12, True)
+    assert "still improving" in still.reason and "+6.00 pt" in still.reason and "12 epochs" in still.reason
+    settled = confirm_length(short, _curve(0.80, 0.85, 0.852), ACCURACY)  # +0.2 pt: converged
+    assert (settled.epochs, settled.planned, settled.reason) == (3, False, None)
+    planned_is_tuned = ExperimentConfig(base=BASE)  # planned = tuned: nothing longer to train
+    assert confirm_length(planned_is_tuned, _curve(0.50, 0.60, 0.66), ACCURACY).epochs == 3
+    chosen = ExperimentConfig(base={**BASE, "planned_epochs": 12}, confirm_epochs=5)
+    assert confirm_length(chosen, _curve(0.50, 0.60, 0.66), ACCURACY) == \
+        type(still)(5, "confirm_epochs 5", planned=False)
+    assert confirm_length(short, _curve(0.5, 0.6), ACCURACY).epochs == 3  # too few epochs to tell
+
+
+def test_at_the_planned_job_the_handoff_screens_by_speed_and_the_lossy_bound_only(tmp_path, monkeypatch):
+    """The team's LSTM at 3 epochs (benchmarks/data/transfer/team-seq-12ep): GradientFreeze p=0.7 on 2 groups read
+    -9.7 pt on its search seed, stopped by the scheduler, and is +0.16 pt at the 12-epoch job."""
+    from boosttune.stages.confirm import ConfirmLength
+
+    monkeypatch.setenv("BOOSTTUNE_CACHE_DIR", str(tmp_path))
+    records = [
+        _record("baseline", "O0", 100, 0.700, {"planned_epochs": 12}),
+        _record("t1", None, 120, 0.603, {"planned_epochs": 12, "amp_level": "O2"}),  # 1.2x, -9.7 pt
+        _record("t2", None, 125, 0.450, {"planned_epochs": 12, "optimizer": {"learning_rate": 0.2}}),  # -25 pt
+    ]
+    records[1]["status"] = "stopped"
+    table = build_results_table(records, ray_version="x")
+    config = ExperimentConfig(base={**BASE, "planned_epochs": 12})
+    margin = Tolerance(ACCURACY, 1.0, 1.0)
+    tuned, _, _ = handoff(config, table, margin)
+    assert [c.name for c in tuned] == ["O0"]  # read at the tuning job: neither is near the margin
+    planned, _, _ = handoff(config, table, margin, length=ConfirmLength(12, "why", planned=True))
+    assert [c.name for c in planned] == ["O0", "amp O2 (t1)"]  # t2 is beyond the search's lossy bound (20 pt)
+    assert all(c.recipe["epochs"] == 12 for c in planned)
+    assert "judged by the race, at the planned job" in planned[1].why
+    longer, _, _ = handoff(config, table, margin, length=ConfirmLength(5, "confirm_epochs 5"))
+    assert [c.recipe["epochs"] for c in longer] == [5]  # longer but not the planned job: accuracy still read
+
+
+def test_a_search_whose_o0_runs_disagree_reads_its_speed_ups_with_their_spread():
+    from boosttune.stats.handoff import SEARCH_SPREAD_SD, observed_spread
+
+    assert observed_spread([100.0]) == SEARCH_SPREAD_SD  # one run shows no spread
+    assert observed_spread([100.0, 103.0]) == SEARCH_SPREAD_SD  # closer than assumed: the assumption stands
+    wide = observed_spread([1.245, 0.80])  # the team's seed-27 search
+    assert abs(wide - abs(np.log(1.245 / 0.80)) / np.sqrt(2)) < 1e-12
+    assert search_noise(0.07, None, spread=wide)[0] > search_noise(0.07, None)[0]
