@@ -102,6 +102,18 @@ def folds(measured: Measured) -> tuple[Measured, Measured]:
     return measured.rounds(rounds[0::2]), measured.rounds(rounds[1::2])
 
 
+def first_fresh(runs: pd.DataFrame) -> dict[str, float]:
+    """recipe -> the compile a bench charged every job of it until 2026-11-29 (session 17), which the tables
+    committed before then (no ``steps_s``) carry in their job_s: its first fresh compile by round, else its
+    largest."""
+    charges: dict[str, float] = {}
+    for name, part in runs.groupby("recipe", sort=False):
+        part = part.sort_values("round", kind="stable")
+        fresh = part[~part["graph_cached"].fillna(False).astype(bool)]
+        charges[str(name)] = float(fresh["compile_s"].iloc[0]) if len(fresh) else float(part["compile_s"].max())
+    return charges
+
+
 def load_measured(folder: Path = CONFIRM_TABLE) -> Measured:
     """A confirm table (benchmarks/build_confirm_table.py's runs.csv) or a bench's runs (a ``boosttune bench``
     confirm.csv kept as runs.csv, with its recipes' recipe_json): the final accuracy is the bench's objective, and
@@ -109,12 +121,11 @@ def load_measured(folder: Path = CONFIRM_TABLE) -> Measured:
     runs = pd.read_csv(folder / "runs.csv")
     epochs = int(json.loads((folder / "meta.json").read_text())["base"]["epochs"])
     runs = runs[runs["status"] == "completed"].copy()
-    charges = compile_charges(runs)
-    if "val_acc" not in runs:  # a bench's runs: its job_s is its recipe's charge and the epochs at the bench's length
+    charges = compile_charges(runs)  # the product's: each recipe's fresh compiles' median
+    if "val_acc" not in runs:  # a bench's runs: its job_s is the charge the bench applied and the bench's epochs
         runs["val_acc"] = runs["epoch_val_acc"] = runs["objective_value"]
-        runs["per_epoch_s"] = (runs["job_s"] - runs["recipe"].map(charges)) / epochs
-        if not runs["graph_cached"].astype(bool).any():  # every run compiled: each recipe's typical compile, not
-            charges = runs.groupby("recipe")["compile_s"].median().to_dict()  # its first (O0's opens the bench)
+        applied = runs["steps_s"] if "steps_s" in runs else runs["job_s"] - runs["recipe"].map(first_fresh(runs))
+        runs["per_epoch_s"] = applied / epochs
     else:
         runs["per_epoch_s"] = (runs["train_s"] - runs["compile_s"]) / epochs
     pivot = lambda column: runs.pivot_table(index="round", columns="recipe", values=column, aggfunc="first")  # noqa: E731
@@ -413,7 +424,7 @@ def print_truth(truth_: Truth) -> None:
 
 
 RUN_COLUMNS = ["round", "seed", "recipe", "status", "throughput_sps", "objective_value", "compile_s", "job_s",
-               "graph_cached", "recipe_json"]
+               "graph_cached", "recipe_json", "steps_s"]
 
 
 def collect_workload(name: str, tuning: Path, full: Path, describe: str, command: str) -> Path:
@@ -423,6 +434,8 @@ def collect_workload(name: str, tuning: Path, full: Path, describe: str, command
     for part, bench_folder in (("tuning", tuning), ("full", full)):
         (folder / part).mkdir(parents=True, exist_ok=True)
         runs = pd.read_csv(bench_folder / "confirm.csv")
+        charged = pd.read_csv(bench_folder / "summary.csv").set_index("recipe")["compile_charged_s"]
+        runs["steps_s"] = runs["job_s"] - runs["recipe"].map(charged)  # the bench's own charge taken off
         runs[RUN_COLUMNS].to_csv(folder / part / "runs.csv", index=False)
         bench = json.loads((bench_folder / "bench.json").read_text())
         (folder / part / "meta.json").write_text(json.dumps({

@@ -41,7 +41,31 @@ from boosttune.stats.job import TIE  # noqa: E402
 DATA = HERE / "data" / "transfer"
 TARGETS = {"acceptable": 1.0, "same": 2 / 3, "agree": 0.05}
 TRUTH_COLUMNS = ["round", "seed", "recipe", "status", "throughput_sps", "objective_value", "job_s",
-                 "job_speedup_vs_baseline", "objective_gain", "compile_s", "train_s", "graph_cached"]
+                 "job_speedup_vs_baseline", "objective_gain", "compile_s", "train_s", "graph_cached", "steps_s"]
+
+
+def first_fresh_charges(table: pd.DataFrame) -> dict[str, float]:
+    """recipe -> the compile a bench charged every job of it until 2026-11-29 (session 17): its first fresh compile
+    by round, else its largest. The tables committed before then carry no ``steps_s``: their job_s less this is the
+    run's training steps, compile excluded."""
+    charges: dict[str, float] = {}
+    for name, runs in table.groupby("recipe", sort=False):
+        runs = runs.sort_values("round", kind="stable")
+        fresh = runs[~runs["graph_cached"].fillna(False).astype(bool)] if "graph_cached" in runs else runs
+        charges[str(name)] = float(fresh["compile_s"].iloc[0]) if len(fresh) else float(runs["compile_s"].max())
+    return charges
+
+
+def steps_seconds(table: pd.DataFrame) -> pd.Series:
+    """Each run's training steps at its job's length, compile excluded: ``steps_s`` where the table has it (written by
+    ``collect`` with the charge the bench applied), else job_s less the charge benches applied before it existed."""
+    if "steps_s" in table and table["steps_s"].notna().all():
+        return table["steps_s"]
+    charged = pd.Series(index=table.index, dtype=float)
+    bench = table["round"] // 1000
+    for _, part in table.groupby(bench):
+        charged.loc[part.index] = part["recipe"].map(first_fresh_charges(part))
+    return table["job_s"] - charged
 
 
 # --- collect ---------------------------------------------------------------------------------------------------------
@@ -74,6 +98,12 @@ def truth_table(truths: list[Path]) -> pd.DataFrame:
     tables = [pd.read_csv(t / "confirm.csv").assign(round=lambda d, i=i: d["round"] + 1000 * i)
               for i, t in enumerate(truths)]
     table = pd.concat(tables, ignore_index=True)
+    steps = []  # the charge each bench applied (its summary.csv's compile_charged_s), taken off its job_s
+    for i, t in enumerate(truths):
+        part = table[table["round"] // 1000 == i]
+        charged = pd.read_csv(t / "summary.csv").set_index("recipe")["compile_charged_s"]
+        steps.append(part["job_s"] - part["recipe"].map(charged))
+    table["steps_s"] = pd.concat(steps)
     return table[[c for c in TRUTH_COLUMNS if c in table]]
 
 
@@ -151,9 +181,9 @@ def search_recipe(runs: list[Path], label: str, base: dict) -> dict:
 def truth_of(table: pd.DataFrame) -> pd.DataFrame:
     """Per recipe, from the full job's paired runs: per-job speed-up (geometric mean of the rounds' ratios, with a t
     interval) and accuracy change in points (mean, with a t interval). Each run is the job it really was: one that
-    compiled its graph fresh is charged its own compile, one that took it from the cache its recipe's first fresh
-    compile (the bench charges every run that one draw: where every run compiled fresh, a slow first compile, as O0's
-    is when it opens the bench, moved every recipe's per-job figure; benchmarks/data/transfer/team-seq-12ep)."""
+    compiled its graph fresh is charged its own compile, one that took it from the cache its recipe's fresh compile
+    (the bench charged every run its first draw until 2026-11-29: where every run compiled fresh, a slow first
+    compile, as O0's is when it opens the bench, moved every recipe's per-job figure; team-seq-12ep)."""
     from boosttune.stats.job import compile_charges
     from boosttune.stats.paired import paired_delta, ratio_interval
 
@@ -161,7 +191,7 @@ def truth_of(table: pd.DataFrame) -> pd.DataFrame:
     if "graph_cached" in finished and finished["graph_cached"].notna().all():
         fresh = ~finished["graph_cached"].astype(bool)
         charged = finished["recipe"].map(compile_charges(finished))
-        finished["job_s"] = finished["job_s"] - charged + finished["compile_s"].where(fresh, charged)
+        finished["job_s"] = steps_seconds(finished) + finished["compile_s"].where(fresh, charged)
         job = finished.pivot_table(index="round", columns="recipe", values="job_s")
         finished["job_speedup_vs_baseline"] = [job.at[r, "O0"] / s if r in job.index and "O0" in job else math.nan
                                                for r, s in zip(finished["round"], finished["job_s"])]

@@ -151,7 +151,7 @@ def pick_candidates(table: pd.DataFrame, *, max_candidates: int = 3, screen: flo
 
 def _spread(table: pd.DataFrame) -> float:
     """A run's speed spread in this search, from its O0 runs (:func:`~boosttune.stats.handoff.observed_spread`)."""
-    reference = search_reference(table)
+    reference = search_reference(table) if "throughput_sps" in table else None  # a replay's table has no speeds
     return observed_spread(reference.runs if reference is not None else ())
 
 

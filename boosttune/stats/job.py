@@ -6,7 +6,10 @@ less time (docs/confirm.md). A run's job time is
     job_s = compile charged to its recipe + planned_epochs * (its training seconds per epoch, compile excluded)
 
 The compile charged is the recipe's own **fresh** compile (its graph not cached), the same for every run of the
-recipe; with none, the largest compile it paid. Evaluation is left out. Pure: pandas; no Ray, no MindSpore.
+recipe: the median of its fresh compiles when it paid several (a network whose graphs are not cached compiles in
+every run, and the first round's compiles, every recipe's warm group compiling at once, read 7-16 s where later
+rounds read 1.3-2 s: benchmarks/data/transfer/team-seq-12ep, docs/benchmarks.md), its one fresh compile when cached
+after it; with none, the largest compile it paid. Evaluation is left out. Pure: pandas; no Ray, no MindSpore.
 Why, and what was measured: docs/design/race.md.
 """
 
@@ -50,13 +53,12 @@ def _epoch_seconds(row: Mapping[str, Any]) -> float:
 
 
 def compile_charges(table: pd.DataFrame) -> dict[str, float]:
-    """recipe -> the compile seconds its job is charged: its first fresh compile (by round), else its largest."""
+    """recipe -> the compile seconds its job is charged: the median of its fresh compiles, else its largest."""
     finished = table[table["status"].isin(FINISHED) & table["compile_s"].map(finite)]
     charges: dict[str, float] = {}
     for name, runs in finished.groupby("recipe", sort=False):
-        runs = runs.sort_values("round", kind="stable")
         fresh = runs[~runs["graph_cached"].fillna(False).astype(bool)] if "graph_cached" in runs else runs
-        charges[str(name)] = float(fresh["compile_s"].iloc[0]) if len(fresh) else float(runs["compile_s"].max())
+        charges[str(name)] = float(fresh["compile_s"].median()) if len(fresh) else float(runs["compile_s"].max())
     return charges
 
 

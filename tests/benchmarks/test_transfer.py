@@ -97,6 +97,8 @@ def test_a_run_that_compiled_fresh_is_charged_its_own_compile_not_its_recipes_fi
     assert bench.truth_of(table.drop(columns="graph_cached")).at["same", "speedup"] == pytest.approx(16 / 12)
     cached = table.assign(graph_cached=[r > 0 and n == "O0" for r, n in zip(table["round"], table["recipe"])])
     assert bench.truth_of(cached).at["same", "speedup"] == pytest.approx(16 / 12, rel=0.01)  # cached: charged 6 s
+    steps = table.assign(steps_s=20.0)  # a table collected since 2026-11-29 says what its jobs trained
+    assert bench.truth_of(steps).at["same", "speedup"] == pytest.approx((26 / 22) ** 0.25, rel=0.001)
 
 
 def test_a_later_truth_bench_keeps_its_own_pairs(bench, tmp_path):
@@ -110,9 +112,11 @@ def test_a_later_truth_bench_keeps_its_own_pairs(bench, tmp_path):
                  "job_speedup_vs_baseline": o0_job / job}
                 for r in range(3) for n, job in (("O0", o0_job + 0.01 * r), (name, o0_job / speed))]
         pd.DataFrame(rows).to_csv(folder / "confirm.csv", index=False)
+        pd.DataFrame({"recipe": ["O0", name], "compile_charged_s": [2.0, 2.0]}).to_csv(folder / "summary.csv")
         folders.append(folder)
     table = bench.truth_table(folders)
     assert sorted(table["round"].unique()) == [0, 1, 2, 1000, 1001, 1002]
+    assert (table["steps_s"] == table["job_s"] - 2.0).all()  # the charge each bench applied, taken off
     truth = bench.truth_of(table)
     assert truth.at["first", "speedup"] == pytest.approx(1.2, rel=0.01)
     assert truth.at["later", "speedup"] == pytest.approx(1.1, rel=0.01)

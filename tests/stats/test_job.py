@@ -66,7 +66,24 @@ def test_each_recipe_is_charged_its_own_fresh_compile_not_a_cached_load():
     table = pd.DataFrame({"recipe": ["O0", "O0", "gf", "gf", "lossy"], "round": [1, 0, 0, 1, 0],
                           "status": ["completed"] * 5, "compile_s": [0.15, 2.0, 7.0, 6.0, 0.2],
                           "graph_cached": [True, False, False, False, True]})
-    assert compile_charges(table) == {"O0": 2.0, "gf": 7.0, "lossy": 0.2}  # first fresh by round; else the largest
+    assert compile_charges(table) == {"O0": 2.0, "gf": 6.5, "lossy": 0.2}  # its fresh compiles' median; else the largest
+
+
+def test_a_first_round_compiled_all_at_once_does_not_set_the_charge():
+    """The team's LSTM (no graph cached, every run compiles), its race at the 12-epoch job, 2026-11-29: in round 1
+    seven warm groups compiled at once and O0 read 13.0 s, 1.3-2.0 s after; charged its first compile, O0's job read
+    about 1.5x its length and amp O2, 0.87x O0's speed per step, won at "1.27x per job"."""
+    o0 = [13.0, 1.71, 1.30, 1.95, 1.60]
+    amp = [7.28, 1.79, 1.48, 2.05, 1.70]
+    table = pd.DataFrame({"recipe": ["O0"] * 5 + ["amp"] * 5, "round": list(range(5)) * 2,
+                          "status": ["completed"] * 10, "compile_s": o0 + amp, "graph_cached": [False] * 10})
+    charges = compile_charges(table)
+    assert charges == {"O0": 1.71, "amp": 1.79}
+    per_epoch = {"O0": 0.62, "amp": 0.62 / 0.87}  # amp O2 0.87x O0 per step
+    job = {name: charges[name] + 12 * per_epoch[name] for name in charges}
+    assert job["O0"] / job["amp"] < 1  # slower per step, no compile to win back: slower per job
+    first = {name: table[table["recipe"] == name]["compile_s"].iloc[0] + 12 * per_epoch[name] for name in charges}
+    assert first["O0"] / first["amp"] > 1.05  # the first round's draw made it the answer
 
 
 def test_job_seconds_at_the_planned_length():
