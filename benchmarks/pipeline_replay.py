@@ -26,7 +26,10 @@ confirm tables are judged at their own length (10 epochs, measured; ``--planned 
 extrapolated from those runs, said as such). A **workload** (benchmarks/data/replay/<name>/) is judged at a measured
 full job instead: its tuning table (the recipes at the short tuning job's length) feeds the search and the race, and
 its full table (the same recipes trained at the planned length, on other paired seeds) is the truth: a team's
-sequence model (benchmarks/team_seq), tuned at 3 epochs for a 12-epoch job. Printed per truth, with targets: the
+sequence model (benchmarks/team_seq), tuned at 3 epochs for a 12-epoch job. Its baseline still improving at the end of
+the tuning job, the pipeline now races the full job itself (boosttune.stages.confirm.confirm_length), handed on by
+speed within the lossy bound: a second arm searches the tuning table, races one half of the full table's seeds and is
+judged by the other half. Printed per truth, with targets: the
 share of acceptable answers, the share of pairs of runs that agree (one recipe, or per-job speed-ups within 5% by
 every seed), the realized speed-up over the best acceptable recipe's, and the race's runs; then a **fixed-answer
 rule** (one answer whatever was measured) judged on every truth, which must miss the acceptable target, or the
@@ -206,6 +209,7 @@ class Pipeline:
     handoff: bool = True  # boosttune's handoff as it is (else the fastest within the screen, as it was)
     reference_sd: float = 0.0  # more log-sd on the baseline stage's O0 run, which every recipe's speed-up shares
     reference_runs: int = 1  # 2: O0 trains again in the search (remeasure_baseline), the reference their geometric mean
+    read_gain: bool = True  # False: the race trains the planned job, the handoff reads no one-seed accuracy gap
 
 
 def search_table_stopper(against_baseline: bool = True) -> Callable[[list[str], np.random.Generator], set[str]]:
@@ -274,18 +278,20 @@ def _row(name: str, measured: Measured, at: int, sps: float, base_sps: float) ->
             "speedup_vs_baseline": sps / base_sps, "objective_gain": float(100 * (acc.at[at, name] - acc.at[at, "O0"]))}
 
 
-def handoff(view: pd.DataFrame, stopped: set[str], new: bool) -> list[str]:
+def handoff(view: pd.DataFrame, stopped: set[str], new: bool, read_gain: bool = True) -> list[str]:
     """The confirm stage's choice from the search's table: as it is (the chance of being acceptable at the margin,
-    with the reference noise a device that measured nothing has), or as it was (the fastest within the screen)."""
+    with the reference noise a device that measured nothing has; ``read_gain`` False: by speed within the lossy
+    bound, as when the race trains the planned job), or as it was (the fastest within the screen)."""
     from boosttune.stages.rounds import pick_candidates
     from boosttune.stats.race import REFERENCE_NOISE
 
     table = view.assign(status=["stopped" if n in stopped else "completed" for n in view["label"]])
     if new:
-        from boosttune.config.experiment import ExperimentConfig
+        from boosttune.config.experiment import LOSSY_DROP, ExperimentConfig
 
         k = int(ExperimentConfig.model_fields["confirm_candidates"].default)
-        chosen = pick_candidates(table, max_candidates=k, max_drop=MAX_DROP, noise=REFERENCE_NOISE)
+        chosen = pick_candidates(table, max_candidates=k, max_drop=MAX_DROP, noise=REFERENCE_NOISE,
+                                 read_gain=read_gain, **({} if read_gain else {"screen": LOSSY_DROP}))
         label = {PRESETS.get(n, n): n for n in table["label"]}  # a preset is handed on by its preset's name
         return [label.get(c.name, c.name) for c in chosen if c.name != "O0"]
     from boosttune.stats.select import pareto_front
@@ -342,11 +348,15 @@ class Job:
     raced: tuple[str, ...]  # handed to the race
 
 
-def main_job(measured: Measured, pipeline: Pipeline, planned: int, rng: np.random.Generator) -> Job:
-    view = search_view(measured, rng, pipeline.reference_sd, pipeline.reference_runs)
-    stopped = pipeline.stopper(list(measured.names), rng) if pipeline.stopper else set()
-    names = handoff(view, stopped, pipeline.handoff)
-    answer, runs = race(names, measured, pipeline, planned, rng) if names else ("O0", 0)
+def main_job(measured: Measured | tuple[Measured, Measured], pipeline: Pipeline, planned: int,
+             rng: np.random.Generator) -> Job:
+    """One main job: the search on ``measured``, the race on it too; a pair (the search's table, the race's): the race
+    trains another job (the planned one) on its own seeds."""
+    searched, raced = measured if isinstance(measured, tuple) else (measured, measured)
+    view = search_view(searched, rng, pipeline.reference_sd, pipeline.reference_runs)
+    stopped = pipeline.stopper(list(searched.names), rng) if pipeline.stopper else set()
+    names = [n for n in handoff(view, stopped, pipeline.handoff, pipeline.read_gain) if n in raced.names]
+    answer, runs = race(names, raced, pipeline, planned, rng) if names else ("O0", 0)
     return Job(answer, runs, frozenset(stopped), tuple(names))
 
 
@@ -360,7 +370,8 @@ def wilson(k: int, n: int) -> str:
     return f"{100 * p:.1f}% [{100 * (centre - half):.1f}, {100 * (centre + half):.1f}]"
 
 
-def judge(sources: list[Measured], held_out: list[Truth], pipeline: Pipeline, planned: int, whole: Truth,
+def judge(sources: list[Measured | tuple[Measured, Measured]], held_out: list[Truth], pipeline: Pipeline, planned: int,
+          whole: Truth,
           replays: int, seed: int) -> dict[str, float]:
     """Replays take turns over ``sources``, each judged by the truth beside it in ``held_out``, from seeds it never
     drew: the halves of one table's seeds (each searches and races on one half and is judged by the other's), or a
@@ -528,6 +539,15 @@ def replay_workload(tuning: Path, full: Path, args: argparse.Namespace) -> Truth
                         "O0 trained again in the search", True, TIE, None, reference_sd=SEARCH_REFERENCE_SD,
                         reference_runs=2)
     judge([short], [whole], pipeline, planned, whole, args.replays, args.seed)
+    # Its baseline still improving at the end of the tuning job (the team's: +4.64 pt in its last epoch), the pipeline
+    # races the planned job itself: the search's table read for speed within the lossy bound, the race on one half of
+    # the full job's seeds, judged by the other half (boosttune.stages.confirm.confirm_length).
+    halves = folds(long)
+    at_planned = Pipeline("now, its tuning job still improving: the race trains the full job (half its seeds; judged "
+                          "by the other half), handed on by speed", True, TIE, None,
+                          reference_sd=SEARCH_REFERENCE_SD, reference_runs=2, read_gain=False)
+    judge([(short, halves[0]), (short, halves[1])], [truth(halves[1], planned), truth(halves[0], planned)],
+          at_planned, planned, whole, args.replays, args.seed)
     return whole
 
 
