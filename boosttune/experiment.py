@@ -23,7 +23,7 @@ import ray
 from boosttune.check import CheckReport, check_in_fresh_process
 from boosttune.config.experiment import MAX_DROP, ExperimentConfig
 from boosttune.errors import UnsupportedError
-from boosttune.stages.baseline import judge_baseline, train_baseline
+from boosttune.stages.baseline import convergence_note, judge_baseline, train_baseline
 from boosttune.stages.confirm import ConfirmOutcome, confirm_length, run_confirm_stage
 from boosttune.outputs.export import selected_recipe, write_best
 from boosttune.outputs.results import build_results_table, save_results, search_reference
@@ -125,6 +125,8 @@ def _run(config: ExperimentConfig, started: StartedRun, base: dict[str, Any], *,
                                         length=length)
     with _stage("export and report", times, log):
         result = _finish(config, started.output, table, max_drop, confirm, outcome.aborted_reason)
+    if confirm is not None and length.planned:
+        note = convergence_note(baseline.curve, facts.objective, confirmed_at=length.epochs)
     result.stage_s, result.baseline_note, result.left_out = times, note, {**slow, **outcome.left_out}
     if confirm is not None:
         result.confirm_training_s = training_seconds(confirm.records)

@@ -122,12 +122,18 @@ def last_epoch_gain(curve: list[dict[str, Any]], objective: Objective = ACCURACY
     return gain, gain > objective.tolerance(None, 0.5, values[-1])
 
 
-def convergence_note(curve: list[dict[str, Any]], objective: Objective = ACCURACY) -> str | None:
-    """Whether the baseline was still learning when it stopped (:func:`last_epoch_gain`), in words."""
+def convergence_note(curve: list[dict[str, Any]], objective: Objective = ACCURACY,
+                     confirmed_at: int | None = None) -> str | None:
+    """Whether the baseline was still learning when it stopped (:func:`last_epoch_gain`), in words; ``confirmed_at``:
+    the planned job's epochs, when the confirm race trained them for that reason."""
     found = last_epoch_gain(curve, objective)
     if found is None:
         return None
     gain, still = found
+    if still and confirmed_at:
+        return (f"still improving at the end ({objective.format_gain(gain)} in the last epoch): the confirm race "
+                f"trained the planned {confirmed_at} epochs, where the answer's {objective.noun} was judged; the "
+                "search's figures are the tuning job's")
     return (f"still improving at the end ({objective.format_gain(gain)} in the last epoch): train longer (--epochs) "
             "so recipes are compared at convergence" if still else
             f"converged (last epoch {objective.format_gain(gain)} vs the best before it)")

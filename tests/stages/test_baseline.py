@@ -60,3 +60,5 @@ def test_the_experiment_says_whether_its_baseline_converged():
     climbing = [{"objective_value": a} for a in (0.5, 0.6, 0.7)]
     assert "still improving" in convergence_note(climbing) and "--epochs" in convergence_note(climbing)
     assert convergence_note(climbing[:2]) is None  # too short to tell
+    raced = convergence_note(climbing, confirmed_at=12)  # the confirm race trained the planned job instead
+    assert "the confirm race trained the planned 12 epochs" in raced and "--epochs" not in raced

@@ -295,6 +295,26 @@ def test_the_first_screen_says_why_the_race_stopped_and_the_one_setting_that_wou
         assert rows["slow"].decision == "dropped: likely slower than the baseline"
 
 
+def test_a_win_too_near_the_margin_to_show_is_not_called_no_win(tmp_path):
+    """The team LSTM's race at its 12-epoch job (2026-11-29): GradientFreeze p=0.7 on 2 groups 1.19x per job at
+    -0.63 pt over 5 paired seeds, 1.9 pt of accuracy noise a seed: no number of seeds within 100 would show it, and the
+    page said its estimates did not point to a win."""
+    from boosttune.report import ReportInputs, figures
+
+    confirmed = _saved_race(tmp_path, {"near": (1.19, -0.6), "slow": (0.5, 0.0)}, RaceRules(max_runs=6, gain_noise=1.0))
+    summary = confirmed.summary
+    near = summary.index[summary["recipe"] == "near"][0]
+    summary.loc[near, ["verdict", "seeds_to_show", "job_speedup", "objective_gain"]] = [Exit.FUTILE, None, 1.19, -0.63]
+    inputs = ReportInputs(kind="experiment", title="t", max_drop=MARGIN, confirmed=confirmed,
+                          run_info={"command": "boosttune tune exp.yaml"})
+    stopped = figures.answer_info(inputs).stopped
+    assert "do not point to a win" not in stopped, stopped
+    assert "near points to a win on average (1.19x per job, accuracy -0.63 pt)" in stopped, stopped
+    assert "more than 100 paired seeds would be needed to show it within 1 pt" in stopped and "verify" in stopped
+    summary.loc[near, "objective_gain"] = -1.4  # beyond the margin on average: no win to point to
+    assert "do not point to a win" in figures.answer_info(inputs).stopped
+
+
 def test_the_device_noise_record_pools_each_race_once_and_becomes_the_next_races_prior(tmp_path, monkeypatch):
     from boosttune.stats.noise import MAX_PRIOR_DF, MIN_RECORD_DF, noise_record
 

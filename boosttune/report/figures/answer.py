@@ -7,7 +7,10 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+import pandas as pd
+
 from boosttune.stats.confirmed import BASELINE_NAME
+from boosttune.stats.job import TIE
 from boosttune.stats.decisions import Exit, decision_words
 from boosttune.outputs.results import finite
 from boosttune.report.inputs import ReportInputs
@@ -102,6 +105,14 @@ def _stopped(inputs: ReportInputs) -> str:
     text = f"{head}; it stopped because {why}, with {names} undecided."
     promising = open_[open_["seeds_to_show"].map(finite)].sort_values("speedup", ascending=False)
     if promising.empty:
+        near = _near_the_margin(open_, confirmed.max_drop)
+        if near is not None:
+            obj = inputs.objective
+            return (text + f" {near['recipe']} points to a win on average ({near['job_speedup']:.2f}x per job, "
+                    f"{obj.noun} {obj.format_gain(float(near['objective_gain']))}) but sits too near the margin for "
+                    f"this run's noise: more than 100 paired seeds would be needed to show it within "
+                    f"{obj.format_gain(confirmed.max_drop, '.3g').lstrip('+')}. Whether it holds at your job: "
+                    "`boosttune verify` on it; or a margin (max_drop) your team can accept.")
         return (text + " Their estimates do not point to a win (slower, or beyond the margin, on average): more "
                 "seeds would likely not change the answer.")
     best = promising.iloc[0]
@@ -112,6 +123,15 @@ def _stopped(inputs: ReportInputs) -> str:
                 f"decide it ({_setting(inputs, 'confirm_max_seeds', need)} and a budget to match would).")
     runs = spent + 2 * max(need - have, 1)  # each further round: the candidate and the baseline
     return text + f": rerun with {_setting(inputs, 'confirm_budget_runs', runs)}."
+
+
+def _near_the_margin(undecided: pd.DataFrame, max_drop: float) -> pd.Series | None:
+    """The fastest undecided recipe whose estimates are a win (faster per job by more than the tie, its mean gain
+    within the margin) that no reachable number of seeds would show: None when there is none."""
+    speed = pd.to_numeric(undecided.get("job_speedup", undecided["speedup"]), errors="coerce")
+    gain = pd.to_numeric(undecided["objective_gain"], errors="coerce")
+    near = undecided[(speed >= 1 + TIE) & (gain >= -max_drop)]
+    return None if near.empty else near.loc[speed[near.index].idxmax()]
 
 
 def _noise(inputs: ReportInputs) -> str:
