@@ -71,7 +71,7 @@ def steps_seconds(table: pd.DataFrame) -> pd.Series:
 # --- collect ---------------------------------------------------------------------------------------------------------
 
 def collect(name: str, runs: list[Path], truth: Path | list[Path], planned: int, describe: str, command: str,
-            rejudge: bool = False) -> Path:
+            rejudge: bool = False, why: str | None = None) -> Path:
     """Write a workload's answers.csv, truth.csv and meta.json from finished run folders and the truth bench.
     ``rejudge``: each run's answer is the one its race gives with every job moved to ``planned`` epochs (a run made
     for another planned length, replayed as if it had planned this one), else the run's own. Several ``truth``
@@ -89,7 +89,7 @@ def collect(name: str, runs: list[Path], truth: Path | list[Path], planned: int,
     (folder / "meta.json").write_text(json.dumps({
         "workload": describe, "planned_epochs": planned, "tuning_runs": [str(r) for r in runs],
         "truth": {"seeds": bench["seeds"], "base": bench["base"], "recipes": bench["recipes"]},
-        "command": command}, indent=2) + "\n")
+        "command": command, **({"why": why} if why else {})}, indent=2) + "\n")
     return folder
 
 
@@ -224,6 +224,11 @@ def same_answers(answers: list[str], truth: pd.DataFrame) -> int:
     return max(sum(a == b or abs(speed(a) / speed(b) - 1) < TIE for b in answers) for a in answers)
 
 
+def _target(hits: int, of: int) -> str:
+    """An agreement target (every prediction): met, or missed by how many."""
+    return "target: every one, met" if hits == of else f"target: every one, MISSED by {of - hits}"
+
+
 def report(folder: Path) -> dict[str, object]:
     meta = json.loads((folder / "meta.json").read_text())
     answers = pd.read_csv(folder / "answers.csv")
@@ -258,12 +263,18 @@ def report(folder: Path) -> dict[str, object]:
     ok_share = sum(v is True for v in verdicts) / n
     same = same_answers(list(answers["answer"]), truth)
     known = [a for a in agree_speed if a is not None]
-    print(f"   acceptable {sum(v is True for v in verdicts)} of {n} (target {n} of {n}: "
-          f"{'met' if ok_share >= TARGETS['acceptable'] else 'MISSED'}); the same answer in {same} of {n} (target "
-          f"{math.ceil(TARGETS['same'] * n)}: {'met' if same / n >= TARGETS['same'] else 'MISSED'}); predicted "
-          f"per-job speed-up within 5% of the truth in {sum(known)} of {len(known)}; predicted accuracy change "
-          f"inside the truth's interval in {sum(a is True for a in agree_gain)} of "
-          f"{sum(a is not None for a in agree_gain)}")
+    ok_runs, need_same = sum(v is True for v in verdicts), math.ceil(TARGETS['same'] * n)
+    inside, judged = sum(a is True for a in agree_gain), sum(a is not None for a in agree_gain)
+    print(f"   acceptable {ok_runs} of {n} (target {n} of {n}: "
+          f"{'met' if ok_share >= TARGETS['acceptable'] else f'MISSED by {n - ok_runs}'}); the same answer in {same} "
+          f"of {n} (target {need_same}: {'met' if same / n >= TARGETS['same'] else f'MISSED by {need_same - same}'}); "
+          "predicted "
+          f"per-job speed-up within 5% of the truth in {sum(known)} of {len(known)} ({_target(sum(known), len(known))}); "
+          f"predicted accuracy change inside the truth's interval in {inside} of {judged} ({_target(inside, judged)})")
+    missed = (ok_share < TARGETS["acceptable"] or same / n < TARGETS["same"] or sum(known) < len(known)
+              or inside < judged)
+    if missed and meta.get("why"):
+        print(f"   why missed: {meta['why']}")
     return {"acceptable": ok_share, "same": same / n}
 
 
@@ -280,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     take.add_argument("--command", default="", help="the commands that made the runs and the truth")
     take.add_argument("--rejudge", action="store_true",
                       help="each run's answer as its race gives it at --planned (a run planned for another length)")
+    take.add_argument("--why", default=None, help="why a target is missed, printed beside it")
     file = sub.add_parser("truth-file", help="print the full job's bench file (YAML) for the runs' answers")
     file.add_argument("--runs", type=Path, nargs="+", required=True)
     file.add_argument("--planned", type=int, required=True)
@@ -301,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
                              sort_keys=False))
         return 0
     if args.what == "collect":
-        folder = collect(args.name, args.runs, args.truth, args.planned, args.describe, args.command, args.rejudge)
+        folder = collect(args.name, args.runs, args.truth, args.planned, args.describe, args.command, args.rejudge,
+                         args.why)
         print(f"written: {folder}")
         return 0
     workloads = sorted(p for p in DATA.iterdir() if (p / "meta.json").is_file()) if DATA.is_dir() else []

@@ -212,3 +212,14 @@ def test_the_committed_team_workload_holds_a_truth_where_keeping_o0_is_right_and
     full = bench.truth(bench.load_measured(folder / "full"), 12)
     assert not full.acceptable("O0") and full.acceptable("grad_freeze p=0.7 on 2 groups")
     assert not full.acceptable("grad_freeze p=0.5 on 2 groups")  # 2.3 pt lost
+
+
+def test_a_missed_target_is_printed_with_its_amount_and_the_datas_reason(bench, capsys):
+    assert bench._met(0.488, 0.9) == "MISSED by 41.2 pt" and bench._met(0.95, 0.9) == "met"
+    bench.print_why({"why": "halves of 5 seeds"})
+    bench.print_why({})  # no reason recorded: none made up
+    assert capsys.readouterr().out == "  why the pipeline misses here: halves of 5 seeds\n"
+    import json
+
+    for folder in bench.default_tables():  # every committed table the replay misses on says why
+        assert json.loads((folder / "meta.json").read_text()).get("why"), folder
