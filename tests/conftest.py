@@ -52,26 +52,13 @@ if "mindspore" not in sys.modules:
     sys.meta_path.insert(0, _ProbeBeforeMindSpore())
 
 
-# The tests that start Ray form two chains, each run one test after another on a worker of its own (pytest-xdist
-# hands the two largest groups out first, one a worker), beside the tests that start no Ray: those that start clusters
-# (`ray start`, Ray's job server, killed drivers), and those that start one local instance. One chain of all 40 set
-# the suite's length (about 20 minutes of 23, 2026-11-29); docs/layout.md#running-the-tests.
-RAY_CLUSTER_MODULES = ("tests/e2e/test_faults.py", "tests/e2e/test_job_submit.py", "tests/execution/test_capacity.py",
-                       "tests/execution/test_cluster.py", "tests/execution/test_ray_train.py")
-
-
-def ray_group(nodeid: str) -> str:
-    """The chain a test that starts Ray runs in."""
-    return "ray-clusters" if nodeid.split("::")[0] in RAY_CLUSTER_MODULES else "ray-local"
-
-
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which names the group in each test's id
 def pytest_collection_modifyitems(items):
-    """Under ``pytest -n``: the tests that start Ray run one after another in their chain (:func:`ray_group`), each
-    chain on one worker, while the workers take the rest between them."""
+    """Under ``pytest -n``: the tests that start Ray run one after another on one worker (two at once are too much
+    for two cores: docs/layout.md#running-the-tests), while the other workers take the rest."""
     for item in items:
         if item.get_closest_marker("ray"):
-            item.add_marker(pytest.mark.xdist_group(ray_group(item.nodeid)))
+            item.add_marker(pytest.mark.xdist_group("ray"))
 
 
 def pytest_configure(config):

@@ -5,12 +5,9 @@ less time (docs/confirm.md). A run's job time is
 
     job_s = compile charged to its recipe + planned_epochs * (its training seconds per epoch, compile excluded)
 
-The compile charged is the recipe's own **fresh** compile (its graph not cached), the same for every run of the
-recipe: the median of its fresh compiles when it paid several (a network whose graphs are not cached compiles in
-every run, and the first round's compiles, every recipe's warm group compiling at once, read 7-16 s where later
-rounds read 1.3-2 s: benchmarks/data/transfer/team-seq-12ep, docs/benchmarks.md), its one fresh compile when cached
-after it; with none, the largest compile it paid. Evaluation is left out. Pure: pandas; no Ray, no MindSpore.
-Why, and what was measured: docs/design/race.md.
+The compile charged is the median of the recipe's own **fresh** compiles (its graph not cached), the same for every
+run of the recipe; with none, the largest compile it paid. Evaluation is left out. Pure: pandas; no Ray, no MindSpore.
+Why (a first round's compiles read several times slower), and what was measured: docs/design/race.md.
 """
 
 from __future__ import annotations
