@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
-__all__ = ["HEAD_NODE_RESOURCE", "TESTED_RAY", "accelerator_manager", "address_and_port", "autoscaler_config",
-           "bootstrap_address", "data_parallel_trainer", "reported_node_groups", "storage_fs_and_path",
-           "task_state", "train_context_file", "unknown_layout"]
+__all__ = ["HEAD_NODE_RESOURCE", "SEARCHER_PRIVATE", "TESTED_RAY", "accelerator_manager", "address_and_port",
+           "adopt_search_properties", "autoscaler_config", "bootstrap_address", "data_parallel_trainer", "optuna_study",
+           "optuna_told", "optuna_trial", "reported_node_groups", "storage_fs_and_path", "task_state",
+           "train_context_file", "unknown_layout"]
 
 # The resource Ray puts on its head node (ray._private.ray_constants.HEAD_NODE_RESOURCE_NAME)
 HEAD_NODE_RESOURCE = "node:__internal_head__"
@@ -127,7 +128,44 @@ def _options(command: list[str]) -> dict[str, str]:
     return options
 
 
+# Attributes of Ray Tune's searchers that boosttune reads or sets (Ray 2.60): OptunaSearch keeps Optuna's trial per
+# Tune trial, the trials it has told Optuna, and its study; a Searcher keeps its metric and mode. Nothing outside this
+# module names them (tests/test_ray_internals.py checks the package's source).
+SEARCHER_PRIVATE = ("_ot_trials", "_completed_trials", "_ot_study", "_metric", "_mode")
+
+
+def optuna_trial(searcher: Any, trial_id: str) -> Any:
+    """The Optuna trial an OptunaSearch opened for Tune's ``trial_id`` (None when it opened none)."""
+    return searcher._ot_trials.get(trial_id)
+
+
+def optuna_told(searcher: Any, trial_id: str) -> bool:
+    """Whether an OptunaSearch has already told Optuna how ``trial_id`` ended."""
+    return trial_id in searcher._completed_trials
+
+
+def optuna_study(searcher: Any) -> Any:
+    """The Optuna study an OptunaSearch drives (None before Tune set it up)."""
+    return searcher._ot_study
+
+
+def adopt_search_properties(searcher: Any, wrapped: Any) -> None:
+    """A wrapping Searcher takes the metric and mode of the one it wraps (Ray sets them only through
+    ``set_search_properties``, which a wrapper forwards)."""
+    searcher._metric, searcher._mode = wrapped.metric, wrapped.mode
+
+
+def _searcher_layout() -> None:
+    """OptunaSearch and Searcher still keep the attributes SEARCHER_PRIVATE names (AttributeError where one moved)."""
+    from ray.tune.search.optuna import OptunaSearch
+
+    searcher = OptunaSearch()
+    for name in SEARCHER_PRIVATE:
+        getattr(searcher, name)
+
+
 _USES: dict[str, Callable[[], Any]] = {
+    "ray.tune.search.optuna.OptunaSearch (" + ", ".join(SEARCHER_PRIVATE) + ")": _searcher_layout,
     "ray.train.v2.api.data_parallel_trainer.DataParallelTrainer": data_parallel_trainer,
     "ray._private.accelerators.get_accelerator_manager_for_resource": lambda: accelerator_manager,
     "ray._private.services.find_bootstrap_address": lambda: __import__(

@@ -49,3 +49,30 @@ def test_no_other_module_imports_rays_internals(path):
     private = re.findall(r"^\s*(?:from|import) (ray[\w.]*\._(?:private|internal)\b[\w.]*|ray\.util\.state\b[\w.]*)",
                          path.read_text(), re.M)  # ray.util.state: a DeveloperAPI
     assert not private, f"{path.relative_to(ROOT)}: go through boosttune/ray_internals.py for {private}"
+
+
+@pytest.mark.parametrize("path", sorted(p for p in (ROOT / "boosttune").rglob("*.py") if p.name != "ray_internals.py"),
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_other_module_touches_a_searchers_private_attributes(path):
+    """The attributes of Ray Tune's searchers that boosttune reads or sets are named in the seam alone."""
+    from boosttune.ray_internals import SEARCHER_PRIVATE
+
+    touched = sorted({name for name in SEARCHER_PRIVATE
+                      if re.search(rf"\.{name}\b", path.read_text())})
+    assert not touched, f"{path.relative_to(ROOT)}: go through boosttune/ray_internals.py for {touched}"
+
+
+def test_the_seam_reads_an_optuna_searchs_state_and_hands_a_wrapper_its_metric():
+    from ray.tune.search.optuna import OptunaSearch
+
+    from boosttune.ray_internals import adopt_search_properties, optuna_study, optuna_told, optuna_trial
+
+    searcher = OptunaSearch(metric="speed", mode="max")
+    assert optuna_trial(searcher, "t1") is None and not optuna_told(searcher, "t1") and optuna_study(searcher) is None
+
+    class Wrapper:
+        pass
+
+    wrapper = Wrapper()
+    adopt_search_properties(wrapper, searcher)
+    assert (wrapper._metric, wrapper._mode) == ("speed", "max")

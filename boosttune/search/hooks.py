@@ -14,6 +14,7 @@ from ray.tune.search import Searcher
 
 from boosttune.execution.runs import CURVE_KEYS, RunRecord
 from boosttune.objective import ACCURACY, Objective
+from boosttune.ray_internals import adopt_search_properties
 from boosttune.search.setup import SearchSetup
 
 __all__ = ["CancelEnded", "FailureBudget", "FailureStopper", "Progress", "RecordStopped", "UnlearnedFirst", "figures",
@@ -202,7 +203,7 @@ class UnlearnedFirst(Searcher):
         self.searcher = searcher
         self.pending = [dict(c) for c in configs]
         self.own: set[str] = set()
-        self._metric, self._mode = searcher.metric, searcher.mode
+        adopt_search_properties(self, searcher)
 
     def set_search_properties(self, metric, mode, config, **spec) -> bool:
         return self.searcher.set_search_properties(metric, mode, config, **spec)

@@ -27,6 +27,7 @@ from boosttune.execution.ray import trial_driver_resources
 from boosttune.execution.ray_train import train_run
 from boosttune.execution.runs import RunRecord, RunSpec
 from boosttune.objective import ACCURACY, Objective
+from boosttune.ray_internals import optuna_study, optuna_told, optuna_trial
 from boosttune.search.hooks import (
     CancelEnded,
     FailureBudget,
@@ -392,9 +393,9 @@ class _OptunaSearch(OptunaSearch):
         self.judge = judge
 
     def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
-        trial = self._ot_trials.get(trial_id)
+        trial = optuna_trial(self, trial_id)
         if (self.judge is not None and result and not error and trial is not None
-                and trial_id not in self._completed_trials and constrainable(self._ot_study)):
+                and not optuna_told(self, trial_id) and constrainable(optuna_study(self))):
             trial.set_constraint(CONSTRAINT, self.judge.violation(result))
         super().on_trial_complete(trial_id, result=result, error=error)
 
