@@ -56,6 +56,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from boosttune.stats.job import TIE, compile_charges  # noqa: E402
+from transfer import first_fresh_charges  # noqa: E402  (the charge the committed benches applied: one rule)
 
 CONFIRM_TABLE = HERE / "data" / "confirm_table"
 REPLAY = HERE / "data" / "replay"  # workloads: a tuning job's table and its full job's
@@ -105,18 +106,6 @@ def folds(measured: Measured) -> tuple[Measured, Measured]:
     return measured.rounds(rounds[0::2]), measured.rounds(rounds[1::2])
 
 
-def first_fresh(runs: pd.DataFrame) -> dict[str, float]:
-    """recipe -> the compile a bench charged every job of it until 2026-11-29 (session 17), which the tables
-    committed before then (no ``steps_s``) carry in their job_s: its first fresh compile by round, else its
-    largest."""
-    charges: dict[str, float] = {}
-    for name, part in runs.groupby("recipe", sort=False):
-        part = part.sort_values("round", kind="stable")
-        fresh = part[~part["graph_cached"].fillna(False).astype(bool)]
-        charges[str(name)] = float(fresh["compile_s"].iloc[0]) if len(fresh) else float(part["compile_s"].max())
-    return charges
-
-
 def load_measured(folder: Path = CONFIRM_TABLE) -> Measured:
     """A confirm table (benchmarks/build_confirm_table.py's runs.csv) or a bench's runs (a ``boosttune bench``
     confirm.csv kept as runs.csv, with its recipes' recipe_json): the final accuracy is the bench's objective, and
@@ -127,7 +116,8 @@ def load_measured(folder: Path = CONFIRM_TABLE) -> Measured:
     charges = compile_charges(runs)  # the product's: each recipe's fresh compiles' median
     if "val_acc" not in runs:  # a bench's runs: its job_s is the charge the bench applied and the bench's epochs
         runs["val_acc"] = runs["epoch_val_acc"] = runs["objective_value"]
-        applied = runs["steps_s"] if "steps_s" in runs else runs["job_s"] - runs["recipe"].map(first_fresh(runs))
+        applied = (runs["steps_s"] if "steps_s" in runs
+                   else runs["job_s"] - runs["recipe"].map(first_fresh_charges(runs)))
         runs["per_epoch_s"] = applied / epochs
     else:
         runs["per_epoch_s"] = (runs["train_s"] - runs["compile_s"]) / epochs
