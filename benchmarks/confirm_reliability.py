@@ -48,7 +48,7 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_TABLE = HERE / "data" / "confirm_table" / "runs.csv"
-MEASURED_DF = 20  # the weight of a measured noise record (boosttune.stats.noise.MAX_PRIOR_DF)
+MEASURED_DF = 20  # the weight of a measured noise record (boosttune.stages.noise.MAX_PRIOR_DF)
 TARGETS = {"1.30x / 0 pt": 0.90, "1.15x / -0.3 pt": 0.70, "1.20x / -0.7 pt": 0.70}
 FALSE_AT_BOUNDARY, FALSE_CLEARLY_BAD = 0.05, 0.01
 BESIDE = {"slow 0.80x": (0.80, 0.0), "slow 0.75x, -0.5 pt": (0.75, -0.5), "fast but -3 pt": (1.25, -3.0)}

@@ -272,7 +272,9 @@ def handoff(view: pd.DataFrame, stopped: set[str], new: bool, read_gain: bool = 
     """The confirm stage's choice from the search's table: as it is (the chance of being acceptable at the margin,
     with the reference noise a device that measured nothing has; ``read_gain`` False: by speed within the lossy
     bound, as when the race trains the planned job), or as it was (the fastest within the screen)."""
+    from boosttune.objective import ACCURACY
     from boosttune.stages.rounds import pick_candidates
+    from boosttune.stats.margin import Margin
     from boosttune.stats.race import REFERENCE_NOISE
 
     table = view.assign(status=["stopped" if n in stopped else "completed" for n in view["label"]])
@@ -280,7 +282,7 @@ def handoff(view: pd.DataFrame, stopped: set[str], new: bool, read_gain: bool = 
         from boosttune.config.experiment import LOSSY_DROP, ExperimentConfig
 
         k = int(ExperimentConfig.model_fields["confirm_candidates"].default)
-        chosen = pick_candidates(table, max_candidates=k, max_drop=MAX_DROP, noise=REFERENCE_NOISE,
+        chosen = pick_candidates(table, margin=Margin(ACCURACY, MAX_DROP), max_candidates=k, noise=REFERENCE_NOISE,
                                  read_gain=read_gain, **({} if read_gain else {"screen": LOSSY_DROP}))
         label = {PRESETS.get(n, n): n for n in table["label"]}  # a preset is handed on by its preset's name
         return [label.get(c.name, c.name) for c in chosen if c.name != "O0"]

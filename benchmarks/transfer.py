@@ -6,7 +6,7 @@ more data). Its folder in benchmarks/data/transfer/ holds, each written by ``col
 - ``answers.csv``: the tuning job run several times with fresh seeds: each run's answer (a recipe, or keep O0), and what
   its race predicted for the full job (per-job speed-up and accuracy change, each with its 95% interval; for keep
   O0, the fastest recipe the race dropped). Taken from each run's folder, the prediction moved to the full job's
-  length with ``boosttune.outputs.summary.at_planned_epochs``, as ``boosttune verify`` does.
+  length with ``boosttune.stats.decide.at_planned_epochs``, as ``boosttune verify`` does.
 - ``truth.csv``: the full job itself, every answered recipe and O0 trained on 5 fresh paired seeds that no tuning run
   drew (a ``boosttune bench``): its runs, from which the truth is computed here.
 
@@ -109,8 +109,8 @@ def truth_table(truths: list[Path]) -> pd.DataFrame:
 
 def _answer(run: Path, planned: int, rejudge: bool) -> dict[str, object]:
     """One tuning run's answer and what its race predicted for the full job (keep O0: the fastest recipe dropped)."""
-    from boosttune.config.experiment import recorded_max_drop
-    from boosttune.outputs.summary import at_planned_epochs, load_confirmed
+    from boosttune.outputs.summary import load_confirmed
+    from boosttune.stats.decide import at_planned_epochs
     from boosttune.stats.holds import JobFigures
     from boosttune.verify import plan_verify
 
@@ -125,8 +125,7 @@ def _answer(run: Path, planned: int, rejudge: bool) -> dict[str, object]:
                 "race_seeds": 0, "max_drop": float(config.get("max_drop") or 1.0)}
     answer, recipe, predicted = plan.answer, plan.recipe, plan.predicted
     if rejudge:
-        own, default = recorded_max_drop(run)
-        at = at_planned_epochs(load_confirmed(run, max_drop=own, default=default), planned)
+        at = at_planned_epochs(load_confirmed(run), planned)  # at the run's own margin
         answer = "O0" if at.selection.fell_back_to_baseline else at.selection.recipe
         others = at.summary[at.summary["recipe"] != "O0"].sort_values("job_speedup", ascending=False)
         recipe = answer if answer != "O0" else str(others.iloc[0]["recipe"])

@@ -24,8 +24,8 @@ from boosttune.config.experiment import CACHE_GRAPHS, MAX_DROP, RECOMMENDED_SEED
 from boosttune.config.recipe import TrialRecipe, parse_recipe
 from boosttune.errors import BoosttuneError, ConfigError
 from boosttune.stages.rounds import Candidate
-from boosttune.stats.confirmed import BASELINE_NAME
-from boosttune.execution.provenance import load_run_info, record_run_info
+from boosttune.tables.confirm_runs import BASELINE_NAME
+from boosttune.execution.provenance import record_run_info
 from boosttune.execution.runs import RecordStore
 from boosttune.probe import check_recipe
 from boosttune.probe.presets import device_presets
@@ -167,10 +167,13 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
     folder the command runs in, for a builder of the user's own)."""
     import ray
 
-    from boosttune.stages.rounds import run_paired
-    from boosttune.outputs.summary import save_confirmed
     from boosttune.execution.start import ROUNDS_ACROSS_SLOTS, ROUNDS_IN_TURN, ROUNDS_ONE_BY_ONE, RunRequest, start_run
-    from boosttune.report import ReportInputs, write_report
+    from boosttune.finish import finish_run
+    from boosttune.outputs.judged import judge_run
+    from boosttune.outputs.summary import save_confirmed
+    from boosttune.stages.rounds import run_paired
+    from boosttune.stats.confirmed import confirm_table
+    from boosttune.stats.margin import Margin
 
     recipe = config.recipe
     if config.recipes is not None:  # named recipes are checked before Ray starts (the probe checks them again)
@@ -196,11 +199,9 @@ def run_bench(config: BenchConfig, output: str | Path, *, resume: bool = False, 
                         f"{ROUNDS_ACROSS_SLOTS} ({slots})")
         with started.warm_pool(log, turns=turns, slots=slots):
             records = run_paired(plan.candidates, config.seeds, store=RecordStore(output / "runs"), role="bench",
-                                 train=started.train, log=log, max_drop=config.max_drop, default=MAX_DROP,
+                                 train=started.train, log=log,
                                  train_round=started.train_round if turns or slots > 1 else None)
-        confirmed = save_confirmed(records, output, max_drop=config.max_drop, default=MAX_DROP,
-                                   ray_version=ray.__version__)
-        write_report(ReportInputs(kind="bench", title=f"boosttune bench: {config.name}",
-                                  max_drop=confirmed.max_drop, confirmed=confirmed, config=document,
-                                  run_info=load_run_info(output), folder=output))
-    return confirmed
+        margin = Margin.on(confirm_table(records), config.max_drop, MAX_DROP)  # resolved once, on its O0 runs
+        decision = save_confirmed(records, output, margin=margin, ray_version=ray.__version__)
+        finish_run(judge_run("bench", margin, decision=decision), output, export=False)
+    return decision

@@ -25,13 +25,15 @@ from boosttune.config.experiment import MAX_DROP, ExperimentConfig
 from boosttune.errors import UnsupportedError
 from boosttune.stages.baseline import convergence_note, judge_baseline, train_baseline
 from boosttune.stages.confirm import ConfirmOutcome, confirm_length, run_confirm_stage
-from boosttune.outputs.export import selected_recipe, write_best
-from boosttune.outputs.results import build_results_table, save_results, search_reference
-from boosttune.stats.select import Tolerance
-from boosttune.outputs.summary import save_confirmed
+from boosttune.finish import finish_run
+from boosttune.outputs.judged import judge_run
+from boosttune.outputs.summary import SUMMARY_NAME, save_confirmed
+from boosttune.stats.margin import Margin, Tolerance
+from boosttune.tables.results import build_results_table, save_results, search_reference
 from boosttune.execution.cluster import facts_on_worker
 from boosttune.execution.provenance import load_run_info, record_run_info
-from boosttune.execution.runs import FINISHED, RunRecord
+from boosttune.execution.runs import RunRecord
+from boosttune.tables.states import FINISHED
 from boosttune.execution.start import (
     ROUNDS_ACROSS_SLOTS,
     ROUNDS_IN_TURN,
@@ -41,7 +43,6 @@ from boosttune.execution.start import (
     start_run,
 )
 from boosttune.probe.calibrate import slow_knobs
-from boosttune.report import ReportInputs, figures, write_report
 from boosttune.search.setup import search_setup, space_context
 from boosttune.search.start_points import plan_start
 from boosttune.search.tune import SearchOutcome, run_search
@@ -106,7 +107,7 @@ def _run(config: ExperimentConfig, started: StartedRun, base: dict[str, Any], *,
         record_run_info(started.output, confirm_epochs=length.epochs, confirm_at_planned=length.planned)
         speed = started.placed.speed.ratios if started.placed.speed is not None else None
         start = plan_start(config, started.output, started.report, ctx, base, slow, log, speed)
-        setup = search_setup(config, started, facts, ctx, base, baseline, start, max_drop.resolved(), log)
+        setup = search_setup(config, started, facts, ctx, base, baseline, start, max_drop.value, log)
         if pool is not None:
             pool.ensure(setup.max_concurrent)
             setup = replace(setup, pool=started.client)
@@ -140,16 +141,16 @@ def training_seconds(records: list[RunRecord]) -> float:
 
 
 def _max_drop(config: ExperimentConfig, facts: ModelFacts, baseline: RunRecord, output: Path,
-              log: Callable[[str], None]) -> Tolerance:
-    """The one tolerance of the run: ``max_drop`` on the model's objective, resolved once against the baseline stage's
+              log: Callable[[str], None]) -> Margin:
+    """The one margin of the run: ``max_drop`` on the model's objective, resolved once against the baseline stage's
     run and recorded (``max_drop_resolved`` in run_info.json), so a folder read later is judged at the same number."""
     objective = facts.objective
-    max_drop = Tolerance(objective, config.max_drop, MAX_DROP).fixed_at(baseline.metrics.get("objective_value"))
+    margin = Tolerance(objective, config.max_drop, MAX_DROP).at(baseline.metrics.get("objective_value"))
     if config.max_drop is None and not objective.fraction:
-        log(f"max_drop: {max_drop.given:.4g} {objective.unit} ({MAX_DROP:g}% of the baseline's {objective.label}; "
+        log(f"max_drop: {margin.value:.4g} {objective.unit} ({MAX_DROP:g}% of the baseline's {objective.label}; "
             "set max_drop in its units to choose)")
-    record_run_info(output, max_drop_resolved=max_drop.given)
-    return max_drop
+    record_run_info(output, max_drop_resolved=margin.value)
+    return margin
 
 
 @contextmanager
@@ -206,24 +207,19 @@ def _search_table(outcome: SearchOutcome, started: StartedRun, log: Callable[[st
     return table
 
 
-def _finish(config: ExperimentConfig, output: Path, table: pd.DataFrame, max_drop: Tolerance,
+def _finish(config: ExperimentConfig, output: Path, table: pd.DataFrame, margin: Margin,
             confirm: ConfirmOutcome | None, aborted: str | None) -> ExperimentResult:
-    """The tables saved, the best recipe selected once and exported, and the report made with that selection."""
+    """The tables saved, the confirm stage's runs decided once, and the run finished (:func:`~boosttune.finish.
+    finish_run`: the best recipe exported and the report made from that one decision)."""
     parquet, _ = save_results(table, output)
-    confirmed = (save_confirmed(confirm.records, output, max_drop=max_drop, ray_version=ray.__version__,
-                                rules=confirm.rules, race=confirm.race, prefer_ties=config.prefer_ties)
-                 if confirm is not None and confirm.records else None)
-    best = selected_recipe(table, max_drop=max_drop, experiment_path=str(output), confirmed=confirmed)
-    best_config, best_recipe = write_best(best.document, output)
-    inputs = ReportInputs(kind="experiment", title=f"boosttune experiment: {config.name}",
-                          max_drop=confirmed.max_drop if confirmed is not None else max_drop.resolved_on(table),
-                          search=table, confirmed=confirmed, config=config.model_dump(mode="json"),
-                          run_info=load_run_info(output), folder=output, objective=max_drop.objective, best=best)
-    report, _ = write_report(inputs)
-    first = figures.answer_info(inputs)
-    answer = (figures.header_info(inputs).answer, *((first.stopped, first.noise) if first is not None else ()))
-    return ExperimentResult(output=output, results_path=parquet, report_path=report, best_config_path=best_config,
-                            best_recipe_path=best_recipe, selection=best.selection.reason,
+    decision = (save_confirmed(confirm.records, output, margin=margin, ray_version=ray.__version__,
+                               rules=confirm.rules, race=confirm.race, prefer_ties=config.prefer_ties)
+                if confirm is not None and confirm.records else None)
+    judged = judge_run("experiment", margin, search=table, decision=decision, experiment_path=str(output))
+    finished = finish_run(judged, output)
+    return ExperimentResult(output=output, results_path=parquet, report_path=finished.report_path,
+                            best_config_path=finished.best_config_path, best_recipe_path=finished.best_recipe_path,
+                            selection=judged.best.selection.reason if judged.best is not None else "nothing to export",
                             aborted_reason=aborted, trials=len(table),
-                            summary_path=confirmed.summary_path if confirmed is not None else None,
-                            answer=tuple(a for a in answer if a))
+                            summary_path=output / SUMMARY_NAME if decision is not None else None,
+                            answer=finished.answer)

@@ -25,7 +25,7 @@ from boosttune.cli.search import script_parser
 from boosttune.config.experiment import ExperimentConfig
 from boosttune.config.recipe import DataConfig, LossScaleConfig, ModelEntry, OptimizerConfig, TrialRecipe
 from boosttune.stats.confirmed import SUMMARY_COLUMNS
-from boosttune.outputs.results import SCHEMA, SCHEMA_VERSION
+from boosttune.tables.results import SCHEMA, SCHEMA_VERSION
 from boosttune.stats.decisions import SHORT, Exit, VerdictCode, decision_words
 
 __all__ = ["render_reference"]

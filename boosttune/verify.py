@@ -19,15 +19,16 @@ from typing import Any, Callable, Mapping
 import pandas as pd
 
 from boosttune.bench import BenchConfig, merge, parse_bench
-from boosttune.config.experiment import ExperimentConfig, parse_experiment, recorded_max_drop
+from boosttune.config.experiment import ExperimentConfig, parse_experiment
 from boosttune.errors import ConfigError, DataError
 from boosttune.execution.provenance import load_run_info, record_run_info
 from boosttune.files import write_json
 from boosttune.objective import Objective
-from boosttune.outputs.results import table_objective
-from boosttune.outputs.summary import Confirmed, at_planned_epochs, load_confirmed
+from boosttune.tables.results import table_objective
+from boosttune.outputs.summary import load_confirmed
+from boosttune.stats.decide import Decision, at_planned_epochs
 from boosttune.stages.baseline import last_epoch_gain
-from boosttune.stats.confirmed import BASELINE_NAME
+from boosttune.tables.confirm_runs import BASELINE_NAME
 from boosttune.stats.holds import JobFigures, Verification, judge_verification
 
 __all__ = ["VERIFY_NAME", "VerifyPlan", "plan_verify", "run_verify"]
@@ -109,7 +110,7 @@ def unconverged_baseline(folder: Path, objective: Objective) -> str | None:
     return f"{objective.format_gain(found[0])} in the last epoch" if found and found[1] else None
 
 
-def _read_run(folder: Path) -> tuple[ExperimentConfig, Confirmed]:
+def _read_run(folder: Path) -> tuple[ExperimentConfig, Decision]:
     if not folder.is_dir():
         raise DataError(f"{folder}: no such run folder; give the --output of boosttune tune or experiments/*.py")
     if (folder / "bench.json").is_file():
@@ -120,15 +121,14 @@ def _read_run(folder: Path) -> tuple[ExperimentConfig, Confirmed]:
     except (OSError, ValueError):
         raise DataError(f"{folder}: no readable experiment.json; not the folder of a boosttune tuning run") from None
     config = parse_experiment(document)
-    own, default = recorded_max_drop(folder)
-    confirmed = load_confirmed(folder, max_drop=own, default=default)
+    confirmed = load_confirmed(folder)  # judged at the run's own margin
     if confirmed is None or not (confirmed.summary["recipe"] != BASELINE_NAME).any():
         raise DataError(f"{folder}: no confirm stage ran (confirm_seeds 0, or the run stopped before it), so its "
                         "answer rests on one seed; nothing to verify. Run it with confirm_seeds >= 2")
     return config, confirmed
 
 
-def _fastest_dropped(confirmed: Confirmed, folder: Path) -> str:
+def _fastest_dropped(confirmed: Decision, folder: Path) -> str:
     """The recipe a keep-O0 answer is verified with: the fastest per job the race dropped."""
     rows = confirmed.summary[(confirmed.summary["recipe"] != BASELINE_NAME)
                              & confirmed.summary["job_speedup"].map(lambda v: isinstance(v, float) and math.isfinite(v))]
@@ -138,17 +138,17 @@ def _fastest_dropped(confirmed: Confirmed, folder: Path) -> str:
     return str(rows.sort_values("job_speedup", ascending=False, kind="stable").iloc[0]["recipe"])
 
 
-def _row(confirmed: Confirmed, recipe: str) -> pd.Series:
+def _row(confirmed: Decision, recipe: str) -> pd.Series:
     return confirmed.summary[confirmed.summary["recipe"] == recipe].iloc[0]
 
 
-def _run_planned(confirmed: Confirmed, config: ExperimentConfig) -> int:
+def _run_planned(confirmed: Decision, config: ExperimentConfig) -> int:
     """The job length the run judged at (its summary's, else its recipe's)."""
     planned = [int(v) for v in confirmed.summary.get("planned_epochs", pd.Series(dtype=float)).dropna()]
     return planned[0] if planned else (config.recipe.planned_epochs or config.recipe.epochs)
 
 
-def _recipe_document(confirmed: Confirmed, recipe: str) -> dict[str, Any]:
+def _recipe_document(confirmed: Decision, recipe: str) -> dict[str, Any]:
     """The recipe as the confirm stage trained it (its evaluation settings included), without what a run sets."""
     runs = confirmed.runs[(confirmed.runs["recipe"] == recipe) & confirmed.runs["recipe_json"].notna()]
     document = json.loads(runs.iloc[0]["recipe_json"])
@@ -160,7 +160,7 @@ def _difference(recipe: Mapping[str, Any], base: Mapping[str, Any]) -> dict[str,
     return {k: v for k, v in recipe.items() if base.get(k) != v}
 
 
-def _fresh_seeds(folder: Path, confirmed: Confirmed, config: ExperimentConfig, count: int) -> list[int]:
+def _fresh_seeds(folder: Path, confirmed: Decision, config: ExperimentConfig, count: int) -> list[int]:
     """``count`` seeds above every one the run used (its search's, its confirm stage's): runs it never saw."""
     if count < 2:
         raise ConfigError(f"--seeds: {count} is invalid; allowed: 2 or more paired seeds (an interval needs two)")
@@ -180,7 +180,7 @@ def run_verify(plan: VerifyPlan, output: str | Path | None = None, *, resume: bo
     """Train ``plan``'s paired rounds (or resume them) in ``output`` (default: RUN/verify-<E>ep), judge them beside the
     prediction, and write verify.json, the folder's report and the run's report with its new section."""
     from boosttune.bench import run_bench
-    from boosttune.report import load_report_inputs, write_report
+    from boosttune.report import report_folder
 
     target = Path(output).resolve() if output is not None else plan.default_output
     still = unconverged_baseline(plan.run, plan.objective)
@@ -207,6 +207,6 @@ def run_verify(plan: VerifyPlan, output: str | Path | None = None, *, resume: bo
                                       "objective": plan.objective.to_dict(), "base": plan.base_overrides})
     verified = [str(p) for p in load_run_info(plan.run).get("verified") or [] if str(p) != str(target)]
     record_run_info(plan.run, verified=[*verified, str(target)])
-    write_report(load_report_inputs(target))
-    write_report(load_report_inputs(plan.run))
+    report_folder(target)
+    report_folder(plan.run)
     return verification

@@ -151,7 +151,7 @@ def records():
 @pytest.fixture
 def table(records):
     """The results table of :func:`records`."""
-    from boosttune.outputs.results import build_results_table
+    from boosttune.tables.results import build_results_table
 
     return build_results_table(records, ray_version=RAY_VERSION)
 
@@ -159,7 +159,7 @@ def table(records):
 @pytest.fixture
 def search():
     """The sample records' results table with start times and learning curves, as the search writes them."""
-    from boosttune.outputs.results import build_results_table
+    from boosttune.tables.results import build_results_table
 
     records = sample_records()
     for index, record in enumerate(records):
@@ -173,17 +173,28 @@ def search():
 
 
 @pytest.fixture(scope="module")
-def confirmed(tmp_path_factory):
-    """A confirm stage of O0, the O1 preset and a GradientFreeze start point over five paired seeds, trained by
-    :func:`tests.helpers.paired_runs.fake_train`."""
-    from boosttune.stages.rounds import Candidate, run_paired
-    from boosttune.outputs.summary import save_confirmed
+def confirmed_dir(tmp_path_factory):
+    """The folder of a confirm stage of O0, the O1 preset and a GradientFreeze start point over five paired seeds,
+    trained by :func:`tests.helpers.paired_runs.fake_train` (its runs in runs/, its decision at 1 pt)."""
     from boosttune.execution.runs import RecordStore
+    from boosttune.objective import ACCURACY
+    from boosttune.outputs.summary import save_confirmed
+    from boosttune.stages.rounds import Candidate, run_paired
+    from boosttune.stats.margin import Margin
     from tests.helpers.paired_runs import GF, O1, RECIPE, fake_train
 
     folder = tmp_path_factory.mktemp("confirmed")
     candidates = [Candidate("O0", RECIPE, "baseline", "O0"), Candidate("O1-equivalent", O1, "preset", "O1-equivalent"),
                   Candidate("grad_freeze p=0.5", GF, "start point")]
     records = run_paired(candidates, [1, 2, 3, 4, 5], store=RecordStore(folder / "runs"), role="confirm",
-                         train=fake_train, log=lambda m: None, max_drop=1.0)
-    return save_confirmed(records, folder, max_drop=1.0)
+                         train=fake_train, log=lambda m: None)
+    save_confirmed(records, folder, margin=Margin(ACCURACY, 1.0))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def confirmed(confirmed_dir):
+    """That confirm stage's decision, read back from its folder."""
+    from boosttune.outputs.summary import load_confirmed
+
+    return load_confirmed(confirmed_dir)

@@ -28,6 +28,7 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("boosttune.errors", "boosttune.files", "boosttune.objective", "boosttune.builder", "boosttune.devices",
                     "boosttune.ray_internals",
                     "boosttune.runtime", "boosttune.pareto")),
+    ("tables", ("boosttune.tables",)),  # run states, the results and confirm tables: what the statistics read
     ("algorithms", ("boosttune.algorithms",)),
     ("config", ("boosttune.config",)),
     ("builtin", ("boosttune.builtin",)),
@@ -36,12 +37,11 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("probe", ("boosttune.probe",)),
     ("execution", ("boosttune.execution",)),
     ("search", ("boosttune.search",)),
-    ("results", ("boosttune.outputs.results",)),  # the results table's schema: what the statistics read
     ("stats", ("boosttune.stats",)),
     ("outputs", ("boosttune.outputs",)),
     ("stages", ("boosttune.stages",)),
     ("report", ("boosttune.report",)),
-    ("compose", ("boosttune.check", "boosttune.experiment", "boosttune.bench", "boosttune.verify")),
+    ("compose", ("boosttune.check", "boosttune.experiment", "boosttune.bench", "boosttune.verify", "boosttune.finish")),
     ("cli", ("boosttune.cli", "boosttune.reference")),
 )
 # The public surface (``boosttune/__init__.py``) re-exports from several stages, ``run_trial`` lazily (every
@@ -668,7 +668,7 @@ def test_the_decision_rule_catches_a_second_table(tmp_path):
 # Where a run's max_drop is resolved: once, where the run starts (issue 41: it was resolved again at about eleven
 # places, and a non-fraction metric's search and confirm stage used different numbers).
 TOLERANCE_OWNERS = {"boosttune.experiment", "boosttune.bench"}  # read config.max_drop and resolve it, once
-TOLERANCE_MATH = {"boosttune.objective", "boosttune.stats.select"}  # Objective.tolerance, Tolerance
+TOLERANCE_MATH = {"boosttune.objective", "boosttune.stats.margin"}  # Objective.tolerance, Tolerance, Margin
 
 
 def tolerance_reads(path: Path) -> list[str]:
@@ -696,6 +696,114 @@ def test_the_tolerance_rule_catches_a_stage_that_resolves_its_own(tmp_path):
     module = tmp_path / "stage.py"
     module.write_text("def f(config, objective, base):\n    return objective.tolerance(config.max_drop, 1.0, base)\n")
     assert sorted(tolerance_reads(module)) == ["2: reads config.max_drop", "2: resolves a max_drop with .tolerance()"]
+
+
+# One owner for the decision (issue 59). Below the entry points the margin travels as one resolved Margin: no
+# parameter takes a Tolerance in a union, none takes a given max_drop (a number or None, with a ``default`` beside
+# it) except the readers of a finished folder, where a folder's margin is resolved as the experiment resolves its own.
+# (A ``Margin | None`` says "no margin to read": summarize's secondary target, not read without one.)
+MARGIN_READERS = {"boosttune.outputs.summary.load_confirmed", "boosttune.outputs.judged.read_judged",
+                  "boosttune.report.inputs.load_report_inputs", "boosttune.report.report_folder",
+                  # words: None says "the margin" with no number; it resolves nothing
+                  "boosttune.stats.decisions.decision_words"}
+MARGIN_NAMES = {"max_drop", "margin", "tolerance"}
+
+
+def margin_parameters(path: Path, module: str) -> list[str]:
+    """Parameters that take a margin in more than one form: a Tolerance in a union, or a given max_drop (``float |
+    None``, or one with a ``default`` parameter beside it) outside the folder readers."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+        names = {a.arg for a in args}
+        for arg in args:
+            hint = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+            if "Tolerance" in hint and ("|" in hint or "Optional" in hint or "Union" in hint):
+                found.append(f"{node.lineno}: {node.name}({arg.arg}: {hint})")
+            elif arg.arg in MARGIN_NAMES and "None" in hint and "float" in hint and "Sequence" not in hint \
+                    and f"{module}.{node.name}" not in MARGIN_READERS:  # a Pareto margin is a Sequence[float]
+                found.append(f"{node.lineno}: {node.name}({arg.arg}: {hint})")
+        if "default" in names and names & MARGIN_NAMES:
+            found.append(f"{node.lineno}: {node.name}(default=...) beside a margin")
+    return found
+
+
+def test_below_the_entry_points_the_margin_is_one_resolved_type():
+    found = [f"{MODULES[m].relative_to(ROOT)}:{hit}" for m in MODULES for hit in margin_parameters(MODULES[m], m)]
+    assert not found, ("take a resolved Margin (boosttune.stats.margin) from the entry point that started or read the "
+                       "run:\n" + "\n".join(found))
+
+
+def test_the_margin_rule_catches_each_second_form(tmp_path):
+    module = tmp_path / "stage.py"
+    module.write_text("def a(t, max_drop: Tolerance | float | None = None, default: float = 1.0):\n    pass\n"
+                      "def b(t, margin: float | None):\n    pass\n"
+                      "def c(t, margin: Margin):\n    pass\n")
+    assert margin_parameters(module, "boosttune.stage") == [
+        "1: a(max_drop: Tolerance | float | None)", "1: a(default=...) beside a margin", "3: b(margin: float | None)"]
+
+
+VERDICT_OWNER = "boosttune.stats.decide"  # decide(): the one place a verdict is set
+DECISION_COLUMNS = ("verdict", "qualifies")
+
+
+def verdict_writes(path: Path) -> list[str]:
+    """Where a module sets a recipe's ``verdict`` or ``qualifies`` (a table cell or column, ``row.update(verdict=)``,
+    ``frame.assign(...)``, a row's dict literal)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        for target in targets:
+            for sub in ast.walk(target):
+                keys = (sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]) \
+                    if isinstance(sub, ast.Subscript) else []
+                found += [f"{node.lineno}: sets {k.value}" for k in keys
+                          if isinstance(k, ast.Constant) and k.value in DECISION_COLUMNS]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("update", "assign", "setdefault"):
+            found += [f"{node.lineno}: sets {kw.arg}" for kw in node.keywords if kw.arg in DECISION_COLUMNS]
+        if isinstance(node, ast.Dict):
+            found += [f"{node.lineno}: sets {k.value}" for k in node.keys
+                      if isinstance(k, ast.Constant) and k.value in DECISION_COLUMNS]
+    return found
+
+
+def test_one_place_sets_a_verdict():
+    elsewhere = [f"{MODULES[m].relative_to(ROOT)}:{hit}" for m in MODULES if m != VERDICT_OWNER
+                 for hit in verdict_writes(MODULES[m])]
+    assert not elsewhere, "a verdict is set by boosttune.stats.decide.decide only:\n" + "\n".join(elsewhere)
+    assert verdict_writes(MODULES[VERDICT_OWNER])
+
+
+def test_the_verdict_rule_catches_a_second_judge(tmp_path):
+    module = tmp_path / "judge.py"
+    module.write_text("summary.at[i, 'verdict'] = 'won'\nrow.update(qualifies=True)\nrow = {'verdict': 'x'}\n"
+                      "summary['qualifies'] = False\nprint(row['verdict'])\n")
+    assert sorted(verdict_writes(module)) == ["1: sets verdict", "2: sets qualifies", "3: sets verdict",
+                                              "4: sets qualifies"]
+
+
+# The statistics read the tables and nothing above them, and write no file: tables -> stats -> outputs.
+STATS_MAY_IMPORT = ("foundation", "tables", "config", "stats")
+
+
+def test_the_statistics_read_only_the_tables_below_them_and_write_nothing():
+    allowed = {index for index, (name, _) in enumerate(STAGES) if name in STATS_MAY_IMPORT}
+    problems = []
+    for module, path in MODULES.items():
+        if not module.startswith("boosttune.stats"):
+            continue
+        for item in imports_of(module):
+            if item.target.startswith("boosttune") and stage_of(item.target) not in allowed:
+                problems.append(f"{path.relative_to(ROOT)}:{item.line} imports {item.target}")
+        source = path.read_text()
+        problems += [f"{path.relative_to(ROOT)} writes files ({word})" for word in
+                     ("write_atomically", "write_json", "write_text(", "open(", "to_csv(", "to_parquet(")
+                     if word in source]
+    assert not problems, "\n".join(problems)
 
 
 # One name, one meaning (issue 41: start.py, summary.py and apply.py each meant two things). The algorithm folders'

@@ -12,11 +12,15 @@ import pandas as pd
 import pytest
 
 from boosttune.stages.rounds import Candidate, pick_candidates, run_paired
-from boosttune.stats.confirmed import BASELINE_NAME, confirm_table, select_confirmed, summarize
-from boosttune.outputs.results import build_results_table, load_results, table_objective, save_results
-from boosttune.stats.select import Tolerance, pareto_front, select_best
+from boosttune.stats.confirmed import confirm_table
+from boosttune.stats.decide import decide
+from boosttune.stats.decisions import Exit
+from boosttune.stats.margin import Margin
+from boosttune.tables.results import build_results_table, load_results, table_objective, save_results
+from boosttune.stats.select import pareto_front, select_best
 from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
 from boosttune.objective import ACCURACY, Objective
+from boosttune.tables.confirm_runs import BASELINE_NAME
 from tests.helpers.records import RAY_VERSION, make_record
 
 MAE = Objective("mae", higher_is_better=False, fraction=False)
@@ -77,11 +81,12 @@ def test_the_table_names_the_objective_and_orients_its_gain(mae_table):
 
 def test_the_pareto_front_and_the_selection_take_lower_as_better(mae_table):
     assert list(pareto_front(mae_table)["trial_id"]) == ["t1", "t2", "t3"]  # by speed-up; t0 and t4 dominated by t1
-    chosen = select_best(mae_table, 0.02)
+    chosen = select_best(mae_table, Margin(MAE, 0.02))
     assert chosen.row["trial_id"] == "t2"
     assert "within 0.02 mae of the baseline's val_mae 0.4" in chosen.reason and "val_acc" not in chosen.reason
-    assert select_best(mae_table, 0.005).row["trial_id"] == "t1"  # t2 is 0.01 worse: out
-    assert Tolerance.from_table(mae_table, None, 0.5).resolved_on(mae_table) == pytest.approx(0.002)  # 0.5% of 0.40
+    assert select_best(mae_table, Margin(MAE, 0.005)).row["trial_id"] == "t1"  # t2 is 0.01 worse: out
+    margin = Margin.on(mae_table, None, 0.5)  # on the table's own objective
+    assert margin.objective == MAE and margin.value == pytest.approx(0.002)  # 0.5% of 0.40
 
 
 def test_a_table_of_the_accuracy_schema_reads_as_accuracy(tmp_path):
@@ -117,25 +122,28 @@ def test_the_confirm_stage_judges_a_lower_is_better_objective_in_its_units(tmp_p
     candidates = [Candidate(n, dict(base), "test", BASELINE_NAME if n == BASELINE_NAME else None) for n in EFFECTS]
     lines: list[str] = []
     records = run_paired(candidates, [1, 2, 3, 4, 5], store=RecordStore(tmp_path), role="bench",
-                         train=_fake_mae_train, log=lines.append, max_drop=0.01)
+                         train=_fake_mae_train, log=lines.append)
     table = confirm_table(records)
-    assert Tolerance.from_table(table, 0.01, 1.0).resolved_on(table) == 0.01
-    assert Tolerance.from_table(table, None, 1.0).resolved_on(table) == pytest.approx(0.004, rel=0.1)  # 1% of ~0.40
-    summary = summarize(table, max_drop=0.01).set_index("recipe")
+    assert Margin.on(table, 0.01, 1.0) == Margin(MAE, 0.01)
+    assert Margin.on(table, None, 1.0).value == pytest.approx(0.004, rel=0.1)  # 1% of ~0.40
+    decision = decide(table, None, Margin.on(table, 0.01, 1.0))  # fixed rounds: judged at one look
+    summary = decision.summary.set_index("recipe")
     assert summary.loc["fast", "objective_gain"] == pytest.approx(-0.001, abs=0.002)
     assert summary.loc["worse", "objective_gain"] == pytest.approx(-0.05, abs=0.003)
-    assert summary.loc["fast", "verdict"] == "faster" and summary.loc["worse", "verdict"] == "faster_too_lossy"
+    # the race model's exits at one look (was the paired t test's "faster" / "faster_too_lossy")
+    assert summary.loc["fast", "verdict"] == Exit.WON and summary.loc["worse", "verdict"] == Exit.TOO_LOSSY
     assert "val_mae" in summary.loc["fast", "verdict_text"] and "pt" not in summary.loc["fast", "verdict_text"]
     assert "within 0.01 mae" in summary.loc["fast", "verdict_text"]
     assert "val_mae" in summary.loc["fast", "verdict_text"].split("secondary, time to ")[1]  # the target, named
     assert set(summary["objective"]) == {"val_mae"} and set(summary["gain_unit"]) == {"mae"}
-    chosen = select_confirmed(summary.reset_index(), 0.01)
+    chosen = decision.selection
     assert chosen.recipe == "fast" and not chosen.fell_back_to_baseline
     assert any("mae" in line for line in lines if line.startswith("after "))
 
 
 def test_the_confirm_candidates_are_screened_in_the_objectives_units(mae_table):
-    names = [c.name for c in pick_candidates(mae_table, max_candidates=3, screen=0.05)]
+    names = [c.name for c in pick_candidates(mae_table, margin=Margin.on(mae_table, None, 1.0), max_candidates=3,
+                                              screen=0.05)]
     assert names[0] == "O0" and not any("(t3)" in n for n in names)  # 0.20 worse than the baseline: beyond the screen
     assert {"no boost (t1)", "no boost (t2)"} <= set(names)
 
@@ -156,10 +164,11 @@ def test_a_diverged_run_scores_as_the_worst_value_not_the_best():
 
 
 def test_report_texts_name_the_objective(mae_table, tmp_path):
+    from boosttune.outputs.judged import judge_run
     from boosttune.report import ReportInputs
     from boosttune.report import figures as info
 
-    inputs = ReportInputs(kind="experiment", title="mae", max_drop=0.02, search=mae_table)
+    inputs = ReportInputs(judge_run("experiment", Margin.on(mae_table, 0.02, 1.0), search=mae_table), "mae")
     header = info.header_info(inputs)
     assert "val_mae" in header.answer and "accuracy" not in header.answer
     assert ("objective", "val_mae (lower is better)") in header.run_details

@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from boosttune.errors import ConfigError, DataError
-from boosttune.outputs.summary import at_planned_epochs, load_confirmed
+from boosttune.outputs.summary import load_confirmed
+from boosttune.stats.decide import at_planned_epochs
 from boosttune.stats.holds import HOLDS, JobFigures, judge_verification
 from boosttune.objective import ACCURACY
 from boosttune.verify import VERIFY_NAME, plan_verify
@@ -19,8 +20,8 @@ from tests.helpers.paired_runs import experiment_folder
 
 
 @pytest.fixture
-def run(tmp_path, search, confirmed):
-    return experiment_folder(tmp_path, search, confirmed)
+def run(tmp_path, search, confirmed_dir):
+    return experiment_folder(tmp_path, search, confirmed_dir)
 
 
 def test_the_answer_and_o0_train_at_the_planned_job_on_seeds_the_run_never_used(run):
@@ -42,7 +43,7 @@ def test_a_longer_job_on_more_data_is_predicted_from_the_same_runs_at_that_lengt
     plan = plan_verify(run, planned_epochs=30, seeds=3, base={"data": {"train_limit": 500}})
     assert plan.bench.base["epochs"] == 30 and plan.bench.base["data"] == {"name": "digits", "train_limit": 500}
     assert len(plan.bench.seeds) == 3 and plan.base_overrides == {"data": {"train_limit": 500}}
-    confirmed = load_confirmed(run, max_drop=1.0)
+    confirmed = load_confirmed(run, 1.0)
     longer = at_planned_epochs(confirmed, 30).summary.set_index("recipe").loc["grad_freeze p=0.5"]
     assert plan.predicted.speedup == pytest.approx(longer["job_speedup"]) and plan.predicted.planned_epochs == 30
     # its compile is charged once: over ten times the epochs, the per-job speed-up moves towards the per-step one

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from boosttune.outputs.results import load_results
+from boosttune.tables.results import load_results
 from boosttune.outputs.summary import format_confirmed
 from boosttune.experiment import ExperimentResult
 

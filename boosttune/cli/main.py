@@ -27,7 +27,7 @@ from boosttune.cli.args import (
 from boosttune.cli.search import FIELDS
 from boosttune.config import load_document, parse_boost_config, split_boost_document
 from boosttune.config.boost import BOOST_LEVEL_NAMES
-from boosttune.config.experiment import ExperimentConfig, parse_experiment, recorded_max_drop
+from boosttune.config.experiment import ExperimentConfig, parse_experiment
 from boosttune.config.io import load_yaml_text
 from boosttune.config.recipe import DataConfig, OptimizerConfig, TrialRecipe, parse_recipe
 from boosttune.devices import DEVICE_NAMES
@@ -170,58 +170,37 @@ def _results_folder(results: str) -> Path:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from boosttune.outputs.export import export_best
-    from boosttune.outputs.summary import load_confirmed
+    from boosttune.finish import finish_run
+    from boosttune.outputs.judged import read_judged
 
-    table, folder = _load_any_results(args.results)
-    own, default = recorded_max_drop(folder)  # judged as the run itself was, unless --max-drop says otherwise
-    max_drop = own if args.max_drop is None else args.max_drop
-    confirmed = load_confirmed(folder, max_drop=max_drop, default=default)
+    folder = _results_folder(args.results)
+    judged = read_judged(args.results, args.max_drop)  # judged as the run itself was, unless --max-drop says otherwise
+    if judged.best is None:
+        raise DataError(f"{folder}: no finished O0 baseline to compare with, so there is no recipe to export; "
+                        "rerun the experiment")
     target = claim_output_folder(args.output, "--output", "boosttune export") if args.output else folder
-    config_path, recipe_path = export_best(table, target, max_drop=max_drop, default=default,
-                                           experiment_path=folder.resolve(), confirmed=confirmed)
-    selection = json.loads(recipe_path.read_text())["selection"]
-    print(f"selected: {selection['reason']}")
-    print(f"boost_config_dict written to {config_path}")
-    print(f"recipe written to {recipe_path}")
-    if args.max_drop is not None and not args.output:  # re-judged in place: every file tells the new decision
-        _rejudge_in_place(folder, args.max_drop, confirmed)
+    rejudged = args.max_drop is not None and not args.output  # in place: every file tells the new decision
+    if rejudged:
+        record_run_info(folder, max_drop_rejudged=args.max_drop)
+    finished = finish_run(judged, folder, target=target, decision=rejudged, report=rejudged)
+    print(f"selected: {judged.best.selection.reason}")
+    print(f"boost_config_dict written to {finished.best_config_path}")
+    print(f"recipe written to {finished.best_recipe_path}")
+    if finished.summary_path is not None:
+        print(f"summary written to {finished.summary_path}")
+    if finished.report_path is not None:
+        print(f"report written to {finished.report_path} (at max_drop {args.max_drop:g})")
     return 0
 
 
-def _rejudge_in_place(folder: Path, max_drop: float, confirmed) -> None:
-    """summary.csv and the report rewritten at ``max_drop``, and that margin recorded (run_info.json
-    ``max_drop_rejudged``), so the summary, the page, the JSON files and a later report or export all agree."""
-    from boosttune.outputs.summary import write_summary
-    from boosttune.report import load_report_inputs, write_report
-
-    record_run_info(folder, max_drop_rejudged=max_drop)
-    if confirmed is not None:
-        print(f"summary written to {write_summary(confirmed).summary_path}")
-    html_path, _ = write_report(load_report_inputs(folder, max_drop=max_drop))
-    print(f"report written to {html_path} (at max_drop {max_drop:g})")
-
-
-def _load_any_results(results: str):
-    """The results table of an experiment folder, or the runs of a bench folder (which has no search)."""
-    from boosttune.outputs.results import load_results
-    from boosttune.outputs.summary import CONFIRM_NAME
-
-    folder = _results_folder(results)
-    path = Path(results)
-    if path.is_dir() and not (path / "results.parquet").is_file() and not (path / "results.csv").is_file() \
-            and (path / f"{CONFIRM_NAME}.parquet").is_file():
-        return load_results(path / f"{CONFIRM_NAME}.parquet"), folder
-    return load_results(results), folder
-
-
 def cmd_report(args: argparse.Namespace) -> int:
-    from boosttune.report import load_report_inputs, write_report
+    from boosttune.finish import finish_run
+    from boosttune.outputs.judged import read_judged
 
-    inputs = load_report_inputs(_results_folder(args.results), max_drop=args.max_drop)
+    folder = _results_folder(args.results)
     target = claim_output_folder(args.output, "--output", "boosttune report") if args.output else None
-    html_path, md_path = write_report(inputs, target)
-    print(f"report written to {html_path} (tables also in {md_path.name})")
+    finished = finish_run(read_judged(folder, args.max_drop), folder, target=target, export=False)
+    print(f"report written to {finished.report_path} (tables also in report.md)")
     return 0
 
 
@@ -377,7 +356,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     print()
     print(format_confirmed(confirmed.summary))
     print(f"\nanswer: {confirmed.selection.reason}")
-    print(f"summary: {confirmed.summary_path} (runs in confirm.parquet / confirm.csv); "
+    print(f"summary: {Path(args.output).resolve() / 'summary.csv'} (runs in confirm.parquet / confirm.csv); "
           f"report: {Path(args.output).resolve() / 'report.html'}")
     return 0
 
@@ -404,7 +383,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from boosttune.outputs.summary import load_confirmed
 
     print()
-    print(format_confirmed(load_confirmed(output, max_drop=verification.max_drop).summary))
+    print(format_confirmed(load_confirmed(output, verification.max_drop).summary))
     print()
     print(format_verification(verification, plan.objective))
     print(f"\nverify: {verification.line}")

@@ -35,6 +35,7 @@ from boosttune.execution.runs import CURVE_KEYS, RunRecord, RunSpec
 from boosttune.files import write_json
 from boosttune.ray_internals import address_and_port, data_parallel_trainer, train_context_file
 from boosttune.trial.runner import run_trial
+from boosttune.tables.states import RunStatus
 
 __all__ = ["SCHEDULER_MARKER", "MindSporeConfig", "build_trainer", "device_id_for", "init_device", "rank_facts",
            "run_on_ray", "scheduler_host", "train_in_turns", "train_loop_per_worker", "train_rank", "train_run",
@@ -386,7 +387,7 @@ def run_on_ray(recipe: dict[str, Any], *, num_workers: int = 1, env: dict[str, s
     try:
         result = _fit_interruptibly(trainer)
     except Exception as e:  # Ray wraps worker failures (WorkerGroupError, TrainingFailedError)
-        return {"status": "failed", "reason": worker_error_reason(e), "artifacts_dir": str(artifacts)}
+        return {"status": RunStatus.FAILED, "reason": worker_error_reason(e), "artifacts_dir": str(artifacts)}
     if result.metrics and result.metrics.get("final"):
         summary = dict(result.metrics)
     else:

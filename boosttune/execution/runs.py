@@ -16,16 +16,14 @@ from typing import Any, Iterator, Literal
 
 from boosttune.errors import DataError
 from boosttune.files import write_json
+from boosttune.tables.states import FINISHED, RunStatus
 
-__all__ = ["CURVE_KEYS", "FINISHED", "STATUSES", "RecordStore", "RunRecord", "RunSpec", "Role"]
+__all__ = ["CURVE_KEYS", "RecordStore", "RunRecord", "RunSpec", "Role"]
 
 Role = Literal["baseline", "search", "confirm", "bench"]
-# duplicate: an equivalent configuration was trained already; the record repeats its figures.
-STATUSES = ("completed", "stopped", "target_reached", "failed", "duplicate")
 # Per epoch, kept in every record: the learning curve gives the time to any target accuracy afterwards
 # (train_s is cumulative training time, first-step compile included, evaluation excluded).
 CURVE_KEYS = ("epoch", "train_s", "objective_value", "val_loss", "train_loss", "throughput_sps", "ended_unix")
-FINISHED = ("completed", "target_reached")  # trained to the end (or to the target): figures are comparable
 
 
 @dataclass(frozen=True)
@@ -92,7 +90,7 @@ class RunRecord:
     @classmethod
     def from_summary(cls, spec: RunSpec, summary: dict[str, Any], started: float | None = None) -> RunRecord:
         """A record from rank 0's end-of-training summary (see :mod:`boosttune.execution.ray_train`)."""
-        if summary.get("status") == "failed":
+        if summary.get("status") == RunStatus.FAILED:
             return cls.failed(spec, summary.get("reason") or "failed", started)
         return cls._from_spec(
             spec, status=summary["status"], reason=summary.get("reason") or None,
@@ -103,19 +101,19 @@ class RunRecord:
 
     @classmethod
     def failed(cls, spec: RunSpec, reason: str, started: float | None = None) -> RunRecord:
-        return cls._from_spec(spec, status="failed", reason=reason, started=started)
+        return cls._from_spec(spec, status=RunStatus.FAILED, reason=reason, started=started)
 
     @classmethod
     def stopped_early(cls, spec: RunSpec, *, rung: int, reason: str, metrics: dict[str, Any],
                       curve: list[dict[str, Any]], started: float | None = None) -> RunRecord:
         """A run a scheduler stopped at epoch ``rung``: its figures so far, not comparable with finished runs."""
-        return cls._from_spec(spec, status="stopped", reason=reason, metrics=dict(metrics), curve=list(curve),
+        return cls._from_spec(spec, status=RunStatus.STOPPED, reason=reason, metrics=dict(metrics), curve=list(curve),
                               rung=rung, started=started)
 
     def duplicate(self, spec: RunSpec) -> RunRecord:
         """``spec`` answered by this record's figures: it trains exactly like this run."""
         return replace(self, run_id=spec.run_id, role=spec.role, label=spec.label, preset=spec.preset,
-                       params=dict(spec.params), round=spec.round, status="duplicate",
+                       params=dict(spec.params), round=spec.round, status=RunStatus.DUPLICATE,
                        reason=f"trains like {self.run_id}", duplicate_of=self.run_id)
 
     def to_dict(self) -> dict[str, Any]:

@@ -24,6 +24,7 @@ import ray
 from boosttune.config.recipe import parse_recipe
 from boosttune.execution.ray_train import build_trainer, init_device, rank_facts, train_rank, worker_error_reason
 from boosttune.trial.graphs import GraphCache
+from boosttune.tables.states import RunStatus
 
 __all__ = ["WarmClient", "WarmPool", "warm_loop_per_worker"]
 
@@ -99,7 +100,7 @@ class _Dispatcher:
         """Queue a run for the next free slot, or for slot ``slot`` (its index) alone."""
         if self._closed:
             self._runs[run_id] = _Run(payload)
-            self._end(run_id, {"status": "failed", "reason": self._closed})
+            self._end(run_id, {"status": RunStatus.FAILED, "reason": self._closed})
         else:
             self._runs[run_id] = _Run(payload)
             (self._queue if slot is None else self._pinned.setdefault(str(slot), deque())).append(run_id)
@@ -148,7 +149,7 @@ class _Dispatcher:
     async def finish(self, run_id: str, summary: dict[str, Any]) -> None:
         run = self._runs.get(run_id)
         if run is not None and run.done is None:
-            self._end(run_id, {"status": "failed", "reason": "cancelled"} if run.cancelled else summary)
+            self._end(run_id, {"status": RunStatus.FAILED, "reason": "cancelled"} if run.cancelled else summary)
         await self._notify()
 
     async def fail_slot(self, slot: str, reason: str) -> str | None:
@@ -156,7 +157,7 @@ class _Dispatcher:
         for run_id in reversed(self._history.get(slot, [])):
             run = self._runs.get(run_id)
             if run is not None and run.done is None:
-                self._end(run_id, {"status": "failed", "reason": reason})
+                self._end(run_id, {"status": RunStatus.FAILED, "reason": reason})
                 await self._notify()
                 return run_id
         return None
@@ -165,7 +166,7 @@ class _Dispatcher:
         """No warm worker can take the queued runs: fail them with ``reason``."""
         for waiting in self._waiting():
             while waiting:
-                self._end(waiting.popleft(), {"status": "failed", "reason": reason})
+                self._end(waiting.popleft(), {"status": RunStatus.FAILED, "reason": reason})
         await self._notify()
 
     async def cancel(self, run_id: str) -> None:
@@ -176,7 +177,7 @@ class _Dispatcher:
         for waiting in self._waiting():
             if run_id in waiting:
                 waiting.remove(run_id)
-                self._end(run_id, {"status": "failed", "reason": "cancelled before it started"})
+                self._end(run_id, {"status": RunStatus.FAILED, "reason": "cancelled before it started"})
         await self._notify()
 
     async def cancel_all(self) -> int:
@@ -193,7 +194,7 @@ class _Dispatcher:
             while True:
                 run = self._runs.get(run_id)
                 if run is None:
-                    return [], {"status": "failed", "reason": f"run {run_id} is not known to the warm pool"}
+                    return [], {"status": RunStatus.FAILED, "reason": f"run {run_id} is not known to the warm pool"}
                 if len(run.reports) > seen or run.done is not None or time.monotonic() >= deadline:
                     break
                 try:
@@ -283,7 +284,7 @@ class WarmClient:
                     if on_report is not None:
                         on_report(report)
                 if done is not None:
-                    if on_report is not None and done.get("status") != "failed":
+                    if on_report is not None and done.get("status") != RunStatus.FAILED:
                         on_report(done)
                     return done
         except BaseException:

@@ -12,20 +12,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import pandas as pd
 
 from boosttune import algorithms
 from boosttune.config.boost import EffectiveBoost, common_readers, parse_boost_config
-from boosttune.config.experiment import MAX_DROP
 from boosttune.errors import BoosttuneError, DataError
 from boosttune.files import write_json
-from boosttune.outputs.results import FINISHED, finite
-from boosttune.stats.select import Selection, Tolerance, select_best
-
-if TYPE_CHECKING:
-    from boosttune.outputs.summary import Confirmed
+from boosttune.tables.results import finite
+from boosttune.tables.states import FINISHED
+from boosttune.stats.decide import Decision
+from boosttune.stats.margin import Margin
+from boosttune.stats.select import Selection, select_best
 
 __all__ = ["BEST_BOOST_CONFIG_NAME", "BEST_RECIPE_NAME", "SelectedRecipe", "applicable_boost_config", "export_best",
            "loss_scale_manager_call", "selected_recipe", "write_best"]
@@ -46,25 +45,18 @@ class SelectedRecipe(NamedTuple):
     document: dict[str, Any]
 
 
-def export_best(df: pd.DataFrame, out_dir: str | Path, *, max_drop: Tolerance | float | None = MAX_DROP,
-                default: float = MAX_DROP, experiment_path: str | Path | None = None,
-                confirmed: Confirmed | None = None) -> tuple[Path, Path]:
-    """Select the best recipe and write its two JSON files.
-
-    With ``confirmed`` figures (the confirm stage or a bench), the selection is theirs
-    (:func:`boosttune.stats.confirmed.select_confirmed`) and ``best_recipe.json`` carries the intervals, seeds
-    and verdict; without, it is the single-seed :func:`boosttune.stats.select.select_best` over ``df``.
+def export_best(df: pd.DataFrame | None, out_dir: str | Path, *, margin: Margin,
+                experiment_path: str | Path | None = None, decision: Decision | None = None) -> tuple[Path, Path]:
+    """Write the two JSON files of the recipe :func:`selected_recipe` names.
 
     Returns:
         The paths of ``best_boost_config.json`` and ``best_recipe.json``.
 
     Raises:
-        ConfigError: ``max_drop`` is negative. (It is in the objective's gain units, points for accuracy; None:
-            ``default`` points, or ``default`` percent of the baseline's value for a non-fraction objective.)
         DataError: no finished baseline, or the selected row's boost_config_dict is not valid.
     """
-    return write_best(selected_recipe(df, max_drop=max_drop, default=default, experiment_path=experiment_path,
-                                      confirmed=confirmed).document, out_dir)
+    return write_best(selected_recipe(df, margin, experiment_path=experiment_path, decision=decision).document,
+                      out_dir)
 
 
 def write_best(recipe: dict[str, Any], out_dir: str | Path) -> tuple[Path, Path]:
@@ -75,17 +67,22 @@ def write_best(recipe: dict[str, Any], out_dir: str | Path) -> tuple[Path, Path]
     return config_path, recipe_path
 
 
-def selected_recipe(df: pd.DataFrame, *, max_drop: Tolerance | float | None = MAX_DROP, default: float = MAX_DROP,
-                    experiment_path: str | Path | None = None, confirmed: Confirmed | None = None) -> SelectedRecipe:
-    """The recipe :func:`export_best` selects and what it writes as ``best_recipe.json`` (its ``boost_config_dict``
-    is ``best_boost_config.json``), without writing it. ``max_drop``: a
-    :class:`~boosttune.stats.select.Tolerance`, or a number on the table's own objective (as
-    :func:`~boosttune.stats.select.select_best` takes it). Raises as :func:`export_best` does."""
-    tolerance = Tolerance.coerce(max_drop, default, df if confirmed is None else confirmed.runs)
-    if confirmed is not None:
-        selection, row = _confirmed_selection(confirmed)
+def selected_recipe(df: pd.DataFrame | None, margin: Margin, *, experiment_path: str | Path | None = None,
+                    decision: Decision | None = None, pick: Selection | None = None) -> SelectedRecipe:
+    """The recipe to take home and ``best_recipe.json`` as :func:`write_best` writes it (its ``boost_config_dict`` is
+    ``best_boost_config.json``). With a ``decision`` (the confirm stage or a bench) its answer, with its intervals,
+    seeds and verdict; without, the search's one-seed pick (``pick``, else :func:`~boosttune.stats.select.select_best`
+    over ``df``) within ``margin``. Nothing is decided here.
+
+    Raises:
+        DataError: no finished baseline, or the selected row's boost_config_dict is not valid.
+    """
+    if decision is not None:
+        selection, row = _confirmed_selection(decision)
     else:
-        selection = select_best(df, tolerance)
+        if df is None:
+            raise DataError("results: no search results and no confirm runs to export a recipe from")
+        selection = pick if pick is not None else select_best(df, margin)
         row = selection.row
     canonical = _json_cell(row, "boost_config_dict_json")
     level = str(row["boost_level"]) if pd.notna(row["boost_level"]) else "O0"
@@ -96,9 +93,9 @@ def selected_recipe(df: pd.DataFrame, *, max_drop: Tolerance | float | None = MA
     world_size = int(row["world_size"]) if finite(row["world_size"]) else None
     boost_config, left_out = applicable_boost_config(canonical, effective, world_size)
     recipe = _recipe_document(row, selection, boost_config, left_out, level, effective.notes, experiment_path)
-    recipe["objective"] = tolerance.objective.to_dict()
-    if confirmed is not None:
-        recipe["confirmed"] = _confirmed_document(confirmed)
+    recipe["objective"] = margin.objective.to_dict()
+    if decision is not None:
+        recipe["confirmed"] = _confirmed_document(decision)
         recipe["measured"] = _decided_measurements(recipe["confirmed"]["figures"], recipe["measured"])
     return SelectedRecipe(selection, recipe)
 
@@ -130,7 +127,7 @@ def applicable_boost_config(canonical: dict[str, Any], effective: EffectiveBoost
     return exported, left_out
 
 
-def _confirmed_selection(confirmed: Confirmed) -> tuple[Selection, pd.Series]:
+def _confirmed_selection(confirmed: Decision) -> tuple[Selection, pd.Series]:
     chosen = confirmed.selection
     runs = confirmed.runs
     finished = runs[(runs["recipe"] == chosen.recipe) & runs["status"].isin(FINISHED)]
@@ -140,7 +137,7 @@ def _confirmed_selection(confirmed: Confirmed) -> tuple[Selection, pd.Series]:
     return Selection(row, chosen.reason, chosen.fell_back_to_baseline, chosen.max_drop), row
 
 
-def _confirmed_document(confirmed: Confirmed) -> dict[str, Any]:
+def _confirmed_document(confirmed: Decision) -> dict[str, Any]:
     """The chosen recipe's paired figures, every recipe's verdict, and the seeds they rest on."""
     def figures(row: pd.Series) -> dict[str, Any]:
         return {name: _plain(row[name]) for name in row.index if name not in ("recipe",)}

@@ -32,6 +32,7 @@ from boosttune.probe.report import ProbeReport, cache_dir, cpu_name, node_type
 from boosttune.runtime import apply_runtime_env
 from boosttune.space import SpaceContext, preset_params, recipe_from_params
 from boosttune.trial.runner import run_trial
+from boosttune.tables.states import RunStatus
 
 __all__ = ["AMBIGUOUS_BAND", "CALIBRATED", "SLOW_BELOW", "SpeedReport", "calibration_base", "fragment_of", "judge",
            "run_calibration", "slow_knobs"]
@@ -190,7 +191,7 @@ def _measure(params: dict[str, Any], base: dict[str, Any], device_target: str,
                 raise TrialError(f"calibration: the O0 run failed: {type(e).__name__}: {' '.join(str(e).split())}"
                                  [:300]) from e
             return None, f"{type(e).__name__}: {' '.join(str(e).split())}"[:200]
-    if result.status == "stopped" and result.reason:  # a diverged run: its few steps say nothing about speed
+    if result.status == RunStatus.STOPPED and result.reason:  # a diverged run: its few steps say nothing about speed
         if strict:
             raise TrialError(f"calibration: the O0 run of the base recipe diverged: {result.reason}; "
                              f"{diverged_hint(recipe.optimizer.learning_rate)}")

@@ -5,10 +5,11 @@ Built only from a folder's results tables (search, confirm, bench) and its ``run
 rendering) and drawing it; :mod:`~boosttune.report.render` lays out the page.
 """
 
-from boosttune.report.inputs import ReportInputs, load_report_inputs
+from boosttune.report.inputs import ReportInputs, load_report_inputs, report_inputs
 from boosttune.report.render import HTML_NAME, MARKDOWN_NAME, write_report
 
-__all__ = ["HTML_NAME", "MARKDOWN_NAME", "ReportInputs", "load_report_inputs", "report_folder", "write_report"]
+__all__ = ["HTML_NAME", "MARKDOWN_NAME", "ReportInputs", "load_report_inputs", "report_folder", "report_inputs",
+           "write_report"]
 
 
 def report_folder(folder, *, max_drop: float | None = None):

@@ -18,7 +18,8 @@ import pandas as pd
 from boosttune.algorithms.base import CardMatch
 from boosttune.errors import DataError
 from boosttune.stats.decisions import Exit, VerdictCode, card_words
-from boosttune.outputs.results import finite, fmt
+from boosttune.tables.results import PARAM_PREFIX, finite, fmt
+from boosttune.tables.states import FINISHED
 from boosttune.execution.provenance import load_run_info
 from boosttune.files import claim_output_folder, write_atomically
 from boosttune.objective import ACCURACY, Objective
@@ -141,8 +142,6 @@ def searched_ranges() -> dict[str, str]:
 
 def worked_ranges(key: str, search: pd.DataFrame, max_drop: float) -> list[tuple[str, str, str]]:
     """(param, values in trials faster than O0 within the margin, values in every finished trial using it)."""
-    from boosttune.outputs.results import FINISHED, PARAM_PREFIX
-
     finished = search[search["status"].isin(FINISHED) & search["speedup_vs_baseline"].map(finite)]
     card = _match(key)
     switch = PARAM_PREFIX + card.switch if card.switch else None
@@ -258,7 +257,7 @@ def write_method_cards(bench: str | Path, output: str | Path, *, searches: tuple
                     f", boosttune {versions.get('boosttune', base['boosttune_version'])}",
         "setting": setting, "seeds": list(confirmed.seeds),
     }
-    from boosttune.outputs.results import load_results
+    from boosttune.tables.results import load_results
 
     context["searches"] = [(str(folder), load_results(folder)) for folder in searches]
     if searches:

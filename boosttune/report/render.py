@@ -12,7 +12,8 @@ import pandas as pd
 import plotly.offline
 
 from boosttune.stats.decisions import decision_words
-from boosttune.outputs.results import FINISHED, finite, fmt
+from boosttune.tables.results import finite, fmt
+from boosttune.tables.states import FINISHED, RunStatus
 from boosttune.files import write_atomically
 from boosttune.report import figures, recipes
 from boosttune.report.inputs import ReportInputs
@@ -286,7 +287,7 @@ def _timeline(inputs: ReportInputs) -> Section | None:
     timeline = figures.timeline_info(inputs)
     if timeline is None:
         return None
-    stopped = sum(b.status == "stopped" for b in timeline.bars)
+    stopped = sum(b.status == RunStatus.STOPPED for b in timeline.bars)
     return Section("timeline", "Timeline", (f"{len(timeline.bars)} runs over {timeline.total_s:.0f} s; {stopped} "
                                             "stopped early by the scheduler.",),
                    figures=(lambda: figures.draw_timeline(timeline),))

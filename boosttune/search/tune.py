@@ -42,6 +42,7 @@ from boosttune.search.resume import left_to_run, not_recorded, set_aside, state_
 from boosttune.search.scheduler import NOISE_FLOOR_PT, BaselineCurve, MultiObjectiveASHA
 from boosttune.search.setup import SearchSetup
 from boosttune.space import define_by_run
+from boosttune.tables.states import RunStatus
 
 # Ray's OptunaSearch (subclassed below) loads Optuna with it: about 0.2 s on top of ray.tune's own import.
 
@@ -133,7 +134,7 @@ def _trial(config: dict[str, Any], setup: SearchSetup) -> None:
     done = setup.records.get(trial_id)
     if done is not None:
         # Finished before the driver died but after Tune last saved its state: replay, do not retrain.
-        if done.status == "failed":
+        if done.status == RunStatus.FAILED:
             raise TrialError(done.reason or "failed")
         tune.report({**_progress(done.metrics, setup), **_scores(done.metrics, setup), "replayed": True})
         return
@@ -151,10 +152,10 @@ def _trial(config: dict[str, Any], setup: SearchSetup) -> None:
                        callbacks=None if setup.pool else [_report_callback(setup)],
                        on_report=lambda metrics: tune.report(_tune_metrics(metrics, setup)))
     earlier = setup.records.get(trial_id)
-    if earlier is not None and earlier.status == "stopped":
+    if earlier is not None and earlier.status == RunStatus.STOPPED:
         return  # the scheduler stopped it and recorded where; what the interrupted run returned is not a result
     setup.records.put(record)
-    if record.status == "failed":
+    if record.status == RunStatus.FAILED:
         raise TrialError(record.reason or "failed")
     if first is None:
         setup.first_of_key.put(record, name=key)
@@ -416,7 +417,7 @@ def _outcome(config: ExperimentConfig, setup: SearchSetup, output: Path, storage
     records = list(setup.records)
     # Judged from the records: Tune runs copies of the callback and stopper, not the budget it was given.
     searched = [r for r in records if r.role == "search"]
-    failed = sum(r.status == "failed" for r in searched)
+    failed = sum(r.status == RunStatus.FAILED for r in searched)
     aborted = None
     if len(searched) < config.num_trials and FailureBudget(config.max_failure_rate).judge(len(searched), failed):
         aborted = (f"aborted: {failed} of {len(searched)} trials failed, more than max_failure_rate "

@@ -20,6 +20,7 @@ from boosttune.space import (
     preset_params,
     recipe_from_params,
 )
+from boosttune.tables.states import RunStatus
 
 __all__ = ["EXPLODED_LOSS_FACTOR", "baseline_problem", "convergence_note", "judge_baseline", "last_epoch_gain",
            "train_baseline"]
@@ -40,7 +41,7 @@ def train_baseline(config: ExperimentConfig, ctx: SpaceContext, base: dict[str, 
     baseline = train(RunSpec(run_id="baseline", role="baseline", recipe=baseline_recipe.to_dict(),
                              label="O0", preset="O0", key=key))
     trials.put(baseline)
-    if baseline.status != "failed":
+    if baseline.status != RunStatus.FAILED:
         first_of_key.put(baseline, name=key)
     return baseline
 
@@ -77,7 +78,7 @@ def baseline_problem(baseline: RunRecord, objective: Objective, *, learning_rate
     A baseline that failed, diverged (a non-finite loss, or a training loss that grew more than
     ``EXPLODED_LOSS_FACTOR`` times its first epoch's), gave no value of the objective, or no throughput figure.
     """
-    if baseline.status == "failed":
+    if baseline.status == RunStatus.FAILED:
         return f"the O0 baseline failed, nothing to compare against: {baseline.reason}"
     fix = diverged_hint(learning_rate)
     reason = baseline.reason or ""

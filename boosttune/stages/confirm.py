@@ -19,7 +19,7 @@ from boosttune.config.experiment import (
 )
 from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
 from boosttune.objective import Objective
-from boosttune.outputs.results import canonical_json
+from boosttune.tables.results import canonical_json
 from boosttune.stages.baseline import last_epoch_gain
 from boosttune.stages.rounds import (
     Candidate,
@@ -30,10 +30,10 @@ from boosttune.stages.rounds import (
     run_paired,
     run_race,
 )
-from boosttune.stats.confirmed import BASELINE_NAME
-from boosttune.stats.noise import NoiseRecord, RunMode, noise_record
+from boosttune.tables.confirm_runs import BASELINE_NAME
+from boosttune.stages.noise import NoiseRecord, RunMode, noise_record
 from boosttune.stats.race import REFERENCE_NOISE, Noise, Race, RaceRules
-from boosttune.stats.select import Tolerance
+from boosttune.stats.margin import Margin, Tolerance
 
 __all__ = ["ConfirmLength", "ConfirmOutcome", "confirm_length", "confirm_seeds", "default_budget_runs",
            "device_noise", "handoff", "judged_on_all", "race_rules", "run_confirm_stage", "run_mode"]
@@ -123,16 +123,16 @@ def run_mode(config: ExperimentConfig, turns: bool = False) -> RunMode:
     return RunMode(config.warm_workers, config.cache_graphs, config.workers_per_trial, 1, turns)
 
 
-def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, max_drop: Tolerance, output: Path,
+def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, margin: Margin, output: Path,
                       train: Callable[[RunSpec], RunRecord], log: Callable[[str], None],
                       train_round: TrainRound | None = None, length: ConfirmLength | None = None) -> ConfirmOutcome:
     """The experiment's confirm stage: the candidates that passed the screen, trained again on fresh paired seeds
     against the baseline, in a race (the default) or a fixed number of seeds; the runs and the decision.
-    ``max_drop`` is the experiment's, on its model's objective; the screen is taken in the same objective.
+    ``margin`` is the experiment's, on its model's objective; the screen is taken in the same objective.
     ``train_round``: a round's runs trained together, their epochs in turn (None: one after another); ``length``:
     the runs' epochs (:func:`confirm_length`; None: the tuning job's)."""
     turns = train_round is not None
-    candidates, record, noise = handoff(config, table, max_drop, turns, length)
+    candidates, record, noise = handoff(config, table, margin, turns, length)
     store = RecordStore(output / "confirm")
     if config.confirm_mode == "fixed" or len(candidates) < 2:
         seeds = confirm_seeds(config.seed, config.confirm_seeds)
@@ -142,7 +142,7 @@ def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, max_drop: T
                f" ({RECOMMENDED_SEEDS} or more seeds recommended: --confirm-seeds)"))
         log_candidates(candidates, log)
         return ConfirmOutcome(run_paired(candidates, seeds, store=store, role="confirm", train=train, log=log,
-                                         max_drop=max_drop, train_round=train_round))
+                                         train_round=train_round))
     presets = sum(c.preset not in (None, BASELINE_NAME) for c in candidates)
     rules = race_rules(config, len(candidates), noise, presets)
     seeds = confirm_seeds(config.seed, rules.max_seeds)
@@ -156,7 +156,7 @@ def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, max_drop: T
            if noise.df == 0 else "; the race's own runs join it"))
     log_candidates(candidates, log)
     records, race = run_race(candidates, seeds, store=store, role="confirm", train=train, rules=rules, log=log,
-                             max_drop=max_drop, train_round=train_round)
+                             margin=margin, train_round=train_round)
     if race is not None:
         if race.record_note():
             log(f"confirm: {race.record_note()}")
@@ -164,26 +164,26 @@ def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, max_drop: T
     return ConfirmOutcome(records, rules, race)
 
 
-def handoff(config: ExperimentConfig, table: pd.DataFrame, max_drop: Tolerance, turns: bool = False,
+def handoff(config: ExperimentConfig, table: pd.DataFrame, margin: Margin, turns: bool = False,
             length: ConfirmLength | None = None) -> tuple[list[Candidate], NoiseRecord, Noise]:
     """The candidates (:func:`~boosttune.stages.rounds.pick_candidates`: the searched ones by how likely they
-    are acceptable at ``max_drop`` given the device's noise), the device's noise record and the race's prior. The
+    are acceptable at ``margin`` given the device's noise), the device's noise record and the race's prior. The
     handoff reads a one-seed gain with the reference's accuracy noise when the record has measured none. Confirmed
     at the planned job because the tuning job's accuracy does not predict it (``length.planned``), a searched trial
     is screened by speed and by the search's lossy bound only, the scheduler's stopped trials included (stopped for
     the accuracy the tuning job read)."""
     length = length or ConfirmLength(config.recipe.epochs)
     baseline = baseline_candidate(table)
-    record, noise = device_noise(config, _as_confirmed(config, baseline, length), max_drop.objective, turns)
-    seen_with = noise if noise.gain_sd is not None or not max_drop.objective.fraction else \
+    record, noise = device_noise(config, _as_confirmed(config, baseline, length), margin.objective, turns)
+    seen_with = noise if noise.gain_sd is not None or not margin.objective.fraction else \
         replace(noise, gain_sd=REFERENCE_NOISE.gain_sd)
     if length.planned:
-        screen = Tolerance(max_drop.objective, None, LOSSY_DROP).resolved_on(table)
-        picked = pick_candidates(table, max_candidates=config.confirm_candidates, screen=screen, max_drop=max_drop,
+        screen = Tolerance(margin.objective, None, LOSSY_DROP).on(table).value
+        picked = pick_candidates(table, max_candidates=config.confirm_candidates, screen=screen, margin=margin,
                                  noise=seen_with, read_gain=False)
     else:
-        screen = Tolerance(max_drop.objective, config.confirm_screen, CONFIRM_SCREEN).resolved_on(table)
-        picked = pick_candidates(table, max_candidates=config.confirm_candidates, screen=screen, max_drop=max_drop,
+        screen = Tolerance(margin.objective, config.confirm_screen, CONFIRM_SCREEN).on(table).value
+        picked = pick_candidates(table, max_candidates=config.confirm_candidates, screen=screen, margin=margin,
                                  noise=seen_with)
     return [_as_confirmed(config, c, length) for c in picked], record, noise
 

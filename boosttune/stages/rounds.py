@@ -18,23 +18,18 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
-from boosttune.config.experiment import MAX_DROP
 from boosttune.config.recipe import methods_of, short_name
 from boosttune.errors import ConfigError, DataError
-from boosttune.execution.runs import FINISHED, RecordStore, RunRecord, RunSpec
+from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
+from boosttune.tables.states import FINISHED, RunStatus
 from boosttune.objective import ACCURACY, Objective
-from boosttune.outputs.results import (
+from boosttune.tables.results import (
     canonical_json,
     finite,
     search_reference,
     table_objective,
 )
-from boosttune.stats.confirmed import (
-    BASELINE_NAME,
-    confirm_table,
-    round_figures,
-    summarize,
-)
+from boosttune.stats.confirmed import confirm_table, round_figures, summarize
 from boosttune.stats.decisions import Exit
 from boosttune.stats.handoff import (
     MIN_P_ACCEPTABLE,
@@ -45,7 +40,8 @@ from boosttune.stats.handoff import (
     search_noise,
 )
 from boosttune.stats.race import REFERENCE_NOISE, Noise, Race, RaceRules
-from boosttune.stats.select import Tolerance
+from boosttune.stats.margin import Margin
+from boosttune.tables.confirm_runs import BASELINE_NAME
 
 __all__ = [
     "Candidate",
@@ -99,17 +95,16 @@ def baseline_candidate(table: pd.DataFrame) -> Candidate:
     return Candidate(BASELINE_NAME, json.loads(row["recipe_json"]), BASELINE_WHY, BASELINE_NAME)
 
 
-def pick_candidates(table: pd.DataFrame, *, max_candidates: int = 3, screen: float = 3.0,
-                    max_drop: Tolerance | float | None = None, noise: Noise | None = None,
+def pick_candidates(table: pd.DataFrame, *, margin: Margin, max_candidates: int = 3, screen: float = 3.0,
+                    noise: Noise | None = None,
                     min_p: float = MIN_P_ACCEPTABLE, read_gain: bool = True) -> list[Candidate]:
     """The baseline, the O1/O2-equivalent presets, and the searched recipes the race can likely confirm.
 
     A searched candidate is a finished trial within ``screen`` of the baseline's objective on its one seed, at least
-    ``min_p`` likely acceptable (:mod:`boosttune.stats.handoff`: truly faster and within ``max_drop``, read from
+    ``min_p`` likely acceptable (:mod:`boosttune.stats.handoff`: truly faster and within ``margin``, read from
     its one seed with the search's noise, ``noise`` per paired seed widened by ``search_noise``; a trial a little
     slower on its seed may still be), by that chance times its log speed-up,
-    one per family (the boost algorithms it switches on) before a second of any family. ``max_drop``: a Tolerance or a number in the
-    objective's gain units (None: the experiment's default); ``noise``: the device's (None: the reference table's;
+    one per family (the boost algorithms it switches on) before a second of any family. ``noise``: the device's (None: the reference table's;
     its gain sd is in accuracy points, so another objective with no measured gain noise is judged by the screen).
     A search whose O0 runs lie further apart than the handoff assumes (SEARCH_SPREAD_SD a run) reads its speed-ups
     with the spread they show. ``read_gain`` False (the confirm race trains a longer job than the search's, whose
@@ -119,7 +114,7 @@ def pick_candidates(table: pd.DataFrame, *, max_candidates: int = 3, screen: flo
     Raises:
         DataError: the table has no finished O0 baseline.
     """
-    finished = table[table["status"].isin(FINISHED if read_gain else (*FINISHED, "stopped"))]
+    finished = table[table["status"].isin(FINISHED if read_gain else (*FINISHED, RunStatus.STOPPED))]
     seen: set[str] = set()
     chosen = [_candidate(_baseline_row(table), BASELINE_NAME, BASELINE_WHY, BASELINE_NAME, seen)]
     presets = finished[finished["preset"].notna() & (finished["preset"] != BASELINE_NAME)]
@@ -129,7 +124,7 @@ def pick_candidates(table: pd.DataFrame, *, max_candidates: int = 3, screen: flo
     objective = table_objective(table)
     noise = noise or REFERENCE_NOISE
     gain_sd = noise.gain_sd if read_gain and (objective.fraction or noise is not REFERENCE_NOISE) else None
-    drop = Tolerance.coerce(max_drop, MAX_DROP, table).resolved_on(table)
+    drop = margin.value
     rows = {}  # not only those faster on their seed: a 1.09x recipe reads below 1 in one search in six
     screened = finished[(finished["speedup_vs_baseline"] > 0) & ~finished["is_baseline"].astype(bool)
                         & (finished["preset"] != BASELINE_NAME).fillna(True)  # O0 trained again: the reference
@@ -202,13 +197,9 @@ TrainRound = Callable[[list[RunSpec]], list[RunRecord]]  # a round's runs traine
 
 def run_paired(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: RecordStore, role: str,
                train: Callable[[RunSpec], RunRecord], log: Callable[[str], None] = print,
-               max_drop: Tolerance | float | None = None, default: float = MAX_DROP,
                train_round: TrainRound | None = None) -> list[RunRecord]:
-    """Train every candidate once per seed, paired and interleaved; keep what an earlier attempt finished.
-
-    ``max_drop`` (a :class:`~boosttune.stats.select.Tolerance`, or a number in the objective's gain units;
-    None: ``default`` points, or percent of the baseline's value for a non-fraction objective) is only for the
-    running summary printed after each round. ``train_round`` trains a round's runs together (their epochs in turn:
+    """Train every candidate once per seed, paired and interleaved; keep what an earlier attempt finished, and print
+    the figures so far after each round (judged where the run finishes, not here). ``train_round`` trains a round's runs together (their epochs in turn:
     :meth:`~boosttune.execution.start.StartedRun.train_round`); without it they train one after another."""
     names = [c.name for c in candidates]
     if len(set(names)) != len(names) or BASELINE_NAME not in names:
@@ -224,7 +215,7 @@ def run_paired(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: 
             log(f"{role} [{done}/{len(schedule)}] round {index + 1}, seed {seed}, {name}: "
                 + ("kept from an earlier attempt" if kept else _run_line(record)))
         if index > 0:
-            log(_running_summary(list(store), max_drop, default, round_count=index + 1))
+            log(_running_summary(list(store), round_count=index + 1))
     return list(store)
 
 
@@ -263,12 +254,12 @@ class RaceOutcome(NamedTuple):
 
 
 def run_race(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: RecordStore, role: str,
-             train: Callable[[RunSpec], RunRecord], rules: RaceRules, log: Callable[[str], None] = print,
-             max_drop: Tolerance | float | None = None, default: float = MAX_DROP,
-             train_round: TrainRound | None = None) -> RaceOutcome:
+             train: Callable[[RunSpec], RunRecord], rules: RaceRules, margin: Margin,
+             log: Callable[[str], None] = print, train_round: TrainRound | None = None) -> RaceOutcome:
     """Race the candidates against the baseline (:mod:`boosttune.stats.race`): paired, interleaved rounds of
     the baseline and the candidates still racing, one seed of ``seeds`` each, until none races, the seeds run out
-    or the budget cannot pay for the next round; a candidate still racing then leaves undecided. Runs an earlier
+    or the budget cannot pay for the next round; a candidate still racing then leaves undecided; judged at ``margin``
+    (the experiment's, resolved against its baseline stage's run). Runs an earlier
     attempt finished are kept, not trained again (and judged again in their rounds, as they were);
     ``train_round`` as in :func:`run_paired`."""
     names = [c.name for c in candidates]
@@ -300,8 +291,7 @@ def run_race(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: Re
                 + ("kept from an earlier attempt" if kept else _run_line(record)))
         table = confirm_table(list(store))
         if race is None:
-            race = Race([n for n in names if n != BASELINE_NAME], rules,
-                        Tolerance.coerce(max_drop, default, table).resolved_on(table))
+            race = Race([n for n in names if n != BASELINE_NAME], rules, margin.value)
         for standing in race.observe(seed, round_figures(table, index, racing)):
             log(f"{role}: {standing.name} leaves the race after round {index + 1} with {standing.n} paired seeds: "
                 f"{Exit.TEXT[standing.exit]} ({standing.why})")
@@ -319,7 +309,7 @@ def _race_line(race: Race, runs_spent: int) -> str:
 
 
 def _run_line(record: RunRecord) -> str:
-    if record.status == "failed":
+    if record.status == RunStatus.FAILED:
         return f"failed: {record.reason}"
     m = record.metrics
     sps, value = m.get("throughput_sps"), m.get("objective_value")
@@ -328,12 +318,10 @@ def _run_line(record: RunRecord) -> str:
             f"compile {m.get('compile_s') or 0:.1f} s{' (cached)' if m.get('graph_cached') else ''}" if finite(sps) and finite(value) else record.status)
 
 
-def _running_summary(records: list[RunRecord], max_drop: Tolerance | float | None, default: float,
-                     round_count: int) -> str:
+def _running_summary(records: list[RunRecord], round_count: int) -> str:
     table = confirm_table(records)
-    tolerance = Tolerance.coerce(max_drop, default, table)
-    objective = tolerance.objective
-    summary = summarize(table, max_drop=tolerance.resolved_on(table))
+    objective = table_objective(table)
+    summary = summarize(table)
     parts = [f"{row.recipe} {row.speedup:.3f}x ({row.speedup_ci_low:.3f}-{row.speedup_ci_high:.3f}), "
              f"{objective.format_gain(row.objective_gain, '+.1f' if objective.fraction else '+.3g')}"
              for row in summary.itertuples() if row.recipe != BASELINE_NAME and finite(row.speedup_ci_low)]

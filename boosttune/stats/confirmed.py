@@ -1,59 +1,48 @@
-"""The confirm stage's figures from its runs: the table of paired rounds, each recipe's summary and the selection.
+"""The confirm stage's figures from its runs: the ratios of each paired round and each recipe's figures.
 
-Per recipe, from the paired rounds: the speed-up, the objective's gain (:mod:`boosttune.objective`), the speed-up per
-job (:mod:`boosttune.stats.job`), the time to the target, a paired test and a verdict
-(:func:`boosttune.stats.paired.verdict`); :func:`replay_race` replays the race on stored runs. Pure: pandas and numpy,
-no Ray, no MindSpore. The runs come from :mod:`boosttune.stages.rounds`.
+Per recipe, from the paired rounds: the speed-up per step, the objective's gain (:mod:`boosttune.objective`), the
+speed-up per job (:mod:`boosttune.stats.job`) and the time to the target; :func:`replay_race` replays the race on
+stored runs. Figures only: the decision is :func:`boosttune.stats.decide.decide`'s. Pure: pandas and numpy, no Ray,
+no MindSpore. The runs come from :mod:`boosttune.stages.rounds`, their table from :mod:`boosttune.tables.confirm_runs`.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from boosttune.config.recipe import TrialRecipe
-from boosttune.execution.runs import FINISHED, RunRecord
 from boosttune.objective import ACCURACY, Objective
-from boosttune.outputs.results import (
-    build_results_table,
-    finite,
-    table_objective,
-)
-from boosttune.stats.decisions import VerdictCode
 from boosttune.stats.job import (
-    TIE,
     break_even_steps,
     compile_charges,
     job_seconds,
     planned_epochs,
 )
+from boosttune.stats.margin import Margin
 from boosttune.stats.paired import (
     Interval,
     paired_delta,
     paired_ratio,
     ratio_interval,
-    verdict,
 )
 from boosttune.stats.race import Race, RaceRules
+from boosttune.tables.confirm_runs import BASELINE_NAME, confirm_rows
+from boosttune.tables.results import finite, table_objective
+from boosttune.tables.states import FINISHED
 
 __all__ = [
-    "BASELINE_NAME",
-    "ConfirmedSelection",
     "SUMMARY_COLUMNS",
     "confirm_table",
     "replay_race",
-    "select_confirmed",
     "summarize",
     "time_to_accuracy",
+    "with_job_figures",
 ]
-
-
-BASELINE_NAME = "O0"
 
 
 SUMMARY_COLUMNS = ("recipe", "n_seeds", "speedup", "speedup_ci_low", "speedup_ci_high", "e2e_speedup", "e2e_n",
@@ -107,13 +96,10 @@ def replay_race(table: pd.DataFrame, rules: RaceRules | None, max_drop: float, a
     return race
 
 
-def confirm_table(records: Iterable[RunRecord | dict[str, Any]], *, ray_version: str = "") -> pd.DataFrame:
-    """One row per run (the results schema plus recipe, round and the learning curve), ratios per round."""
-    documents = [r.to_dict() if isinstance(r, RunRecord) else dict(r) for r in records]
-    table = build_results_table(documents, ray_version=ray_version)
-    table.insert(1, "recipe", pd.array([d.get("label") or d["trial_id"] for d in documents], dtype="string"))
-    table.insert(2, "round", pd.array([d.get("round") for d in documents], dtype="Int64"))
-    return _ratios_per_round(table)
+def confirm_table(records: Iterable[Any], *, ray_version: str = "") -> pd.DataFrame:
+    """One row per run (:func:`~boosttune.tables.confirm_runs.confirm_rows`), with its ratios to its round's
+    baseline (:func:`with_job_figures`)."""
+    return _ratios_per_round(confirm_rows(records, ray_version=ray_version))
 
 
 def _ratios_per_round(table: pd.DataFrame) -> pd.DataFrame:
@@ -155,52 +141,49 @@ def time_to_accuracy(curve: Sequence[dict[str, Any]], target: float,
     return None
 
 
-def summarize(table: pd.DataFrame, *, max_drop: float, target: float | None = None,
-              confidence: float = 0.95) -> pd.DataFrame:
-    """One row per recipe (the baseline first) from the paired rounds of :func:`confirm_table`.
+def summarize(table: pd.DataFrame, *, margin: Margin | None = None, confidence: float = 0.95) -> pd.DataFrame:
+    """One row per recipe (the baseline first) from the paired rounds of :func:`confirm_table`: the figures, with the
+    decision's columns (``verdict``, ``qualifies``, ...) left for :func:`boosttune.stats.decide.decide` to set.
 
-    ``max_drop`` is in the objective's gain units (points for accuracy). The end-to-end target is ``target``, or
-    the baseline's mean objective_value less ``max_drop``.
+    The secondary time to the target is read to the baseline's mean objective_value less ``margin`` (None: not read).
     """
     objective = table_objective(table)
     finished = table[table["status"].isin(FINISHED) & table["throughput_sps"].map(finite)
                      & table["objective_value"].map(finite)]
     base = finished[finished["recipe"] == BASELINE_NAME].drop_duplicates("round").set_index("round")
-    if target is None and not base.empty:
-        target = objective.shifted(float(base["objective_value"].mean()), -max_drop)
+    target = objective.shifted(float(base["objective_value"].mean()), -margin.value) \
+        if margin is not None and not base.empty else None
     names = [BASELINE_NAME] + [n for n in dict.fromkeys(table["recipe"].dropna()) if n != BASELINE_NAME]
-    rows = [_summary_row(name, table, finished, base, max_drop, target, confidence, objective) for name in names]
-    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+    rows = [_summary_row(name, table, finished, base, target, confidence, objective) for name in names]
+    summary = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+    summary["margin"] = margin.value if margin is not None else math.nan
+    return summary
 
 
-def _summary_row(name: str, table: pd.DataFrame, finished: pd.DataFrame, base: pd.DataFrame, max_drop: float,
-                 target: float | None, confidence: float, objective: Objective) -> dict[str, Any]:
+def _summary_row(name: str, table: pd.DataFrame, finished: pd.DataFrame, base: pd.DataFrame, target: float | None,
+                 confidence: float, objective: Objective) -> dict[str, Any]:
     runs = finished[finished["recipe"] == name].drop_duplicates("round").set_index("round")
     failed = int(((table["recipe"] == name) & ~table["status"].isin(FINISHED)).sum())
     rounds = sorted(set(runs.index) & set(base.index))
     row: dict[str, Any] = dict.fromkeys(SUMMARY_COLUMNS, math.nan)
-    row.update(recipe=name, n_seeds=len(rounds), failed_runs=failed, qualifies=False, e2e_n=0, seeds_to_show=None,
-               objective=objective.label, gain_unit=objective.unit, margin=max_drop,
+    row.update(recipe=name, n_seeds=len(rounds), failed_runs=failed, e2e_n=0, seeds_to_show=None,
+               objective=objective.label, gain_unit=objective.unit,
                objective_value=float(runs["objective_value"].mean()) if len(runs) else math.nan)
     if name == BASELINE_NAME:
         if len(base):
             row.update(planned_epochs=planned_epochs(base["recipe_json"].iloc[0], base["epochs"].iloc[0])
                        if "recipe_json" in base else None, job_speedup=1.0,
                        compile_charged_s=compile_charges(base.reset_index()).get(name, math.nan))
-        row.update(n_seeds=len(base), speedup=1.0, objective_gain=0.0, verdict=VerdictCode.BASELINE,
-                   verdict_text=f"the O0 baseline, {len(base)} seed(s)")
+        row.update(n_seeds=len(base), speedup=1.0, objective_gain=0.0)
         return row
     if not rounds:
-        row.update(verdict=VerdictCode.NO_DATA, verdict_text="no round where both this recipe and the baseline finished")
         return row
     speed = paired_ratio(runs.loc[rounds, "throughput_sps"].to_numpy(float),
                          base.loc[rounds, "throughput_sps"].to_numpy(float), confidence=confidence)
     delta = paired_delta(runs.loc[rounds, "objective_value"].to_numpy(float),
                          base.loc[rounds, "objective_value"].to_numpy(float),
                          scale=objective.sign * objective.scale, confidence=confidence)
-    job = _job_figures(runs.loc[rounds], base.loc[rounds], confidence)
-    row.update(job)
-    judged = verdict(job["interval"] or speed, delta, max_drop, objective)
+    row.update(_job_figures(runs.loc[rounds], base.loc[rounds], confidence))
     row.pop("interval")
     e2e = _e2e(runs.loc[rounds, "curve_json"], base.loc[rounds, "curve_json"], target, confidence, objective)
     secondary = ""
@@ -210,14 +193,11 @@ def _summary_row(name: str, table: pd.DataFrame, finished: pd.DataFrame, base: p
                      f"included; {e2e.n} of {len(rounds)} rounds reached it)")
     elif target is not None and not _has_curves(runs.loc[rounds, "curve_json"]):
         secondary = "secondary time to target not measured (evaluated after the last epoch only: confirm_curves)"
-    row["secondary_text"] = secondary
-    text = judged.text + (f"; {secondary}" if secondary else "")
-    row.update(speedup=speed.estimate, speedup_ci_low=speed.low, speedup_ci_high=speed.high, p_value=speed.p_value,
-               objective_gain=delta.estimate, objective_gain_ci_low=delta.low, objective_gain_ci_high=delta.high,
-               objective_p_value=delta.p_value, e2e_speedup=e2e.estimate if e2e else math.nan,
-               e2e_n=e2e.n if e2e else 0, e2e_ci_low=e2e.low if e2e else math.nan,
-               e2e_ci_high=e2e.high if e2e else math.nan, seeds_to_show=judged.seeds_needed, qualifies=judged.qualifies,
-               verdict=judged.code, verdict_text=text)
+    row.update(secondary_text=secondary, speedup=speed.estimate, speedup_ci_low=speed.low, speedup_ci_high=speed.high,
+               p_value=speed.p_value, objective_gain=delta.estimate, objective_gain_ci_low=delta.low,
+               objective_gain_ci_high=delta.high, objective_p_value=delta.p_value,
+               e2e_speedup=e2e.estimate if e2e else math.nan, e2e_n=e2e.n if e2e else 0,
+               e2e_ci_low=e2e.low if e2e else math.nan, e2e_ci_high=e2e.high if e2e else math.nan)
     return row
 
 
@@ -264,48 +244,3 @@ def _e2e(recipe_curves: pd.Series, base_curves: pd.Series, target: float | None,
         if mine and theirs:
             ratios.append(theirs / mine)  # > 1: the recipe reaches the target sooner
     return ratio_interval(ratios, confidence=confidence) if ratios else None
-
-
-@dataclass(frozen=True)
-class ConfirmedSelection:
-    """The recipe the confirmed figures support (the baseline when none), and why."""
-
-    recipe: str
-    row: pd.Series
-    reason: str
-    fell_back_to_baseline: bool
-    max_drop: float
-    tie: tuple[str, float] | None = None  # a winner less than TIE faster per job, and its job speed-up: O0 kept
-
-
-def select_confirmed(summary: pd.DataFrame, max_drop: float, race: bool = False,
-                     prefer_ties: bool = False) -> ConfirmedSelection:
-    """The fastest recipe per job that qualifies: whose job speed-up interval lies above 1 and whose mean objective
-    gain is within ``max_drop`` (fixed rounds), or that won the race (``race``: shown faster and non-inferior); a
-    recipe less than :data:`~boosttune.stats.job.TIE` faster per job ties with the baseline, which is kept unless
-    ``prefer_ties``."""
-    speed = summary["job_speedup"].where(summary["job_speedup"].map(finite), summary["speedup"]) \
-        if "job_speedup" in summary else summary["speedup"]
-    qualifying = summary.assign(_speed=speed)[summary["qualifies"].astype(bool)]
-    qualifying = qualifying.sort_values("_speed", ascending=False, kind="stable")
-    baseline = summary[summary["recipe"] == BASELINE_NAME].iloc[0]
-    if not qualifying.empty and (qualifying["_speed"].iloc[0] >= 1 + TIE or prefer_ties):
-        best = qualifying.drop(columns="_speed").iloc[0]
-        tied = "" if qualifying["_speed"].iloc[0] >= 1 + TIE else \
-            f" (within {100 * TIE:.0f}% of O0 per job, a tie: the answer as prefer_ties asks)"
-        return ConfirmedSelection(str(best["recipe"]), best, f"{best['recipe']}{tied}: {best['verdict_text']}", False,
-                                  max_drop)
-    if not qualifying.empty:  # shown faster, by less than the tie: the job takes about as long, O0 stays
-        best = qualifying.iloc[0]
-        return ConfirmedSelection(BASELINE_NAME, baseline, (
-            f"{best['recipe']} and the O0 baseline are within {100 * TIE:.0f}% per job ({best['_speed']:.3f}x; a gain "
-            f"under {100 * TIE:.0f}% is a tie), so the answer keeps the baseline ({best['recipe']}: "
-            f"{best['verdict_text']})"), True, max_drop, (str(best["recipe"]), float(best["_speed"])))
-    others = summary[summary["recipe"] != BASELINE_NAME]
-    why = "; ".join(f"{r['recipe']}: {r['verdict_text']}" for _, r in others.iterrows()) or "no candidate ran"
-    unit = baseline["gain_unit"] if isinstance(baseline.get("gain_unit"), str) else "pt"
-    name = baseline["objective"] if isinstance(baseline.get("objective"), str) else "val_acc"
-    shown = "won the race (shown faster and non-inferior, " if race else "is shown faster than the O0 baseline ("
-    reason = (f"no recipe {shown}within {max_drop:.3g} {unit} of its {name}), so the answer is the baseline "
-              f"({why})")
-    return ConfirmedSelection(BASELINE_NAME, baseline, reason, True, max_drop)

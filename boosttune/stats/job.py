@@ -18,7 +18,8 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from boosttune.outputs.results import FINISHED, finite
+from boosttune.tables.results import finite
+from boosttune.tables.states import FINISHED
 
 __all__ = ["TIE", "break_even_steps", "compile_charges", "job_seconds", "planned_epochs"]
 

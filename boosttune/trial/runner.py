@@ -30,13 +30,14 @@ from boosttune.runtime import current_runtime_env
 from boosttune.trial.graphs import GraphCache, graph_key
 from boosttune.trial.messages import first_line
 from boosttune.trial.parts import build_parts, dataset_batches, parts_objective
+from boosttune.tables.states import RunStatus
 
 __all__ = ["TrialResult", "observed_boost", "run_trial"]
 
 
 @dataclass
 class TrialResult:
-    status: str  # "completed", "stopped" (NaN loss) or "target_reached"
+    status: str  # a RunStatus: completed, stopped (NaN loss) or target_reached
     reason: str | None
     metrics: dict[str, Any]
     epochs: list[dict[str, Any]]
@@ -268,10 +269,10 @@ def _samples(dataset) -> int | None:
 
 def _status(callback) -> str:
     if callback.stop_reason and callback.time_to_target_s is None:
-        return "stopped"
+        return RunStatus.STOPPED
     if callback.time_to_target_s is not None:
-        return "target_reached"
-    return "completed"
+        return RunStatus.TARGET_REACHED
+    return RunStatus.COMPLETED
 
 
 def _parts_maker(recipe: TrialRecipe, work_dir: Path, num_shards: int, shard_id: int,

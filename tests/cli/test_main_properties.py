@@ -74,7 +74,7 @@ def test_a_generated_bad_recipe_file_is_one_line_naming_the_field(tmp_path, caps
 
 @pytest.fixture
 def results(tmp_path):
-    from boosttune.outputs.results import build_results_table, save_results
+    from boosttune.tables.results import build_results_table, save_results
     from tests.helpers.records import RAY_VERSION, sample_records
 
     save_results(build_results_table(sample_records(), ray_version=RAY_VERSION), tmp_path / "exp")

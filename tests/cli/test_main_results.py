@@ -7,7 +7,7 @@ import json
 import pytest
 
 from boosttune.cli.main import main
-from boosttune.outputs.results import build_results_table, save_results
+from boosttune.tables.results import build_results_table, save_results
 from tests.helpers.records import RAY_VERSION, sample_records
 
 
@@ -111,14 +111,14 @@ def test_missing_column_is_one_line_exit_2(results_dir, capsys):
                                                "version 4; this boosttune reads versions 1 to 4)")
 
 
-def test_a_max_drop_re_export_changes_the_answer_in_every_file_at_once(tmp_path, search, confirmed, capsys):
+def test_a_max_drop_re_export_changes_the_answer_in_every_file_at_once(tmp_path, search, confirmed, confirmed_dir, capsys):
     """Re-judged in place: best_recipe.json, best_boost_config.json, summary.csv, the report and what a later
     `boosttune report` reads all move to the new margin together."""
     import pandas as pd
 
     from tests.helpers.paired_runs import experiment_folder
 
-    folder = experiment_folder(tmp_path, search, confirmed)
+    folder = experiment_folder(tmp_path, search, confirmed_dir)
     assert main(["export", str(folder)]) == 0 and main(["report", str(folder)]) == 0
     assert json.loads((folder / "best_recipe.json").read_text())["confirmed"]["recipe"] == "grad_freeze p=0.5"
     assert "**Use grad_freeze p=0.5" in (folder / "report.md").read_text()
@@ -161,12 +161,12 @@ def test_a_damaged_baseline_cell_is_refused_by_every_command_that_reads_the_fold
     assert sorted(p.name for p in results_dir.iterdir()) == before  # no report, no best_recipe.json
 
 
-def test_a_damaged_cell_of_the_confirm_runs_is_refused_too(tmp_path, search, confirmed, capsys):
+def test_a_damaged_cell_of_the_confirm_runs_is_refused_too(tmp_path, search, confirmed_dir, capsys):
     import pandas as pd
 
     from tests.helpers.paired_runs import experiment_folder
 
-    folder = experiment_folder(tmp_path, search, confirmed)
+    folder = experiment_folder(tmp_path, search, confirmed_dir)
     runs = pd.read_parquet(folder / "confirm.parquet")
     runs["throughput_sps"] = runs["throughput_sps"].map(lambda v: None if pd.isna(v) else str(v))
     runs.loc[3, "throughput_sps"] = "1,5e3"

@@ -98,7 +98,7 @@ def corpus(tmp_path_factory) -> dict[str, Path]:
     files["empty_results"] = root / "empty-results"
     files["empty_results"].mkdir()
     (files["empty_results"] / "experiment.json").write_text(json.dumps({"name": "x"}))
-    from boosttune.outputs.results import build_results_table, save_results
+    from boosttune.tables.results import build_results_table, save_results
 
     files["other_schema"] = root / "other-schema"  # a real parquet table, of somebody else's columns
     files["other_schema"].mkdir()

@@ -15,7 +15,7 @@ import sys
 
 import ray
 
-from boosttune.outputs.results import build_results_table, save_results
+from boosttune.tables.results import build_results_table, save_results
 from boosttune.execution.provenance import record_run_info, redact
 
 SECRET = "hunter2-do-not-leak"

@@ -7,7 +7,7 @@ import pytest
 
 from boosttune.config.experiment import parse_experiment
 from boosttune.errors import ConfigError
-from boosttune.stats.noise import RunMode
+from boosttune.stages.noise import RunMode
 from boosttune.execution.warm import _Turns
 
 

@@ -11,11 +11,14 @@ from pathlib import Path
 import numpy as np
 
 from boosttune.config.boost import parse_boost_config
-from boosttune.outputs.results import save_results
+from boosttune.tables.results import save_results
 from boosttune.outputs.summary import save_confirmed
 from boosttune.execution.provenance import record_run_info
 from boosttune.execution.runs import RunRecord, RunSpec
+from boosttune.objective import ACCURACY
+from boosttune.outputs.judged import judge_run
 from boosttune.report import ReportInputs
+from boosttune.stats.margin import Margin
 
 RECIPE = {"model": "lenet5", "epochs": 3, "seed": 0, "data": {"name": "digits"}, "optimizer": {"learning_rate": 0.05}}
 GF = {**RECIPE, "boost_level": "O1",
@@ -50,17 +53,19 @@ def fake_train(spec: RunSpec) -> RunRecord:
 
 
 def report_inputs(search=None, confirmed=None, max_drop=1.0, kind="experiment", **extra) -> ReportInputs:
-    """What the report reads, given directly instead of from a folder."""
-    return ReportInputs(kind=kind, title="LeNet <digits>", max_drop=max_drop, search=search, confirmed=confirmed,
-                        **extra)
+    """What the report reads, given directly instead of from a folder: the run judged at ``max_drop``."""
+    table = search if search is not None else confirmed.runs
+    margin = confirmed.margin if confirmed is not None and max_drop == confirmed.max_drop else \
+        Margin.on(table, max_drop, 1.0)
+    return ReportInputs(judge_run(kind, margin, search=search, decision=confirmed), "LeNet <digits>", **extra)
 
 
-def experiment_folder(tmp_path, search, confirmed) -> Path:
+def experiment_folder(tmp_path, search, confirmed_dir) -> Path:
     """An experiment's folder as a finished run leaves it: the search's table, the confirm stage's, run_info.json."""
     folder = tmp_path / "exp"
     save_results(search, folder)
     save_confirmed([RunRecord.from_dict(json.loads(p.read_text()))
-                    for p in sorted((confirmed.summary_path.parent / "runs").glob("*.json"))], folder, max_drop=1.0)
+                    for p in sorted((confirmed_dir / "runs").glob("*.json"))], folder, margin=Margin(ACCURACY, 1.0))
     (folder / "experiment.json").write_text(json.dumps({"name": "lenet-digits", "max_drop": 1.0}))
     record_run_info(folder, left_out={"amp.O2": "amp O2: 0.52x O0's throughput on this CPU, not searched"})
     return folder

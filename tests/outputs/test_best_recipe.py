@@ -15,8 +15,10 @@ import pytest
 from boosttune import BestRecipe, ConfigError, UnsupportedError, load_best_recipe
 from boosttune.config.boost import parse_boost_config
 from boosttune.config.recipe import parse_recipe
+from boosttune.objective import ACCURACY
 from boosttune.outputs.export import export_best
-from boosttune.outputs.results import build_results_table
+from boosttune.stats.margin import Margin
+from boosttune.tables.results import build_results_table
 from tests.helpers.records import RAY_VERSION, make_record
 
 STEPS_PER_EPOCH, EPOCHS, BATCH = 8, 2, 32
@@ -123,7 +125,7 @@ def exported(tmp_path) -> Path:
         "amp_level": "O2", "loss_scale": {"kind": "fixed", "loss_scale": LOSS_SCALE},
         "boost_level": "O1", "boost_config_dict": BOOST}).to_dict()
     records = [make_record("t_00000", preset="O0", sps=100.0, acc=0.9), boosted]
-    _, recipe_path = export_best(build_results_table(records, ray_version=RAY_VERSION), tmp_path / "run")
+    _, recipe_path = export_best(build_results_table(records, ray_version=RAY_VERSION), tmp_path / "run", margin=Margin(ACCURACY, 1.0))
     return recipe_path
 
 

@@ -8,15 +8,19 @@ import pytest
 
 from boosttune.config.boost import parse_boost_config
 from boosttune.errors import ConfigError, DataError
+from boosttune.objective import ACCURACY
 from boosttune.outputs.export import applicable_boost_config, export_best
-from boosttune.outputs.results import build_results_table
+from boosttune.stats.margin import Margin
+from boosttune.tables.results import build_results_table
 from tests.helpers.records import RAY_VERSION, make_record, sample_records
+
+ONE_PT = Margin(ACCURACY, 1.0)
 
 _BOOST_KEYS = ("less_bn", "grad_freeze", "grad_accumulation", "grad_accumulation_step", "dim_reduce")
 
 
 def test_export_writes_the_selected_boost_config_less_what_the_run_does_not_read(table, tmp_path):
-    config_path, recipe_path = export_best(table, tmp_path / "out", experiment_path="/runs/exp1")
+    config_path, recipe_path = export_best(table, tmp_path / "out", margin=ONE_PT, experiment_path="/runs/exp1")
     assert (config_path.name, recipe_path.name) == ("best_boost_config.json", "best_recipe.json")
     config = json.loads(config_path.read_text())
     trained = sample_records()[2]["boost_config_dict"]
@@ -43,7 +47,7 @@ def test_export_writes_the_selected_boost_config_less_what_the_run_does_not_read
 
 
 def test_export_falls_back_to_the_baseline(table, tmp_path):
-    _, recipe_path = export_best(table, tmp_path, max_drop=0.1)
+    _, recipe_path = export_best(table, tmp_path, margin=Margin(ACCURACY, 0.1))
     recipe = json.loads(recipe_path.read_text())
     assert recipe["selection"]["fell_back_to_baseline"] and recipe["provenance"]["trial_id"] == "t_00000"
     assert recipe["boost_level"] == "O0" and "loss_scale_manager" not in recipe["model_kwargs"]
@@ -51,9 +55,9 @@ def test_export_falls_back_to_the_baseline(table, tmp_path):
 
 def test_export_errors(table, tmp_path):
     with pytest.raises(ConfigError, match="max_drop"):
-        export_best(table, tmp_path, max_drop=-1)
+        export_best(table, tmp_path, margin=Margin(ACCURACY, -1))
     with pytest.raises(DataError, match="no finished O0 baseline"):
-        export_best(table[table["trial_id"] != "t_00000"], tmp_path)
+        export_best(table[table["trial_id"] != "t_00000"], tmp_path, margin=ONE_PT)
     assert not any(tmp_path.iterdir())
 
 
@@ -97,7 +101,7 @@ def test_mindspore_builds_what_the_export_says(tmp_path, boost, observed):
     """The exported dict (common.device_number left out on this 1-rank run) builds what the trial's full canonical
     dict builds: the same boost read back from the Model, and the same AutoBoost settings."""
     records = _record_for(boost, observed)
-    config_path, recipe_path = export_best(build_results_table(records, ray_version=RAY_VERSION), tmp_path)
+    config_path, recipe_path = export_best(build_results_table(records, ray_version=RAY_VERSION), tmp_path, margin=ONE_PT)
     with open(config_path) as f:
         loaded = json.load(f)
     with open(recipe_path) as f:

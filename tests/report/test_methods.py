@@ -9,8 +9,10 @@ import pytest
 
 from boosttune.cli.main import main
 from boosttune.errors import DataError
+from boosttune.objective import ACCURACY
 from boosttune.stages.rounds import Candidate, run_paired
-from boosttune.outputs.results import build_results_table, save_results
+from boosttune.stats.margin import Margin
+from boosttune.tables.results import build_results_table, save_results
 from boosttune.execution.runs import RecordStore
 from boosttune.report.method_notes import NOTES
 from boosttune.report.methods import card_figures, searched_ranges, verdict_line, worked_ranges
@@ -41,8 +43,8 @@ def bench_dir(tmp_path_factory):
     candidates = [Candidate("O0", RECIPE, "bench", "O0"), Candidate("O1-equivalent", O1, "bench"),
                   Candidate("grad_freeze p=0.5", GF, "bench")]
     records = run_paired(candidates, [0, 1, 2], store=RecordStore(folder / "runs"), role="bench", train=fake_train,
-                         log=lambda m: None, max_drop=1.0)
-    save_confirmed(records, folder, max_drop=1.0)
+                         log=lambda m: None)
+    save_confirmed(records, folder, margin=Margin(ACCURACY, 1.0))
     (folder / "bench.json").write_text(json.dumps({"name": "methods", "base": RECIPE, "max_accuracy_drop_pt": 1.0}))
     record_run_info(folder, device="CPU: test", left_out={
         "adasum": "plain data parallel with 1 rank(s) (needs >= 16)",
@@ -53,7 +55,7 @@ def bench_dir(tmp_path_factory):
 def test_card_figures_pick_the_recipes_that_change_only_that_method(bench_dir):
     from boosttune.outputs.summary import load_confirmed
 
-    confirmed = load_confirmed(bench_dir, max_drop=1.0)
+    confirmed = load_confirmed(bench_dir, 1.0)
     gf = card_figures("grad_freeze", confirmed.summary, confirmed.runs, {})
     assert list(gf.rows["recipe"]) == ["grad_freeze p=0.5"]  # not O1-equivalent, which also applies LessBN
     levels = card_figures("boost_levels", confirmed.summary, confirmed.runs, {"O2-equivalent": "same as O1"})

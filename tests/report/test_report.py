@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from boosttune.errors import ConfigError, DataError
-from boosttune.outputs.results import build_results_table
+from boosttune.tables.results import build_results_table
 from boosttune.stats.select import hypervolume
 from boosttune.report import figures, load_report_inputs, recipes, write_report
 from tests.helpers import REPO
@@ -109,9 +109,11 @@ def test_header_answers_in_one_sentence_with_intervals_and_says_how_to_reproduce
 
 
 def _rejudged(confirmed, max_drop):
-    from boosttune.outputs.summary import load_confirmed
+    from boosttune.objective import ACCURACY
+    from boosttune.stats.decide import decide
+    from boosttune.stats.margin import Margin
 
-    return load_confirmed(confirmed.summary_path.parent, max_drop=max_drop)
+    return decide(confirmed.runs, confirmed.rules, Margin(ACCURACY, max_drop), decided=confirmed.race)
 
 
 def test_mindspore_claims_are_judged_on_paired_figures_and_not_on_one_seed(search, confirmed):
@@ -234,11 +236,11 @@ def test_every_info_is_data_only_no_html_no_hover_text_no_plotly(search, confirm
 
 
 def test_the_selection_is_made_once_with_the_inputs_and_every_figure_reads_it(tmp_path, search, monkeypatch):
-    from boosttune.report import inputs as inputs_module
+    from boosttune.outputs import judged as judged_module
 
     calls = []
-    select = inputs_module.select_best
-    monkeypatch.setattr(inputs_module, "select_best", lambda *a, **k: calls.append(a) or select(*a, **k))
+    select = judged_module.select_best
+    monkeypatch.setattr(judged_module, "select_best", lambda *a, **k: calls.append(a) or select(*a, **k))
     inputs = report_inputs(search, max_drop=0.5)
     write_report(inputs, tmp_path)
     assert len(calls) == 1 and inputs.selection.search_trial == inputs.selection.recipe == "t_00002"
@@ -248,8 +250,8 @@ def test_the_selection_is_made_once_with_the_inputs_and_every_figure_reads_it(tm
 
 # --- the page, report.md, the folder and the CLI ------------------------------------------------------------
 
-def test_report_folder_writes_a_self_contained_page_and_markdown(tmp_path, search, confirmed):
-    folder = experiment_folder(tmp_path, search, confirmed)
+def test_report_folder_writes_a_self_contained_page_and_markdown(tmp_path, search, confirmed, confirmed_dir):
+    folder = experiment_folder(tmp_path, search, confirmed_dir)
     inputs = load_report_inputs(folder)
     assert inputs.kind == "experiment" and inputs.max_drop == 1.0 and inputs.title.endswith("lenet-digits")
     html_path, md_path = write_report(inputs)
@@ -294,7 +296,7 @@ def test_bench_folder_report_is_the_paired_runs(tmp_path, confirmed):
 
 
 @pytest.mark.slow
-def test_report_in_a_real_browser_renders_every_figure_offline_without_console_errors(tmp_path, search, confirmed):
+def test_report_in_a_real_browser_renders_every_figure_offline_without_console_errors(tmp_path, search, confirmed, confirmed_dir):
     """Read as a person would, on a laptop's screen (1366 x 768): every figure renders offline; the first screen
     holds the answer, the confirmed table and the snippet that applies it; no text of a figure overlaps another;
     no table runs off the page without a scroll bar."""
@@ -304,7 +306,7 @@ def test_report_in_a_real_browser_renders_every_figure_offline_without_console_e
         if os.environ.get("BOOSTTUNE_REQUIRE_BROWSER"):
             pytest.fail("no chromium, and BOOSTTUNE_REQUIRE_BROWSER is set (.ci/run installs Debian's chromium)")
         pytest.skip("no chromium (Debian package chromium; .ci/run installs it)")
-    folder = experiment_folder(tmp_path, search, confirmed)
+    folder = experiment_folder(tmp_path, search, confirmed_dir)
     html_path, _ = write_report(load_report_inputs(folder))
     shots = Path(os.environ.get("BOOSTTUNE_SCREENSHOTS", REPO / "reports" / "ci"))
     shot = shots / "report-first-screen.png"
@@ -336,26 +338,27 @@ def test_the_command_that_reproduces_a_run_is_recorded_as_typed(argv, expected):
 @pytest.mark.parametrize("with_confirm", [False, True])
 def test_the_report_reads_the_recipe_the_experiment_exported_and_makes_the_same_page(tmp_path, monkeypatch, search,
                                                                                      confirmed, with_confirm):
-    """An experiment selects once: it hands the recipe it exported and its model's objective to the report, which
-    selects nothing again (with a confirm stage, it still picks the search's one-seed trial to show beside it)."""
-    from boosttune.config.experiment import MAX_DROP
-    from boosttune.outputs.export import selected_recipe
-    from boosttune.stats.select import Tolerance
+    """A run is judged once (:func:`boosttune.outputs.judged.judge`): the report draws that judgement and selects
+    nothing again (with a confirm stage, the search's one-seed pick is shown beside the decision's answer)."""
     from boosttune.objective import ACCURACY
-    from boosttune.report import inputs as inputs_module
+    from boosttune.outputs import export as export_module
+    from boosttune.outputs import judged as judged_module
+    from boosttune.outputs.judged import judge_run
+    from boosttune.report import ReportInputs
+    from boosttune.stats.margin import Margin
 
     confirmed = confirmed if with_confirm else None
-    best = selected_recipe(search, max_drop=Tolerance(ACCURACY, 1.0, MAX_DROP), experiment_path=str(tmp_path),
-                           confirmed=confirmed)
+    judged = judge_run("experiment", Margin(ACCURACY, 1.0), search=search, decision=confirmed,
+                   experiment_path=str(tmp_path))
 
     def selected_again(*args, **kwargs):
         raise AssertionError("the report selected the recipe again")
 
-    monkeypatch.setattr(inputs_module, "selected_recipe", selected_again)
-    if not with_confirm:
-        monkeypatch.setattr(inputs_module, "select_best", selected_again)
-    handed = report_inputs(search, confirmed, objective=ACCURACY, best=best)
-    assert handed.selection.document is best.document
+    for module, name in ((judged_module, "select_best"), (judged_module, "selected_recipe"),
+                         (export_module, "select_best")):
+        monkeypatch.setattr(module, name, selected_again)
+    handed = ReportInputs(judged, "LeNet <digits>")
+    assert handed.selection.document is judged.best.document
     pages = write_report(handed, tmp_path / "handed")
     monkeypatch.undo()
     again = write_report(report_inputs(search, confirmed), tmp_path / "from-tables")

@@ -46,7 +46,7 @@ def test_search_end_to_end(tmp_path, fresh_ray, capsys, monkeypatch):
     import boosttune.experiment
     from boosttune.cli.main import main
     from boosttune.config.boost import parse_boost_config
-    from boosttune.outputs.results import load_results
+    from boosttune.tables.results import load_results
 
     results, real = [], boosttune.experiment.run_experiment
 
@@ -207,7 +207,7 @@ def test_time_to_accuracy_objective_with_early_stopping(tmp_path, fresh_ray):
 @pytest.mark.filterwarnings("ignore:Fixed parameter optimizer.learning_rate")  # 1e-4: below the searched range
 def test_multi_objective_scheduler_stops_a_trial_beaten_on_both_objectives(tmp_path, fresh_ray):
     """Pareto mode, real Ray Tune + Train + MindSpore: a slower, less accurate recipe stops at epoch 1."""
-    from boosttune.outputs.results import build_results_table
+    from boosttune.tables.results import build_results_table
     from boosttune.stats.select import pareto_front
     from boosttune.execution.ray import connect_ray
     from boosttune.search.scheduler import promote

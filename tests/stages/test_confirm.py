@@ -8,8 +8,8 @@ from boosttune.config.experiment import ExperimentConfig
 from boosttune.stages.confirm import handoff
 from boosttune.stats.handoff import MIN_P_ACCEPTABLE, prospect, search_noise
 from boosttune.stats.race import REFERENCE_NOISE, Race
-from boosttune.outputs.results import build_results_table
-from boosttune.stats.select import Tolerance
+from boosttune.tables.results import build_results_table
+from boosttune.stats.margin import Margin
 from boosttune.objective import ACCURACY
 
 BASE = {"model": "lenet5", "epochs": 3, "seed": 0, "data": {"name": "digits"}}
@@ -30,7 +30,7 @@ def test_the_stage_hands_over_by_its_own_margin_and_the_devices_noise(tmp_path, 
     config = ExperimentConfig()
 
     def names(margin: float) -> list[str]:
-        candidates, _, noise = handoff(config, table, Tolerance(ACCURACY, margin, 1.0))
+        candidates, _, noise = handoff(config, table, Margin(ACCURACY, margin))
         assert noise is REFERENCE_NOISE and candidates[0].recipe["data"]["final_val_limit"] == "all"
         assert all(c.recipe["eval_every_epoch"] is False for c in candidates)  # one evaluation, after the last epoch
         return [c.name for c in candidates]
@@ -38,14 +38,14 @@ def test_the_stage_hands_over_by_its_own_margin_and_the_devices_noise(tmp_path, 
     # read with the search's noise (search_noise: 0.153 log-sd, 0.55 pt): 65% x log 1.3 > 75% x log 1.12
     assert names(1.0) == ["O0", "amp O2 (t1)", "no boost (t2)"]
     assert names(0.0) == ["O0", "no boost (t2)"]  # t1 is 9% likely within 0 pt, below MIN_P_ACCEPTABLE
-    curves, _, _ = handoff(config.model_copy(update={"confirm_curves": True}), table, Tolerance(ACCURACY, 1.0, 1.0))
+    curves, _, _ = handoff(config.model_copy(update={"confirm_curves": True}), table, Margin(ACCURACY, 1.0))
     assert all("eval_every_epoch" not in c.recipe for c in curves)
     # a device whose record measured a wide noise: the chances are read at it
-    _, record, _ = handoff(config, table, Tolerance(ACCURACY, 1.0, 1.0))
+    _, record, _ = handoff(config, table, Margin(ACCURACY, 1.0))
     rng = np.random.default_rng(5)
     record.add(Race.one_look({n: np.exp(rng.normal(0, 0.25, 8)) for n in "abcd"},
                             {n: rng.normal(0, 1.5, 8) for n in "abcd"}, 0.05, 1.0), race_id="/runs/a")
-    candidates, _, noise = handoff(config, table, Tolerance(ACCURACY, 1.0, 1.0))
+    candidates, _, noise = handoff(config, table, Margin(ACCURACY, 1.0))
     assert noise is not REFERENCE_NOISE and noise.speed_sd > 2 * REFERENCE_NOISE.speed_sd
     seen = {"amp O2 (t1)": (1.3, -0.75), "no boost (t2)": (1.12, 0.1)}
     speed_sd, gain_sd = search_noise(noise.speed_sd, noise.gain_sd)
@@ -106,7 +106,7 @@ def test_at_the_planned_job_the_handoff_screens_by_speed_and_the_lossy_bound_onl
     records[1]["status"] = "stopped"
     table = build_results_table(records, ray_version="x")
     config = ExperimentConfig(base={**BASE, "planned_epochs": 12})
-    margin = Tolerance(ACCURACY, 1.0, 1.0)
+    margin = Margin(ACCURACY, 1.0)
     tuned, _, _ = handoff(config, table, margin)
     assert [c.name for c in tuned] == ["O0"]  # read at the tuning job: neither is near the margin
     planned, _, _ = handoff(config, table, margin, length=ConfirmLength(12, "why", planned=True))

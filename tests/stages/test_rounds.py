@@ -10,11 +10,16 @@ import pytest
 
 from boosttune.errors import ConfigError, DataError
 from boosttune.stages.rounds import Candidate, paired_schedule, pick_candidates, run_paired
-from boosttune.stats.confirmed import BASELINE_NAME, SUMMARY_COLUMNS, confirm_table, select_confirmed, summarize, time_to_accuracy
-from boosttune.outputs.results import build_results_table
+from boosttune.objective import ACCURACY
+from boosttune.stats.confirmed import SUMMARY_COLUMNS, confirm_table, summarize, time_to_accuracy
+from boosttune.stats.decide import decide, select_confirmed
+from boosttune.stats.margin import Margin
+from boosttune.tables.confirm_runs import BASELINE_NAME
+from boosttune.tables.results import build_results_table
 from boosttune.stats.paired import paired_delta, paired_ratio
 from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
 
+ONE_PT = Margin(ACCURACY, 1.0)  # the default margin, on accuracy
 BASE = {"model": "lenet5", "epochs": 3, "seed": 0, "data": {"name": "digits"}}
 # True per-recipe effects: throughput multiplier and accuracy delta (fraction).
 EFFECTS = {"O0": (1.0, 0.0), "fast": (1.3, -0.002), "lossy": (1.4, -0.05), "same": (1.0, 0.0)}
@@ -111,7 +116,7 @@ def test_a_race_trains_its_rounds_together_through_train_round(tmp_path):
         raise AssertionError(f"{spec.run_id} trained alone")
 
     run_race(_candidates("O0", "fast", "lossy"), list(range(1, 11)), store=RecordStore(tmp_path), role="confirm",
-             train=never, rules=RaceRules(max_runs=30), log=lambda m: None, max_drop=1.0, train_round=train_round)
+             train=never, rules=RaceRules(max_runs=30), log=lambda m: None, margin=ONE_PT, train_round=train_round)
     assert rounds[0] == ["O0", "fast", "lossy"] and all(len(r) >= 2 and "O0" in r for r in rounds)
     assert "lossy" not in rounds[-1]  # it left the race; the rounds after train only who still races
 
@@ -122,8 +127,9 @@ def test_summary_matches_the_paired_statistics_and_judges_each_recipe(tmp_path):
                          role="bench", train=_fake_train(calls), log=lambda m: None)
     table = confirm_table(records)
     assert set(table["recipe"]) == set(EFFECTS) and len(table) == 20
-    summary = summarize(table, max_drop=1.0)
+    summary = summarize(table, margin=ONE_PT)
     assert tuple(summary.columns) == SUMMARY_COLUMNS and summary.iloc[0]["recipe"] == BASELINE_NAME
+    decided = decide(table, None, ONE_PT)  # fixed rounds: the race's model at one look on every seed
     rows = summary.set_index("recipe")
     runs = table.set_index(["recipe", "round"])
     fast = runs.loc["fast"].sort_index()
@@ -134,9 +140,11 @@ def test_summary_matches_the_paired_statistics_and_judges_each_recipe(tmp_path):
     assert rows.loc["fast", "speedup_ci_low"] == pytest.approx(speed.low)
     assert rows.loc["fast", "objective_gain_ci_high"] == pytest.approx(delta.high)
     assert rows.loc["fast", "n_seeds"] == 5
-    assert rows.loc["fast", "verdict"] == "faster" and rows.loc["fast", "qualifies"]
-    assert rows.loc["lossy", "verdict"] == "faster_too_lossy" and not rows.loc["lossy", "qualifies"]
-    assert rows.loc["same", "verdict"] in ("not_faster", "slower")
+    assert rows["verdict"].isna().all()  # figures only: the decision sets the verdicts
+    verdicts = decided.summary.set_index("recipe")
+    assert verdicts.loc["fast", "verdict"] == "won" and verdicts.loc["fast", "qualifies"]
+    assert verdicts.loc["lossy", "verdict"] == "too_lossy" and not verdicts.loc["lossy", "qualifies"]
+    assert verdicts.loc["same", "verdict"] in ("slower", "undecided")
     # Per-round ratios in the runs table: each run against its own round's baseline.
     assert np.allclose(fast["speedup_vs_baseline"].to_numpy(), fast["throughput_sps"].to_numpy()
                        / base["throughput_sps"].to_numpy())
@@ -145,21 +153,21 @@ def test_summary_matches_the_paired_statistics_and_judges_each_recipe(tmp_path):
     # runs evaluated after the last epoch only (confirm_curves off): the secondary figure is said to be unmeasured
     last_only = table.assign(curve_json=[json.dumps([{**e, "objective_value": None} for e in json.loads(c)])
                                          for c in table["curve_json"]])
-    unmeasured = summarize(last_only, max_drop=1.0).set_index("recipe").loc["fast"]
-    assert np.isnan(unmeasured["e2e_speedup"]) and unmeasured["verdict"] == "faster"
+    unmeasured = decide(last_only, None, ONE_PT).summary.set_index("recipe").loc["fast"]
+    assert np.isnan(unmeasured["e2e_speedup"]) and unmeasured["verdict"] == "won"
     assert "secondary time to target not measured" in unmeasured["verdict_text"]
-    chosen = select_confirmed(summary, 1.0)
+    chosen = decided.selection
     assert chosen.recipe == "fast" and not chosen.fell_back_to_baseline
 
 
 def test_no_qualifying_recipe_falls_back_to_the_baseline_with_the_reason(tmp_path):
     records = run_paired(_candidates("O0", "lossy"), [1, 2, 3], store=RecordStore(tmp_path), role="confirm",
                          train=_fake_train([]), log=lambda m: None)
-    chosen = select_confirmed(summarize(confirm_table(records), max_drop=1.0), 1.0)
+    chosen = decide(confirm_table(records), None, ONE_PT).selection
     assert chosen.fell_back_to_baseline and chosen.recipe == BASELINE_NAME
-    assert "lossy:" in chosen.reason and "loses more than" in chosen.reason
+    assert "lossy:" in chosen.reason and "more accuracy than 1 pt" in chosen.reason
     assert "O0 baseline (within 1 pt of its" in chosen.reason  # the clause reads whole, no "( within"
-    raced = select_confirmed(summarize(confirm_table(records), max_drop=1.0), 1.0, race=True)
+    raced = select_confirmed(decide(confirm_table(records), None, ONE_PT).summary, ONE_PT, race=True)
     assert "(shown faster and non-inferior, within 1 pt of its" in raced.reason
 
 
@@ -171,7 +179,7 @@ def test_failed_runs_are_counted_and_left_out_of_the_pairs(tmp_path):
 
     records = run_paired(_candidates("O0", "fast"), [1, 2, 3], store=RecordStore(tmp_path), role="confirm",
                          train=train, log=lambda m: None)
-    row = summarize(confirm_table(records), max_drop=1.0).set_index("recipe").loc["fast"]
+    row = summarize(confirm_table(records)).set_index("recipe").loc["fast"]
     assert row["n_seeds"] == 2 and row["failed_runs"] == 1
 
 
@@ -199,21 +207,21 @@ def test_candidates_are_the_baseline_the_presets_and_the_searched_trials_likely_
     ]
     table = build_results_table(records, ray_version="x")
     # t2 is exactly 1 pt down on its seed: an even chance of being within the margin, below a bar of 70%
-    candidates = pick_candidates(table, max_candidates=3, screen=3.0, max_drop=1.0, min_p=0.7)
+    candidates = pick_candidates(table, margin=ONE_PT, max_candidates=3, screen=3.0, min_p=0.7)
     assert [c.name for c in candidates] == ["O0", "O1-equivalent", "no boost (t4)"]  # what it switches on, its id
     # read with the search's noise (search_noise): 1.2x and -0.5 pt on one seed are 72% likely acceptable
     assert "72% likely acceptable" in candidates[2].why and "only likely one in family no boost" in candidates[2].why
     # with no bar on the chance, every trial within the screen, fastest first; t6 (t2 on another seed) once
-    names = [c.name for c in pick_candidates(table, max_candidates=3, screen=3.0, min_p=0.0)]
+    names = [c.name for c in pick_candidates(table, margin=ONE_PT, max_candidates=3, screen=3.0, min_p=0.0)]
     assert names == ["O0", "O1-equivalent", "amp O2 (t2)", "no boost (t4)"]
-    assert [c.name for c in pick_candidates(table, max_candidates=1, min_p=0.0)] == ["O0", "O1-equivalent",
+    assert [c.name for c in pick_candidates(table, margin=ONE_PT, max_candidates=1, min_p=0.0)] == ["O0", "O1-equivalent",
                                                                                    "amp O2 (t2)"]
     with pytest.raises(DataError, match="no finished O0 baseline"):
-        pick_candidates(table[table["trial_id"] != "baseline"])
+        pick_candidates(table[table["trial_id"] != "baseline"], margin=ONE_PT)
     # O0 trained again in the search (remeasure_baseline) is the reference, never a candidate, even where its recipe
     # reads apart from the baseline's (here another seed) and its run was the faster one.
     again = build_results_table([*records, _search_record("t7", "O0", 130, 0.90, {"seed": 9})], ray_version="x")
-    assert [c.name for c in pick_candidates(again, max_candidates=5, min_p=0.0)] == names
+    assert [c.name for c in pick_candidates(again, margin=ONE_PT, max_candidates=5, min_p=0.0)] == names
 
 
 def test_run_records_round_trip_through_the_store(tmp_path):
@@ -246,6 +254,7 @@ def test_confirmed_figures_reach_summary_csv_export_and_report(tmp_path):
 
     from boosttune.outputs.export import export_best
     from boosttune.outputs.summary import load_confirmed, save_confirmed
+    from boosttune.outputs.judged import judge_run
     from boosttune.report import ReportInputs, write_report
     from boosttune.report.figures import confirmed_points
 
@@ -258,13 +267,13 @@ def test_confirmed_figures_reach_summary_csv_export_and_report(tmp_path):
 
     records = run_paired(candidates, [1, 2, 3, 4], store=RecordStore(tmp_path / "runs"), role="bench", train=train,
                          log=lambda m: None)
-    confirmed = save_confirmed(records, tmp_path, max_drop=1.0)
+    confirmed = save_confirmed(records, tmp_path, margin=ONE_PT)
     on_disk = pd.read_csv(tmp_path / "summary.csv")
     assert list(on_disk["recipe"]) == ["O0", "fast"] and on_disk.loc[1, "verdict"] == confirmed.summary.loc[1, "verdict"]
     assert len(pd.read_parquet(tmp_path / "confirm.parquet")) == 8
     assert confirmed.seeds == (1, 2, 3, 4) and confirmed.selection.recipe == "fast"
 
-    _, recipe_path = export_best(confirmed.runs, tmp_path, max_drop=1.0, confirmed=confirmed)
+    _, recipe_path = export_best(None, tmp_path, margin=ONE_PT, decision=confirmed)
     recipe = json.loads(recipe_path.read_text())
     assert recipe["confirmed"]["recipe"] == "fast" and recipe["confirmed"]["seeds"] == [1, 2, 3, 4]
     assert recipe["confirmed"]["figures"]["speedup"] == pytest.approx(confirmed.summary.loc[1, "speedup"])
@@ -281,7 +290,7 @@ def test_confirmed_figures_reach_summary_csv_export_and_report(tmp_path):
     strict = load_confirmed(tmp_path, max_drop=0.0)  # "fast" loses 0.2 pt on average (EFFECTS)
     assert strict.selection.fell_back_to_baseline and strict.selection.recipe == "O0"
     assert "fast:" in strict.selection.reason
-    inputs = ReportInputs(kind="bench", title="bench", max_drop=1.0, confirmed=confirmed)
+    inputs = ReportInputs(judge_run("bench", ONE_PT, decision=confirmed), "bench")
     fast = [p for p in confirmed_points(inputs) if p.recipe == "fast"][0]
     assert fast.is_selected and fast.speedup_low <= fast.speedup <= fast.speedup_high and fast.n_seeds == 4
     page = write_report(inputs, tmp_path)[0].read_text()
@@ -310,7 +319,7 @@ def test_a_trial_a_little_slower_on_its_seed_may_still_be_raced():
         _search_record("t2", None, 112, 0.90, {"amp_level": "O2"}),
         _search_record("t3", None, 80, 0.905, {"optimizer": {"learning_rate": 0.1}}),
     ], ray_version="x")
-    names = [c.name for c in pick_candidates(table, max_candidates=5, max_drop=1.0)]
+    names = [c.name for c in pick_candidates(table, margin=ONE_PT, max_candidates=5)]
     assert names[1:] == ["amp O2 (t2)", "less_bn + grad_freeze p=0.7 (t1)"]
 
 
@@ -342,7 +351,7 @@ def _race_on_two_slots(folder, seed: int, rotated: bool, slowdown: float = 0.85)
 
     candidates = [Candidate(BASELINE_NAME, {**BASE}, "test", BASELINE_NAME), Candidate("null", {**BASE}, "test")]
     _, race = run_race(candidates, list(range(1, 11)), store=RecordStore(folder), role="confirm", train=never,
-                       rules=RaceRules(max_runs=20), log=lambda m: None, max_drop=1.0, train_round=train_round)
+                       rules=RaceRules(max_runs=20), log=lambda m: None, margin=ONE_PT, train_round=train_round)
     return race.answer() or BASELINE_NAME, placed
 
 

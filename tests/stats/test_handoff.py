@@ -8,9 +8,11 @@ import pytest
 from scipy.stats import norm
 
 from boosttune.errors import ConfigError
-from boosttune.outputs.results import build_results_table
+from boosttune.objective import ACCURACY
+from boosttune.tables.results import build_results_table
 from boosttune.stages.rounds import pick_candidates
 from boosttune.stats.handoff import choose, prospect
+from boosttune.stats.margin import Margin
 from boosttune.stats.race import Noise
 
 NOISE = dict(max_drop=1.0, speed_sd=0.059, gain_sd=0.382)
@@ -70,6 +72,9 @@ def _record(trial_id, preset, sps, acc, boost):
             "metrics": {"throughput_sps": sps, "objective_value": acc}}
 
 
+ONE_POINT = Margin(ACCURACY, 1.0)  # the old default: max_drop None, 1 point on accuracy
+
+
 def test_pick_candidates_takes_max_drop_and_the_noise_and_says_why():
     freeze = {"boost_level": "O1", "boost_config_dict": {"boost": {"mode": "manual", "grad_freeze": True}}}
     table = build_results_table([
@@ -78,11 +83,14 @@ def test_pick_candidates_takes_max_drop_and_the_noise_and_says_why():
         _record("t2", None, 120, 0.902, {"amp_level": "O2"}),  # 1.2x, +0.2 pt
     ], ray_version="x")
     # read with the search's noise (search_noise): t1 is 36% likely within 1 pt, t2 97% likely acceptable
-    assert len(pick_candidates(table, max_candidates=2)) == 3  # both at least MIN_P_ACCEPTABLE (20%) likely
-    names = [c.name for c in pick_candidates(table, max_candidates=2, min_p=0.5)]
+    # both at least MIN_P_ACCEPTABLE (20%) likely
+    assert len(pick_candidates(table, margin=ONE_POINT, max_candidates=2)) == 3
+    names = [c.name for c in pick_candidates(table, margin=ONE_POINT, max_candidates=2, min_p=0.5)]
     assert names[0] == "O0" and len(names) == 2 and "(t2)" in names[1]
-    loose = pick_candidates(table, max_candidates=2, max_drop=2.0)  # within 2 pt, t1 is 98% likely: faster first
+    # within 2 pt, t1 is 98% likely: faster first
+    loose = pick_candidates(table, margin=Margin(ACCURACY, 2.0), max_candidates=2)
     assert ["(t1)" in c.name for c in loose[1:]] == [True, False]
     assert "likely acceptable" in loose[1].why and "family" in loose[1].why
     noisy = Noise(speed_sd=0.5, gain_sd=3.0, df=10, source="measured")  # t2: 64% faster x 65% within = 42%
-    assert [c.name for c in pick_candidates(table, max_candidates=2, noise=noisy, min_p=0.5)] == ["O0"]
+    assert [c.name for c in pick_candidates(table, margin=ONE_POINT, max_candidates=2, noise=noisy,
+                                            min_p=0.5)] == ["O0"]

@@ -11,15 +11,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from boosttune.objective import ACCURACY
 from boosttune.stages.rounds import Candidate, run_paired, run_race
-from boosttune.stats.confirmed import BASELINE_NAME
+from boosttune.tables.confirm_runs import BASELINE_NAME
 from boosttune.stats.decisions import Exit
+from boosttune.stats.margin import Margin
 from boosttune.stats.race import RaceRules
 from boosttune.stats.job import TIE, break_even_steps, compile_charges, job_seconds, planned_epochs
 from boosttune.outputs.summary import save_confirmed
 from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
 
 EPOCHS, SAMPLES = 10, 4096  # the main job's length and training samples
+MARGIN = Margin(ACCURACY, 1.0)
 
 
 def _recipe(planned: int | None = None) -> dict:
@@ -51,9 +54,9 @@ def _confirm(tmp_path, effects, planned=None, seeds=6, rules: RaceRules | None =
     candidates = [Candidate(name, {**_recipe(planned), "seed": 0}, "planted") for name in effects]
     kwargs = dict(store=RecordStore(tmp_path / "runs"), role="confirm", train=_train(effects), log=lambda _: None)
     if rules is None:
-        return save_confirmed(run_paired(candidates, list(range(1, seeds + 1)), **kwargs), tmp_path, max_drop=1.0)
-    records, race = run_race(candidates, list(range(1, seeds + 1)), rules=rules, max_drop=1.0, **kwargs)
-    return save_confirmed(records, tmp_path, max_drop=1.0, rules=rules, race=race)
+        return save_confirmed(run_paired(candidates, list(range(1, seeds + 1)), **kwargs), tmp_path, margin=MARGIN)
+    records, race = run_race(candidates, list(range(1, seeds + 1)), rules=rules, margin=MARGIN, **kwargs)
+    return save_confirmed(records, tmp_path, margin=MARGIN, rules=rules, race=race)
 
 
 def test_planned_length_is_the_recipes_or_its_epochs():
@@ -161,7 +164,7 @@ def test_a_tie_is_the_answer_when_the_experiment_prefers_ties(tmp_path):
     candidates = [Candidate(name, {**_recipe(), "seed": 0}, "planted") for name in effects]
     records = run_paired(candidates, list(range(1, 9)), store=RecordStore(tmp_path / "runs"), role="confirm",
                          train=_train(effects), log=lambda _: None)
-    preferred = save_confirmed(records, tmp_path, max_drop=1.0, prefer_ties=True)
+    preferred = save_confirmed(records, tmp_path, margin=MARGIN, prefer_ties=True)
     assert preferred.selection.recipe == "gf" and "a tie: the answer as prefer_ties asks" in preferred.selection.reason
     (tmp_path / "experiment.json").write_text(json.dumps({"max_drop": 1.0, "prefer_ties": True}))
     assert load_confirmed(tmp_path, max_drop=1.0).selection.recipe == "gf"

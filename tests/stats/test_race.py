@@ -17,13 +17,17 @@ import pytest
 from boosttune.errors import ConfigError
 from boosttune.stats import race as race_module
 from boosttune.stages.rounds import Candidate, run_race
-from boosttune.stats.confirmed import BASELINE_NAME, confirm_table, replay_race
+from boosttune.objective import ACCURACY
+from boosttune.stats.confirmed import confirm_table, replay_race
 from boosttune.stats.decisions import Exit
+from boosttune.stats.margin import Margin
 from boosttune.stats.race import Race, RaceRules, claim_level
 from boosttune.execution.runs import RecordStore, RunRecord
+from boosttune.tables.confirm_runs import BASELINE_NAME
 from tests.helpers.benchmark_scripts import load_benchmark
 
 MARGIN = 1.0
+ONE_POINT = Margin(ACCURACY, MARGIN)  # the margin the races below are judged at, resolved
 
 
 def _simulate(truth: dict[str, tuple[float, float]], rules: RaceRules, races: int, seed: int,
@@ -181,7 +185,7 @@ def test_run_race_spends_seeds_on_the_undecided_resumes_and_replays_the_same(tmp
     lines: list[str] = []
     records, live = run_race(candidates, list(range(1000, 1010)), store=RecordStore(tmp_path / "c"),
                              role="confirm", train=_fake_train(truth, calls), rules=rules, log=lines.append,
-                             max_drop=MARGIN)
+                             margin=ONE_POINT)
     assert len(calls) <= 16
     runs = pd.Series([r.label for r in records]).value_counts()
     assert runs["slow"] == 1 and runs[BASELINE_NAME] >= runs["close"] >= runs["fast"] >= 3
@@ -196,7 +200,7 @@ def test_run_race_spends_seeds_on_the_undecided_resumes_and_replays_the_same(tmp
     # an interrupted race resumes: nothing trained twice, the same decisions
     again: list[str] = []
     resumed = run_race(candidates, list(range(1000, 1010)), store=RecordStore(tmp_path / "c"), role="confirm",
-                       train=_fake_train(truth, again), rules=rules, log=lambda _: None, max_drop=MARGIN)
+                       train=_fake_train(truth, again), rules=rules, log=lambda _: None, margin=ONE_POINT)
     assert again == [] and resumed.race.to_dict() == live.to_dict()
 
 
@@ -214,12 +218,13 @@ def _saved_race(tmp_path, truth, rules):
         [Candidate(name, {"seed": 0}, "test") for name in truth]
     records, race = run_race(candidates, list(range(1000, 1010)), store=RecordStore(tmp_path / "confirm"),
                              role="confirm", train=_fake_train(truth, []), rules=rules, log=lambda _: None,
-                             max_drop=MARGIN)
-    return save_confirmed(records, tmp_path, max_drop=MARGIN, rules=rules, race=race)
+                             margin=ONE_POINT)
+    return save_confirmed(records, tmp_path, margin=ONE_POINT, rules=rules, race=race)
 
 
 def test_the_race_reaches_summary_race_json_and_report_and_is_rejudged_at_another_margin(tmp_path):
     from boosttune.outputs.summary import load_confirmed
+    from boosttune.outputs.judged import judge_run
     from boosttune.report import ReportInputs, write_report
 
     rules = RaceRules(max_runs=15, gain_noise=1.0)
@@ -233,8 +238,7 @@ def test_the_race_reaches_summary_race_json_and_report_and_is_rejudged_at_anothe
     strict = load_confirmed(tmp_path, max_drop=0.1)
     assert strict.rules == rules and strict.selection.recipe == BASELINE_NAME
     assert "no recipe won the race" in strict.selection.reason
-    report, _ = write_report(ReportInputs(kind="bench", title="race", max_drop=MARGIN, confirmed=confirmed,
-                                          folder=tmp_path))
+    report, _ = write_report(ReportInputs(judge_run("bench", ONE_POINT, decision=confirmed), "race", folder=tmp_path))
     page = report.read_text()
     assert "A race:" in page and "slow: seeds 1000; dropped: likely slower than the baseline" in page
 
@@ -244,8 +248,8 @@ def test_the_decision_is_made_once_written_to_race_json_and_read_back_without_ju
     margin changes (a re-judged decision is written in its place)."""
     import json
 
-    import boosttune.outputs.summary as summary_module
-    from boosttune.outputs.summary import load_confirmed, save_confirmed, write_summary
+    import boosttune.stats.decide as decide_module
+    from boosttune.outputs.summary import load_confirmed, save_confirmed, write_decision
 
     def no_replay(*args, **kwargs):
         raise AssertionError("the race was judged again")
@@ -255,9 +259,9 @@ def test_the_decision_is_made_once_written_to_race_json_and_read_back_without_ju
         [Candidate(name, {"seed": 0}, "test") for name in ("fast", "slow")]
     records, live = run_race(candidates, list(range(1000, 1010)), store=RecordStore(tmp_path / "confirm"),
                              role="confirm", train=_fake_train({"fast": (1.3, -0.6), "slow": (0.5, 0.0)}, []),
-                             rules=rules, log=lambda _: None, max_drop=MARGIN)
-    monkeypatch.setattr(summary_module, "replay_race", no_replay)
-    saved = save_confirmed(records, tmp_path, max_drop=MARGIN, rules=rules, race=live)
+                             rules=rules, log=lambda _: None, margin=ONE_POINT)
+    monkeypatch.setattr(decide_module, "replay_race", no_replay)  # where the decision is made
+    saved = save_confirmed(records, tmp_path, margin=ONE_POINT, rules=rules, race=live)
     written = json.loads((tmp_path / "race.json").read_text())
     assert written["decision"] == live.to_dict() and written["rules"] == rules.to_dict()
     loaded = load_confirmed(tmp_path, max_drop=None)
@@ -266,7 +270,8 @@ def test_the_decision_is_made_once_written_to_race_json_and_read_back_without_ju
     with pytest.raises(AssertionError, match="judged again"):  # another margin: the runs decide again
         load_confirmed(tmp_path, max_drop=0.1)
     monkeypatch.undo()
-    write_summary(load_confirmed(tmp_path, max_drop=0.1))  # what `boosttune export --max-drop 0.1` does in place
+    # what `boosttune export --max-drop 0.1` does in place
+    write_decision(load_confirmed(tmp_path, max_drop=0.1), tmp_path)
     rejudged = json.loads((tmp_path / "race.json").read_text())["decision"]
     assert rejudged["max_drop"] == 0.1 and Exit.WON not in {s["exit"] for s in rejudged["standings"]}
     assert load_confirmed(tmp_path, max_drop=0.1).selection.recipe == BASELINE_NAME
@@ -275,6 +280,7 @@ def test_the_decision_is_made_once_written_to_race_json_and_read_back_without_ju
 def test_the_first_screen_says_why_the_race_stopped_and_the_one_setting_that_would_decide_it(tmp_path):
     """A 1.12x recipe with a budget of 6 runs: the budget runs out undecided; the page names the runs that would
     likely decide it, in the way the run was started, and how noisy the machine was in this run."""
+    from boosttune.outputs.judged import judge_run
     from boosttune.report import ReportInputs, figures
 
     confirmed = _saved_race(tmp_path, {"promising": (1.12, 0.0), "slow": (0.5, 0.0)},
@@ -282,8 +288,7 @@ def test_the_first_screen_says_why_the_race_stopped_and_the_one_setting_that_wou
     assert confirmed.summary.set_index("recipe").at["promising", "verdict"] == Exit.BUDGET
     for command, setting in (("boosttune tune exp.yaml", "--set confirm_budget_runs="),
                              ("python experiments/resnet.py --seed 1", "--confirm-budget-runs ")):
-        inputs = ReportInputs(kind="experiment", title="t", max_drop=MARGIN, confirmed=confirmed,
-                              run_info={"command": command})
+        inputs = ReportInputs(judge_run("experiment", ONE_POINT, decision=confirmed), "t", run_info={"command": command})
         answer = figures.answer_info(inputs)
         assert f"spent {len(confirmed.runs)} runs (budget: 6 runs)" in answer.stopped
         assert "with promising undecided" in answer.stopped and setting in answer.stopped, answer.stopped
@@ -299,13 +304,14 @@ def test_a_win_too_near_the_margin_to_show_is_not_called_no_win(tmp_path):
     """The team LSTM's race at its 12-epoch job (2026-11-29): GradientFreeze p=0.7 on 2 groups 1.19x per job at
     -0.63 pt over 5 paired seeds, 1.9 pt of accuracy noise a seed: no number of seeds within 100 would show it, and the
     page said its estimates did not point to a win."""
+    from boosttune.outputs.judged import judge_run
     from boosttune.report import ReportInputs, figures
 
     confirmed = _saved_race(tmp_path, {"near": (1.19, -0.6), "slow": (0.5, 0.0)}, RaceRules(max_runs=6, gain_noise=1.0))
     summary = confirmed.summary
     near = summary.index[summary["recipe"] == "near"][0]
     summary.loc[near, ["verdict", "seeds_to_show", "job_speedup", "objective_gain"]] = [Exit.FUTILE, None, 1.19, -0.63]
-    inputs = ReportInputs(kind="experiment", title="t", max_drop=MARGIN, confirmed=confirmed,
+    inputs = ReportInputs(judge_run("experiment", ONE_POINT, decision=confirmed), "t",
                           run_info={"command": "boosttune tune exp.yaml"})
     stopped = figures.answer_info(inputs).stopped
     assert "do not point to a win" not in stopped, stopped
@@ -316,7 +322,7 @@ def test_a_win_too_near_the_margin_to_show_is_not_called_no_win(tmp_path):
 
 
 def test_the_device_noise_record_pools_each_race_once_and_becomes_the_next_races_prior(tmp_path, monkeypatch):
-    from boosttune.stats.noise import MAX_PRIOR_DF, MIN_RECORD_DF, noise_record
+    from boosttune.stages.noise import MAX_PRIOR_DF, MIN_RECORD_DF, noise_record
 
     monkeypatch.setenv("BOOSTTUNE_CACHE_DIR", str(tmp_path))
     record = noise_record("CPU", '{"model": "lenet"}')

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from boosttune.errors import ConfigError, DataError
-from boosttune.outputs.results import build_results_table
-from boosttune.stats.select import Tolerance, non_dominated, pareto_front, select_best
+from boosttune.tables.results import build_results_table
+from boosttune.stats.margin import Margin, Tolerance
+from boosttune.stats.select import non_dominated, pareto_front, select_best
 from boosttune.objective import ACCURACY, Objective
 from tests.helpers.records import RAY_VERSION, make_record, sample_records
 
@@ -41,7 +42,7 @@ def test_pareto_front_is_empty_without_a_baseline():
 
 
 def test_select_fastest_within_max_drop(table):
-    selection = select_best(table, max_drop=0.5)
+    selection = select_best(table, Margin(ACCURACY, 0.5))
     assert selection.row["trial_id"] == "t_00002" and not selection.fell_back_to_baseline
     assert selection.max_drop == 0.5
     assert selection.reason.startswith("trial t_00002 is the fastest within 0.5 pt")
@@ -50,67 +51,67 @@ def test_select_fastest_within_max_drop(table):
 
 def test_select_includes_a_trial_exactly_at_max_drop(table):
     # t_00003 is 0.780 vs 0.800: -2.0 pt up to float rounding
-    assert select_best(table, max_drop=2.0).row["trial_id"] == "t_00003"
-    assert select_best(table, max_drop=1.99).row["trial_id"] == "t_00002"
+    assert select_best(table, Margin(ACCURACY, 2.0)).row["trial_id"] == "t_00003"
+    assert select_best(table, Margin(ACCURACY, 1.99)).row["trial_id"] == "t_00002"
 
 
 def test_select_falls_back_to_the_baseline(table):
-    selection = select_best(table, max_drop=0.2)
+    selection = select_best(table, Margin(ACCURACY, 0.2))
     assert selection.row["trial_id"] == "t_00000" and selection.fell_back_to_baseline
     assert "3 faster trial(s) lost more than 0.2 pt" in selection.reason
     assert selection.reason.endswith("falling back to the baseline (trial t_00000)")
 
 
 def test_zero_max_drop_is_allowed(table):
-    assert select_best(table, max_drop=0).fell_back_to_baseline
+    assert select_best(table, Margin(ACCURACY, 0)).fell_back_to_baseline
 
 
 @pytest.mark.parametrize("max_drop", [-0.1, float("nan"), "1"])
-def test_bad_max_drop_is_config_error(table, max_drop):
+def test_bad_max_drop_is_config_error(max_drop):
     with pytest.raises(ConfigError, match="max_drop: .* is invalid; allowed: a finite number >= 0"):
-        select_best(table, max_drop=max_drop)
+        Margin(ACCURACY, max_drop)
 
 
 def test_no_finished_baseline_is_data_error():
     records = sample_records()
     records[0] = {**records[0], "status": "failed", "reason": "boom", "metrics": {}}
     with pytest.raises(DataError, match="no finished O0 baseline"):
-        select_best(build_results_table(records, ray_version=RAY_VERSION))
+        select_best(build_results_table(records, ray_version=RAY_VERSION), Margin(ACCURACY, 1.0))
 
 
 MAE = Objective("mae", higher_is_better=False, fraction=False)
 
 
 def test_a_tolerance_is_its_value_or_default_points_for_a_fraction_objective(table):
-    assert Tolerance(ACCURACY, 0.5, 1.0).resolved() == Tolerance(ACCURACY, 0.5, 1.0).resolved_on(table) == 0.5
-    assert Tolerance(ACCURACY, None, 1.0).resolved() == Tolerance(ACCURACY, None, 1.0).resolved_on(table) == 1.0
-    assert Tolerance(MAE, 0.02, 1.0).resolved_on(table) == 0.02  # given: in the objective's own units
+    assert Tolerance(ACCURACY, 0.5, 1.0).at().value == Tolerance(ACCURACY, 0.5, 1.0).on(table).value == 0.5
+    assert Tolerance(ACCURACY, None, 1.0).at().value == Tolerance(ACCURACY, None, 1.0).on(table).value == 1.0
+    assert Tolerance(MAE, 0.02, 1.0).on(table).value == 0.02  # given: in the objective's own units
 
 
 def test_a_tolerance_left_unset_on_another_objective_is_percent_of_the_tables_own_baseline(table):
-    assert Tolerance(MAE, None, 10.0).resolved(0.4) == pytest.approx(0.04)
-    assert Tolerance(MAE, None, 10.0).resolved_on(table) == pytest.approx(0.08)  # 10% of the baseline's 0.800
+    assert Tolerance(MAE, None, 10.0).at(0.4).value == pytest.approx(0.04)
+    assert Tolerance(MAE, None, 10.0).on(table).value == pytest.approx(0.08)  # 10% of the baseline's 0.800
     paired = table.copy()  # a confirm table: one finished baseline run per paired seed, the mean taken
     paired.loc[paired["trial_id"] == "t_00001", "is_baseline"] = True
-    assert Tolerance(MAE, None, 10.0).resolved_on(paired) == pytest.approx(0.0785)  # 10% of (0.800 + 0.770) / 2
-    assert Tolerance(MAE, None, 10.0).resolved_on(table.iloc[1:]) == 0.0  # no baseline: nothing allowed
+    assert Tolerance(MAE, None, 10.0).on(paired).value == pytest.approx(0.0785)  # 10% of (0.800 + 0.770) / 2
+    assert Tolerance(MAE, None, 10.0).on(table.iloc[1:]).value == 0.0  # no baseline: nothing allowed
 
 
 def test_a_tolerance_fixed_at_the_first_baseline_is_one_number_for_every_later_table(table):
     """Resolved once where the run starts (the baseline stage's value): the search's table and the confirm stage's
     paired baselines, with another mean, then read the same number."""
-    fixed = Tolerance(MAE, None, 10.0).fixed_at(0.5)
-    assert fixed.given == pytest.approx(0.05) and fixed.objective == MAE
+    fixed = Tolerance(MAE, None, 10.0).at(0.5)
+    assert fixed.value == pytest.approx(0.05) and fixed.objective == MAE
     paired = table.copy()
     paired.loc[paired["trial_id"] == "t_00001", "is_baseline"] = True  # a baseline mean of 0.785, not 0.5
-    assert fixed.resolved_on(table) == fixed.resolved_on(paired) == fixed.resolved() == pytest.approx(0.05)
-    assert Tolerance(ACCURACY, None, 1.0).fixed_at(0.9).given == 1.0  # points for a fraction: no baseline read
+    assert Tolerance(MAE, None, 10.0).on(paired).value != pytest.approx(fixed.value)  # resolved again: another number
+    assert select_best(table, fixed).max_drop == select_best(paired, fixed).max_drop == pytest.approx(0.05)
+    assert Tolerance(ACCURACY, None, 1.0).at(0.9).value == 1.0  # points for a fraction: no baseline read
 
 
-def test_a_tolerance_from_a_table_takes_the_tables_objective_and_a_carried_one_is_kept(table):
-    assert Tolerance.from_table(table, None, 1.0) == Tolerance.coerce(None, 1.0, table) == Tolerance(ACCURACY, None, 1.0)
-    carried = Tolerance(MAE, 0.02, 1.0)
-    assert Tolerance.coerce(carried, 5.0, table) is carried
-    assert select_best(table, Tolerance(ACCURACY, 2.0, 1.0)).row["trial_id"] == "t_00003"  # as max_drop=2.0
+def test_a_margin_on_a_table_takes_the_tables_objective(table):
+    assert Margin.on(table, None, 1.0) == Tolerance(ACCURACY, None, 1.0).on(table) == Margin(ACCURACY, 1.0)
+    assert Margin.on(table, 2.0, 1.0) == Margin(ACCURACY, 2.0)
+    assert select_best(table, Margin.on(table, 2.0, 1.0)).row["trial_id"] == "t_00003"  # as max_drop=2.0
     with pytest.raises(ConfigError, match="max_drop: -0.1 is invalid"):
-        select_best(table, Tolerance(ACCURACY, -0.1, 1.0))
+        Margin.on(table, -0.1, 1.0)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from boosttune.outputs.results import FINISHED, finite
+from boosttune.tables.results import finite
+from boosttune.tables.states import FINISHED
 from boosttune.report.inputs import ReportInputs
 
 BLUE, ORANGE, RED, GREEN, GREY, BLACK = "#4c78a8", "#f58518", "#e45756", "#54a24b", "#999999", "#222222"

@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from boosttune.outputs.results import finite
+from boosttune.tables.results import finite
 from boosttune.objective import ACCURACY, Objective
 from boosttune.report.figures._common import BLUE, GREY, LAYOUT, ORANGE, RED, compared, error_bars
 from boosttune.report.inputs import ReportInputs

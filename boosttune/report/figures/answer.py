@@ -9,10 +9,10 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from boosttune.stats.confirmed import BASELINE_NAME
+from boosttune.tables.confirm_runs import BASELINE_NAME
 from boosttune.stats.job import TIE
 from boosttune.stats.decisions import Exit, decision_words
-from boosttune.outputs.results import finite
+from boosttune.tables.results import finite
 from boosttune.report.inputs import ReportInputs
 
 __all__ = ["AnswerInfo", "AnswerRow", "answer_info"]

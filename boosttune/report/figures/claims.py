@@ -7,7 +7,8 @@ from typing import NamedTuple
 import pandas as pd
 
 from boosttune.stats.decisions import DROPPED
-from boosttune.outputs.results import FINISHED, finite, fmt
+from boosttune.tables.results import finite, fmt
+from boosttune.tables.states import FINISHED
 from boosttune.report.inputs import ReportInputs
 
 __all__ = ["CLAIMS", "ClaimInfo", "claims_info", "judge_claim"]

@@ -8,7 +8,8 @@ from typing import NamedTuple
 import pandas as pd
 import plotly.graph_objects as go
 
-from boosttune.outputs.results import FINISHED, finite
+from boosttune.tables.results import finite
+from boosttune.tables.states import FINISHED
 from boosttune.report.figures._common import BLACK, BLUE, GREEN, LAYOUT, ORANGE, RED
 from boosttune.report.inputs import ReportInputs
 

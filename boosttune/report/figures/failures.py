@@ -6,7 +6,8 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from boosttune.outputs.results import FINISHED, finite
+from boosttune.tables.results import finite
+from boosttune.tables.states import FINISHED, RunStatus
 from boosttune.report.inputs import ReportInputs
 from boosttune.report.recipes import run_name
 
@@ -28,7 +29,7 @@ def failures_info(inputs: ReportInputs) -> tuple[FailedRun, ...]:
     for table in tables:
         comparable = table["status"].isin(FINISHED) & table["throughput_sps"].map(finite) & table["objective_value"].map(finite)
         for _, row in table[~comparable.astype(bool)].iterrows():
-            if row["status"] == "duplicate":
+            if row["status"] == RunStatus.DUPLICATE:
                 continue  # answered by an equivalent run's figures: not a failure
             reason = str(row["reason"]) if pd.notna(row["reason"]) else "no throughput or objective recorded"
             out.append(FailedRun(str(row["trial_id"]), str(row["status"]), reason, run_name(row)))

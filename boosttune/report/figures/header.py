@@ -11,10 +11,11 @@ import pandas as pd
 
 from boosttune.stats.decisions import decision_words
 from boosttune.stats.job import TIE
-from boosttune.outputs.results import baseline_row, finite, fmt
-from boosttune.outputs.summary import job_words
+from boosttune.tables.results import baseline_row, finite, fmt
+from boosttune.stats.decide import job_words
 from boosttune.report.inputs import ReportInputs
 from boosttune.report.recipes import describe_recipe, recipe_of
+from boosttune.tables.states import RunStatus
 
 __all__ = ["HeaderInfo", "header_info"]
 
@@ -22,7 +23,7 @@ def search_count(search: pd.DataFrame) -> str:
     """The search's trials as its log counts them (the baseline stage's O0 apart, duplicates named)."""
     base = baseline_row(search)
     trials = search if base is None else search[search["trial_id"] != base["trial_id"]]
-    duplicates = int((trials["status"] == "duplicate").sum())
+    duplicates = int((trials["status"] == RunStatus.DUPLICATE).sum())
     words = f"{len(trials)} trials" + (f" ({duplicates} a duplicate, not trained again)" if duplicates else "")
     return words + (" after the O0 baseline" if base is not None else "")
 

@@ -7,7 +7,8 @@ from typing import NamedTuple
 import pandas as pd
 import plotly.graph_objects as go
 
-from boosttune.outputs.results import FINISHED, baseline_row, finite
+from boosttune.tables.results import baseline_row, finite
+from boosttune.tables.states import FINISHED
 from boosttune.stats.select import hypervolume
 from boosttune.objective import ACCURACY, Objective
 from boosttune.report.figures._common import BLUE, LAYOUT

@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from boosttune.outputs.results import PARAM_PREFIX
+from boosttune.tables.results import PARAM_PREFIX
 from boosttune.report.figures._common import BLUE, LAYOUT, compared, inert, present, varies
 from boosttune.report.inputs import ReportInputs
 

@@ -8,7 +8,7 @@ from typing import NamedTuple
 import pandas as pd
 import plotly.graph_objects as go
 
-from boosttune.outputs.results import PARAM_PREFIX, finite
+from boosttune.tables.results import PARAM_PREFIX, finite
 from boosttune.report.figures._common import LAYOUT, compared, inert, present, varies
 from boosttune.report.inputs import ReportInputs
 

@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from boosttune.outputs.results import FINISHED, PARAM_PREFIX, baseline_row, finite, fmt
+from boosttune.tables.results import PARAM_PREFIX, baseline_row, finite, fmt
+from boosttune.tables.states import FINISHED, RunStatus
 from boosttune.stats.decisions import decision_words
 from boosttune.objective import ACCURACY, Objective
 from boosttune.pareto import non_dominated
@@ -41,7 +42,7 @@ class ScatterPoint(NamedTuple):
     is_preset: bool
     is_pareto: bool
     is_selected: bool
-    status: str = "completed"  # "stopped": figures at the epoch the scheduler stopped it; "duplicate": an earlier
+    status: str = RunStatus.COMPLETED  # "stopped": figures at the epoch the scheduler stopped it; "duplicate": an earlier
     # trial's figures (the same recipe, not trained again)
     # the run's levels and figures as the table holds them (pd.NA, NaN or None where it has none), for the hover
     boost_level: object = None
@@ -92,7 +93,7 @@ def scatter_info(inputs: ReportInputs) -> ScatterInfo:
     relative = base is not None and finite(base["throughput_sps"]) and finite(base["objective_value"])
     x_column, y_column = ("speedup_vs_baseline", "objective_gain") if relative else ("throughput_sps", "objective_value")
     finished = df["status"].isin(FINISHED)
-    drawn = df["status"].isin((*FINISHED, "stopped", "duplicate"))  # every trial with figures, stopped ones marked
+    drawn = df["status"].isin((*FINISHED, RunStatus.STOPPED, RunStatus.DUPLICATE))  # every trial with figures, stopped ones marked
     plottable = (drawn & df[x_column].map(finite) & df[y_column].map(finite)).astype(bool)
     plotted = df[plottable]
     searched = inputs.search is not None
@@ -164,12 +165,12 @@ def _point(row: pd.Series, x_column: str, y_column: str, is_pareto: bool, is_sel
 
 # --- drawing ------------------------------------------------------------------------------------------------
 
-_TRAINED = ("completed", "target_reached")
+_TRAINED = (RunStatus.COMPLETED, RunStatus.TARGET_REACHED)
 _GROUPS = (  # (legend name, which points, marker); the first name is chosen by draw_scatter
     (None, lambda p: not p.is_preset and p.status in _TRAINED, dict(symbol="circle", size=8, color=BLUE, opacity=0.75)),
-    ("stopped early (figures at the epoch it stopped)", lambda p: p.status == "stopped",
+    ("stopped early (figures at the epoch it stopped)", lambda p: p.status == RunStatus.STOPPED,
      dict(symbol="circle-open", size=9, color=GREY, line=dict(width=1.5))),
-    ("duplicate of an earlier trial (not trained again)", lambda p: p.status == "duplicate",
+    ("duplicate of an earlier trial (not trained again)", lambda p: p.status == RunStatus.DUPLICATE,
      dict(symbol="circle-open-dot", size=16, color=GREY)),
     ("presets (O1/O2-equivalent)", lambda p: p.is_preset and not p.is_baseline and p.status in _TRAINED,
      dict(symbol="square", size=10, color=ORANGE, opacity=0.85)),

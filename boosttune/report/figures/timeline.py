@@ -7,10 +7,11 @@ from typing import NamedTuple
 import pandas as pd
 import plotly.graph_objects as go
 
-from boosttune.outputs.results import finite
+from boosttune.tables.results import finite
 from boosttune.report.figures._common import BLUE, GREY, LAYOUT, ORANGE, RED
 from boosttune.report.inputs import ReportInputs
 from boosttune.report.recipes import run_name
+from boosttune.tables.states import RunStatus
 
 __all__ = ["TimelineBar", "TimelineInfo", "draw_timeline", "timeline_info"]
 
@@ -39,7 +40,7 @@ def timeline_info(inputs: ReportInputs) -> TimelineInfo | None:
         if stage_table is None or "started_at" not in stage_table:
             continue
         for _, row in stage_table.iterrows():
-            if not finite(row["started_at"]) or row["status"] == "duplicate":
+            if not finite(row["started_at"]) or row["status"] == RunStatus.DUPLICATE:
                 continue
             label = run_name(row)
             rows.append((float(row["started_at"]), float(row["wall_s"]) if finite(row["wall_s"]) else 0.0,
@@ -55,7 +56,7 @@ def timeline_info(inputs: ReportInputs) -> TimelineInfo | None:
     return TimelineInfo(bars, max(b.start_s + b.duration_s for b in bars))
 
 
-_STATUS_COLOURS = {"completed": BLUE, "target_reached": BLUE, "stopped": ORANGE, "failed": RED}
+_STATUS_COLOURS = {RunStatus.COMPLETED: BLUE, RunStatus.TARGET_REACHED: BLUE, RunStatus.STOPPED: ORANGE, RunStatus.FAILED: RED}
 
 
 def draw_timeline(info: TimelineInfo) -> go.Figure:

@@ -11,15 +11,15 @@ from boosttune.report import figures, load_report_inputs, write_report
 from tests.helpers.paired_runs import experiment_folder, report_inputs
 
 
-def _exported_folder(tmp_path, search, confirmed, capsys):
-    folder = experiment_folder(tmp_path, search, confirmed)
+def _exported_folder(tmp_path, search, confirmed_dir, capsys):
+    folder = experiment_folder(tmp_path, search, confirmed_dir)
     assert main(["export", str(folder)]) == 0, capsys.readouterr().err
     return folder
 
 
-def test_the_block_names_the_files_and_every_knob_of_the_exported_recipe(tmp_path, search, confirmed,
+def test_the_block_names_the_files_and_every_knob_of_the_exported_recipe(tmp_path, search, confirmed_dir,
                                                                           capsys):
-    folder = _exported_folder(tmp_path, search, confirmed, capsys)
+    folder = _exported_folder(tmp_path, search, confirmed_dir, capsys)
     info = figures.apply_info(load_report_inputs(folder))
     recipe = json.loads((folder / "best_recipe.json").read_text())
     assert recipe["confirmed"]["recipe"] == "grad_freeze p=0.5" and info.exported
@@ -45,9 +45,9 @@ def test_the_block_names_the_files_and_every_knob_of_the_exported_recipe(tmp_pat
                                      "and dim_reduce")
 
 
-def test_the_block_comes_right_after_the_answer_on_the_page_and_in_report_md(tmp_path, search, confirmed,
+def test_the_block_comes_right_after_the_answer_on_the_page_and_in_report_md(tmp_path, search, confirmed_dir,
                                                                              capsys):
-    folder = _exported_folder(tmp_path, search, confirmed, capsys)
+    folder = _exported_folder(tmp_path, search, confirmed_dir, capsys)
     html_path, md_path = write_report(load_report_inputs(folder))
     page, text = html_path.read_text(encoding="utf-8"), md_path.read_text(encoding="utf-8")
     assert page.index('<p class="answer">Use grad_freeze p=0.5') < page.index('<section id="apply"><h2>How to apply it')
@@ -67,7 +67,7 @@ def test_keeping_o0_says_plain_training_and_how_to_write_the_files(search):
     assert not info.exported and info.export_command == "boosttune export ."  # inputs not read from a folder
 
 
-def test_the_snippet_builds_the_recipes_boost_in_mindspore(tmp_path, search, confirmed, capsys):
+def test_the_snippet_builds_the_recipes_boost_in_mindspore(tmp_path, search, confirmed_dir, capsys):
     """The block's snippet, run as written with a team's own network and data, builds the recipe's boost."""
     import mindspore as ms
     import numpy as np
@@ -79,7 +79,7 @@ def test_the_snippet_builds_the_recipes_boost_in_mindspore(tmp_path, search, con
     from boosttune.builtin.models import build_network
     from boosttune.trial.runner import observed_boost
 
-    folder = _exported_folder(tmp_path, search, confirmed, capsys)
+    folder = _exported_folder(tmp_path, search, confirmed_dir, capsys)
     info = figures.apply_info(load_report_inputs(folder))
     exported = json.loads((folder / "best_boost_config.json").read_text())
     images, labels = np.zeros((64, 1, 32, 32), np.float32), np.zeros((64,), np.int32)
@@ -104,7 +104,7 @@ def test_amp_loss_scale_optimizer_and_schedule_by_their_mindspore_names():
     from tests.helpers.records import RAY_VERSION, make_record
 
     from boosttune.config.recipe import parse_recipe
-    from boosttune.outputs.results import build_results_table
+    from boosttune.tables.results import build_results_table
 
     boosted = make_record("t_00001", level="O1", boost={"less_bn": {"gc_flag": False}}, sps=150.0, acc=0.9)
     boosted["recipe"] = parse_recipe({
@@ -127,7 +127,7 @@ def test_amp_loss_scale_optimizer_and_schedule_by_their_mindspore_names():
 def test_a_recipe_that_is_mindspores_preset_is_named_so():
     from tests.helpers.records import RAY_VERSION, make_record
 
-    from boosttune.outputs.results import build_results_table
+    from boosttune.tables.results import build_results_table
 
     table = build_results_table([make_record("t_00000", preset="O0", sps=100.0, acc=0.9),
                                  make_record("t_00001", level="O1", sps=150.0, acc=0.9)], ray_version=RAY_VERSION)

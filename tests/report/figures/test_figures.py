@@ -10,17 +10,19 @@ import pandas as pd
 import pytest
 
 from boosttune.stats.decisions import decision_words
-from boosttune.outputs.results import build_results_table
+from boosttune.tables.results import build_results_table
 from boosttune.objective import Objective
+from boosttune.outputs.judged import judge_run
 from boosttune.report import ReportInputs, figures, recipes
+from boosttune.stats.margin import Margin
 from tests.helpers.paired_runs import GF, RECIPE
 from tests.helpers.records import RAY_VERSION, make_record
 
 MAE = Objective("mae", higher_is_better=False, fraction=False)
 
 
-def _inputs(search, max_drop=1.0) -> ReportInputs:
-    return ReportInputs(kind="experiment", title="t", max_drop=max_drop, search=search)
+def _inputs(search, max_drop=1.0, **extra) -> ReportInputs:
+    return ReportInputs(judge_run("experiment", Margin.on(search, max_drop, 1.0), search=search), "t", **extra)
 
 
 def _table(*records, starts=None):
@@ -147,7 +149,7 @@ def test_importance_gives_no_share_to_a_knob_the_device_cannot_act_on_and_needs_
                                    params={"optimizer.learning_rate": 0.01 * (i + 1), "less_bn.gc_flag": i % 3 == 0}))
     table = _table(*records)
     unsupported = {"run_info": {"unsupported": {"boost.less_bn.gc_flag": "Unsupported op [Centralization] on CPU"}}}
-    inputs = ReportInputs(kind="experiment", title="t", max_drop=1.0, search=table, **unsupported)
+    inputs = _inputs(table, **unsupported)
     importance = figures.importance_info(inputs)
     assert all("less_bn.gc_flag" not in dict(scores) for _, scores in importance.objectives)
     assert importance.left_out == (("less_bn.gc_flag", "Unsupported op [Centralization] on CPU"),)
@@ -223,8 +225,7 @@ def test_claims_without_paired_seeds_say_what_the_search_measured_or_why_not():
     table = _table(make_record("O0", preset="O0", sps=500.0, acc=0.800),
                    make_record("O1-equivalent", preset="O1-equivalent", level="O1",
                                boost={"less_bn": {"gc_flag": False}}, sps=650.0, acc=0.790))
-    inputs = ReportInputs(kind="experiment", title="t", max_drop=1.0, search=table,
-                          run_info={"left_out": {"O2-equivalent": "amp O2 does not run on this CPU"}})
+    inputs = _inputs(table, run_info={"left_out": {"O2-equivalent": "amp O2 does not run on this CPU"}})
     o1, o2 = figures.claims_info(inputs)
     assert o1.measured == "1.30x, -1.00 pt on one seed" and o1.verdict.startswith("not judged: one seed")
     assert (o2.measured, o2.verdict) == ("not run", "not measured: amp O2 does not run on this CPU")
@@ -254,8 +255,7 @@ def test_a_knob_left_out_but_run_all_the_same_says_which_trial_ran_it():
     amp = make_record("t1", preset="O2-equivalent", level="O2", sps=450.0, acc=0.79)
     amp["recipe"]["amp_level"] = "O3"
     table = _table(make_record("O0", preset="O0", sps=500.0, acc=0.800), amp)
-    inputs = ReportInputs(kind="experiment", title="t", max_drop=1.0, search=table,
-                          run_info={"left_out": {"amp.O3": "amp O3: 0.51x O0's throughput, not searched",
+    inputs = _inputs(table, run_info={"left_out": {"amp.O3": "amp O3: 0.51x O0's throughput, not searched",
                                                  "amp.O2": "amp O2: 0.46x O0's throughput, not searched"}})
     search = next(s for s in build_sections(inputs) if s.anchor == "search")
     rows = dict(next(t for t in search.tables if t.headers[0] == "left out of the search").rows)

@@ -10,8 +10,10 @@ import pandas as pd
 import pytest
 
 from boosttune.cli.main import main
-from boosttune.outputs.results import SCHEMA_VERSION, load_results
+from boosttune.tables.results import SCHEMA_VERSION, load_results
+from boosttune.objective import ACCURACY
 from boosttune.outputs.summary import load_confirmed
+from boosttune.stats.margin import Margin
 from tests.helpers.paired_runs import experiment_folder
 
 
@@ -34,13 +36,13 @@ def _report_and_export(folder: Path, capsys) -> dict:
     return json.loads((folder / "best_recipe.json").read_text())
 
 
-def test_an_experiment_folder_of_version_3_reports_and_exports(tmp_path, search, confirmed, capsys):
-    folder = experiment_folder(tmp_path, search, confirmed)
+def test_an_experiment_folder_of_version_3_reports_and_exports(tmp_path, search, confirmed_dir, capsys):
+    folder = experiment_folder(tmp_path, search, confirmed_dir)
     _as_version_3(folder, ("results", "confirm"))
     for path in (folder / "results.parquet", folder / "results.csv"):
         table = load_results(path)
         assert set(table["schema_version"]) == {3} and list(table["graph_cached"]) == [False] * len(table)
-    assert not load_confirmed(folder, max_drop=1.0).runs["graph_cached"].any()
+    assert not load_confirmed(folder, 1.0).runs["graph_cached"].any()
     recipe = _report_and_export(folder, capsys)
     assert recipe["confirmed"]["recipe"] == "grad_freeze p=0.5"
     assert "How to apply it" in (folder / "report.md").read_text()
@@ -48,7 +50,7 @@ def test_an_experiment_folder_of_version_3_reports_and_exports(tmp_path, search,
 
 @pytest.mark.parametrize("csv_only", [False, True], ids=["parquet", "csv"])
 def test_a_results_table_of_version_3_exports_from_either_file(tmp_path, search, capsys, csv_only):
-    from boosttune.outputs.results import save_results
+    from boosttune.tables.results import save_results
 
     save_results(search, tmp_path / "exp")
     _as_version_3(tmp_path / "exp", ("results",))
@@ -57,14 +59,14 @@ def test_a_results_table_of_version_3_exports_from_either_file(tmp_path, search,
     assert json.loads((tmp_path / "out" / "best_recipe.json").read_text())["provenance"]["trial_id"]
 
 
-def test_a_bench_folder_of_version_3_reports_and_exports(tmp_path, confirmed, capsys):
+def test_a_bench_folder_of_version_3_reports_and_exports(tmp_path, confirmed_dir, capsys):
     from boosttune.outputs.summary import save_confirmed
     from boosttune.execution.runs import RunRecord
 
     folder = tmp_path / "bench"
     records = [RunRecord.from_dict(json.loads(p.read_text()))
-               for p in sorted((confirmed.summary_path.parent / "runs").glob("*.json"))]
-    save_confirmed(records, folder, max_drop=1.0)
+               for p in sorted((confirmed_dir / "runs").glob("*.json"))]
+    save_confirmed(records, folder, margin=Margin(ACCURACY, 1.0))
     (folder / "bench.json").write_text(json.dumps({"name": "bench-v3", "max_drop": 1.0}))
     _as_version_3(folder, ("confirm",))
     recipe = _report_and_export(folder, capsys)

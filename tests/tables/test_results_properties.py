@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from boosttune.cli.main import main
 from boosttune.errors import DataError
-from boosttune.outputs.results import SCHEMA, build_results_table, load_results, save_results
+from boosttune.tables.results import SCHEMA, build_results_table, load_results, save_results
 from tests.helpers.records import RAY_VERSION, sample_records
 
 SETTINGS = settings(derandomize=True, max_examples=25, deadline=None, database=None,

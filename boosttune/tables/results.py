@@ -19,16 +19,14 @@ import numpy as np
 import pandas as pd
 
 from boosttune.errors import DataError
-from boosttune.execution.runs import FINISHED, STATUSES
 from boosttune.files import json_safe, write_atomically
 from boosttune.objective import ACCURACY, Objective
+from boosttune.tables.states import FINISHED, STATUSES
 
 __all__ = [
     "BASELINE_PRESET",
-    "FINISHED",
     "PARAM_PREFIX",
     "SCHEMA",
-    "STATUSES",
     "Column",
     "baseline_row",
     "Reference",

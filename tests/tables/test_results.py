@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from boosttune.errors import DataError
-from boosttune.outputs.results import (
+from boosttune.tables.results import (
     SCHEMA,
     SCHEMA_VERSION,
     build_results_table,
@@ -203,7 +203,7 @@ def test_saved_files_follow_the_umask(tmp_path):
     import os
     import stat
 
-    from boosttune.outputs.results import build_results_table, save_results
+    from boosttune.tables.results import build_results_table, save_results
 
     umask = os.umask(0o022)
     try:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from boosttune.stats import race as race_module
-from boosttune.stats.noise import KEEP_RACES, RunMode, noise_record
+from boosttune.stages.noise import KEEP_RACES, RunMode, noise_record
 from boosttune.stats.race import Race, RaceRules
 
 WARM, FRESH = RunMode(True, True), RunMode(False, False)
