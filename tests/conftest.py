@@ -158,17 +158,21 @@ def table(records):
 
 @pytest.fixture
 def search():
-    """The sample records' results table with start times and learning curves, as the search writes them."""
+    """The sample records' results table with start times and learning curves, as the search writes them: each
+    epoch's time is its samples over the trial's throughput, compile aside, so a trial's speed-up per job is its
+    speed-up per step (1.4x is 1.4x on both scales)."""
     from boosttune.tables.results import build_results_table
 
     records = sample_records()
     for index, record in enumerate(records):
         record["started"] = 1_700_000_000.0 + 30 * index
         record["label"] = record["preset"] or record["trial_id"]
-        acc = record["metrics"].get("objective_value")
+        acc, sps = record["metrics"].get("objective_value"), record["metrics"].get("throughput_sps")
         if acc is not None:
-            record["curve"] = [{"epoch": 1, "train_s": 5.0, "objective_value": acc - 0.1},
-                               {"epoch": 2, "train_s": 9.0, "objective_value": acc}]
+            record["metrics"]["compile_s"] = 0.0
+            epoch_s = 2000.0 / sps
+            record["curve"] = [{"epoch": 1, "train_s": epoch_s, "objective_value": acc - 0.1},
+                               {"epoch": 2, "train_s": 2 * epoch_s, "objective_value": acc}]
     return build_results_table(records, ray_version=RAY_VERSION)
 
 

@@ -48,7 +48,7 @@ def test_a_longer_job_on_more_data_is_predicted_from_the_same_runs_at_that_lengt
     assert plan.predicted.speedup == pytest.approx(longer["job_speedup"]) and plan.predicted.planned_epochs == 30
     # its compile is charged once: over ten times the epochs, the per-job speed-up moves towards the per-step one
     short = plan_verify(run).predicted.speedup
-    per_step = float(confirmed.summary.set_index("recipe").loc["grad_freeze p=0.5", "speedup"])
+    per_step = float(confirmed.summary.set_index("recipe").loc["grad_freeze p=0.5", "step_speedup"])
     assert abs(plan.predicted.speedup - per_step) < abs(short - per_step)
 
 

@@ -22,8 +22,9 @@ __all__ = ["CURVE_KEYS", "RecordStore", "RunRecord", "RunSpec", "Role"]
 
 Role = Literal["baseline", "search", "confirm", "bench"]
 # Per epoch, kept in every record: the learning curve gives the time to any target accuracy afterwards
-# (train_s is cumulative training time, first-step compile included, evaluation excluded).
-CURVE_KEYS = ("epoch", "train_s", "objective_value", "val_loss", "train_loss", "throughput_sps", "ended_unix")
+# (train_s is cumulative training time, first-step compile included, evaluation excluded; steps the cumulative
+# training steps of a rank, so a job's length reads in steps).
+CURVE_KEYS = ("epoch", "steps", "train_s", "objective_value", "val_loss", "train_loss", "throughput_sps", "ended_unix")
 
 
 @dataclass(frozen=True)

@@ -91,12 +91,11 @@ def format_confirmed(summary: pd.DataFrame) -> str:
     each recipe's sentence."""
     name, unit = _named(summary, "objective", "val_acc"), _named(summary, "gain_unit", "pt")
     spec = "+.2f" if unit == "pt" else "+.3g"
-    lines = [f"{'recipe':<24}{'seeds':>6}  {'per job [95% CI]':<26}{'per step [95% CI]':<26}{'e2e':>7}  "
+    lines = [f"{'recipe':<24}{'seeds':>6}  {'speed-up per job [95% CI]':<26}{'per step [95% CI]':<26}{'e2e':>7}  "
              f"{f'Δ {name} {unit} [95% CI]':<26}  decision"]
     for row in summary.itertuples():
-        job = (f"{fmt(getattr(row, 'job_speedup', None), '.3f')} [{fmt(getattr(row, 'job_ci_low', None), '.3f')}, "
-               f"{fmt(getattr(row, 'job_ci_high', None), '.3f')}]")
-        speed = f"{fmt(row.speedup, '.3f')} [{fmt(row.speedup_ci_low, '.3f')}, {fmt(row.speedup_ci_high, '.3f')}]"
+        job = f"{fmt(row.job_speedup, '.3f')} [{fmt(row.job_ci_low, '.3f')}, {fmt(row.job_ci_high, '.3f')}]"
+        speed = f"{fmt(row.step_speedup, '.3f')} [{fmt(row.step_ci_low, '.3f')}, {fmt(row.step_ci_high, '.3f')}]"
         delta = (f"{fmt(row.objective_gain, spec)} [{fmt(row.objective_gain_ci_low, spec)}, "
                  f"{fmt(row.objective_gain_ci_high, spec)}]")
         lines.append(f"{str(row.recipe)[:23]:<24}{int(row.n_seeds):>6}  {job:<26}{speed:<26}"
@@ -106,7 +105,7 @@ def format_confirmed(summary: pd.DataFrame) -> str:
     planned = [int(x) for x in summary.get("planned_epochs", pd.Series(dtype=float)) if finite(x)]
     length = f"{planned[0]} epochs" if planned else "the planned length"
     return (f"confirmed over paired seeds (per job: the baseline's training time over the recipe's at {length}, "
-            "compile included, the decision's speed; per step: geometric mean of per-round throughput ratios; e2e, "
+            "compile included, the decision's speed; per step: the steady-state throughput ratio, by the same model; e2e, "
             f"secondary: time to the target {name}; Δ: better than the baseline by, in {unit}):\n" + "\n".join(lines))
 
 

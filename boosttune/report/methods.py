@@ -90,8 +90,8 @@ def verdict_line(figures: CardFigures, max_drop: float, obj: Objective = ACCURAC
             return f"not measurable on this device: {figures.unsupported[0][1]}"
         return "not measured in this bench"
     parts = []
-    for _, r in rows.sort_values("speedup", ascending=False).iterrows():
-        speed = f"{fmt(r['speedup'], '.2f')}x [{fmt(r['speedup_ci_low'], '.2f')}, {fmt(r['speedup_ci_high'], '.2f')}]"
+    for _, r in rows.sort_values("job_speedup", ascending=False).iterrows():
+        speed = f"{fmt(r['job_speedup'], '.2f')}x per job [{fmt(r['job_ci_low'], '.2f')}, {fmt(r['job_ci_high'], '.2f')}]"
         spec = obj.gain_spec
         delta = (f"{fmt(r['objective_gain'], spec)} {obj.unit} [{fmt(r['objective_gain_ci_low'], spec)}, "
                  f"{fmt(r['objective_gain_ci_high'], spec)}]")
@@ -100,7 +100,7 @@ def verdict_line(figures: CardFigures, max_drop: float, obj: Objective = ACCURAC
         if obj.fraction and (broke[0] or (finite(r["objective_gain"]) and r["objective_gain"] < -_COLLAPSE_PT)):
             judged = (f"broke training here ({broke[0]} of {broke[1]} seeds lost more than {_COLLAPSE_PT:g} pt)"
                       if broke[1] else "broke training here")
-        elif finite(r["speedup_ci_low"]) or code in _JUDGED_ON_ONE_SEED:
+        elif finite(r["job_ci_low"]) or code in _JUDGED_ON_ONE_SEED:
             judged = card_words(code, obj, max_drop)
         else:
             judged = card_words(VerdictCode.INCONCLUSIVE, obj, max_drop)
@@ -191,9 +191,9 @@ def _card(note: MethodNote, figures: CardFigures, ranges: dict[str, str], contex
         lines.append(f"| `{knob}` | {meaning.replace('|', '/')} | {ranges.get(knob, 'fixed or not searched')} |")
     lines += ["", "## Measured here", "",
               f"{context['setting']}; paired, interleaved seeds {context['seeds']} (every recipe of a round shares "
-              f"its seed); speed-up is the geometric mean of per-round steady-state throughput ratios to O0 (graph "
-              f"compile excluded), e2e the training time to O0's {obj.noun} minus {max_drop:.3g} {obj.unit} (compile "
-              "included).",
+              f"its seed); speed-up is per job: O0's training time over the recipe's at the planned length, compile "
+              f"included, as the decision's model estimates it; e2e the training time to O0's {obj.noun} minus "
+              f"{max_drop:.3g} {obj.unit} (compile included).",
               ""]
     if figures.rows.empty:
         lines += ["Nothing measured: " + (figures.unsupported[0][1] if figures.unsupported else
@@ -203,8 +203,8 @@ def _card(note: MethodNote, figures: CardFigures, ranges: dict[str, str], contex
                   "|---|---|---|---|---|---|"]
         for _, r in figures.rows.iterrows():
             lines.append(
-                f"| {r['recipe']} | {int(r['n_seeds'])} | {fmt(r['speedup'], '.3f')} [{fmt(r['speedup_ci_low'], '.3f')}"
-                f", {fmt(r['speedup_ci_high'], '.3f')}] | {fmt(r['e2e_speedup'], '.2f')} | "
+                f"| {r['recipe']} | {int(r['n_seeds'])} | {fmt(r['job_speedup'], '.3f')} [{fmt(r['job_ci_low'], '.3f')}"
+                f", {fmt(r['job_ci_high'], '.3f')}] | {fmt(r['e2e_speedup'], '.2f')} | "
                 f"{fmt(r['objective_gain'], obj.gain_spec)} [{fmt(r['objective_gain_ci_low'], obj.gain_spec)}, "
                 f"{fmt(r['objective_gain_ci_high'], obj.gain_spec)}] | {r['verdict']} |")
         lines.append("")

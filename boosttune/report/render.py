@@ -91,10 +91,11 @@ def _confirmed(inputs: ReportInputs) -> Section:
                "the tuning job, whose accuracy does not predict the planned job's; recipes were handed to the race "
                "by their speed (and the search's lossy bound), and their accuracy judged here. "
                if at_planned and isinstance(epochs, int) else "")
-            + "Each figure has one estimator. Per job (the decision's speed) and Δ (better than the baseline by, "
-            f"{obj.describe()}): the estimates of the model the decision is taken on (recipe + round, noise pooled "
-            "over the recipes), with its 95% intervals. Per step: the geometric mean of the per-round throughput "
-            "ratios (steady state, compile apart), with a paired t interval. Time to target (secondary): training "
+            + "Every figure comes from the model the decision is taken on (recipe + round, noise pooled over the "
+            "recipes), with its 95% intervals: the speed-up per job (the decision's speed: training time at the "
+            "planned length, compile included), per step (the steady-state throughput ratio of the same runs, "
+            f"compile apart) and Δ (better than the baseline by, {obj.describe()}). Per step and per job differ by "
+            "the compile a job pays and the steps it pays it over. Time to target (secondary): training "
             f"time to the baseline's {obj.noun} less the margin, compile included. The decision itself is one-sided, "
             "at the level its rules give each look.",)
     details = (*_race_text(confirmed),
@@ -161,14 +162,15 @@ def _summary_table(inputs: ReportInputs) -> Table:
     spec = obj.gain_spec
     rows = []
     for _, r in inputs.confirmed.summary.iterrows():
-        rows.append((str(r["recipe"]), str(int(r["n_seeds"])), _cell(r["speedup"], ".3f"),
-                     _interval_cell(r["speedup_ci_low"], r["speedup_ci_high"], ".3f"), _cell(r["e2e_speedup"], ".2f"),
+        rows.append((str(r["recipe"]), str(int(r["n_seeds"])), _cell(r["job_speedup"], ".3f"),
+                     _interval_cell(r["job_ci_low"], r["job_ci_high"], ".3f"), _cell(r["step_speedup"], ".3f"),
+                     _interval_cell(r["step_ci_low"], r["step_ci_high"], ".3f"), _cell(r["e2e_speedup"], ".2f"),
                      obj.format_value(r["objective_value"]) if finite(r["objective_value"]) else "n/a",
                      _cell(r["objective_gain"], spec),
                      _interval_cell(r["objective_gain_ci_low"], r["objective_gain_ci_high"], spec),
                      decision_words(str(r["verdict"]), obj, inputs.max_drop)))
-    return Table(("recipe", "seeds", "speed-up", "95% CI", "e2e", obj.label, f"Δ {obj.unit}", "95% CI",
-                  "decision"), tuple(rows))
+    return Table(("recipe", "seeds", "speed-up per job", "95% CI", "per step", "95% CI", "e2e", obj.label,
+                  f"Δ {obj.unit}", "95% CI", "decision"), tuple(rows))
 
 
 def _ablation(inputs: ReportInputs) -> Section | None:
@@ -186,7 +188,7 @@ def _ablation(inputs: ReportInputs) -> Section | None:
         rows.append((f"recommended: {b.name} ({' + '.join(ablation.best_methods) or 'no method'})",
                      _cell(b.speedup, ".3f"), _interval_cell(b.speedup_low, b.speedup_high, ".3f"), _cell(b.delta_pt, spec),
                      _interval_cell(b.delta_low_pt, b.delta_high_pt, spec), str(b.runs), b.source, ""))
-    table = Table(("method", "speed-up", "95% CI", f"Δ {obj.unit}", "95% CI", "runs", "from",
+    table = Table(("method", "speed-up per job", "95% CI", f"Δ {obj.unit}", "95% CI", "runs", "from",
                    "in the recommended recipe"), tuple(rows))
     return Section("ablation", "Ablation: each method alone, and in the recommended recipe",
                    ("A method counts as alone when it is the only change from the baseline recipe (same optimizer "
@@ -355,7 +357,7 @@ def answer_table(inputs: ReportInputs, info: figures.AnswerInfo) -> Table:
         base = r.code == "baseline"
         job = "1" if base else _triple(r.job, ".2f", "x")  # the decision column says it is the baseline
         speed = "1" if base else _triple(r.speedup, ".2f", "x")
-        pays = "" if base else _break_even(r.break_even_steps)
+        pays = "" if base else _break_even(r.break_even_steps, info.job_steps)
         e2e = "" if base else _triple(r.e2e, ".2f", "x")
         gain = "" if base else _triple(r.gain, obj.gain_spec)
         rows.append((f"{r.recipe} (the answer)" if r.is_answer and not base else r.recipe, str(r.seeds),
@@ -366,11 +368,12 @@ def answer_table(inputs: ReportInputs, info: figures.AnswerInfo) -> Table:
                  tuple(rows))
 
 
-def _break_even(steps: float) -> str:
-    """When a recipe's job becomes the shorter: "never" (slower per step), "step 1", or "N steps"."""
+def _break_even(steps: float, total: float = math.nan) -> str:
+    """When a recipe's job becomes the shorter: "never" (slower per step), "step 1", or "N of the job's M steps"."""
     if not finite(steps):
         return "never" if steps == math.inf else "n/a"
-    return "step 1" if steps <= 0 else f"{math.ceil(steps)} steps"
+    of = f" of {round(total)}" if finite(total) else ""
+    return "step 1" if steps <= 0 else f"{math.ceil(steps)}{of} steps"
 
 
 def render_html(inputs: ReportInputs, sections: list[Section]) -> str:

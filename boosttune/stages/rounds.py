@@ -322,7 +322,7 @@ def _running_summary(records: list[RunRecord], round_count: int) -> str:
     table = confirm_table(records)
     objective = table_objective(table)
     summary = summarize(table)
-    parts = [f"{row.recipe} {row.speedup:.3f}x ({row.speedup_ci_low:.3f}-{row.speedup_ci_high:.3f}), "
+    parts = [f"{row.recipe} {row.step_speedup:.3f}x per step ({row.step_ci_low:.3f}-{row.step_ci_high:.3f}), "
              f"{objective.format_gain(row.objective_gain, '+.1f' if objective.fraction else '+.3g')}"
-             for row in summary.itertuples() if row.recipe != BASELINE_NAME and finite(row.speedup_ci_low)]
+             for row in summary.itertuples() if row.recipe != BASELINE_NAME and finite(row.step_ci_low)]
     return f"after {round_count} rounds: " + ("; ".join(parts) if parts else "no paired figures yet")

@@ -19,6 +19,7 @@ from boosttune.config.recipe import TrialRecipe
 from boosttune.objective import ACCURACY, Objective
 from boosttune.stats.job import (
     break_even_steps,
+    job_steps,
     compile_charges,
     job_seconds,
     planned_epochs,
@@ -45,16 +46,20 @@ __all__ = [
 ]
 
 
-SUMMARY_COLUMNS = ("recipe", "n_seeds", "speedup", "speedup_ci_low", "speedup_ci_high", "e2e_speedup", "e2e_n",
-                   "e2e_ci_low", "e2e_ci_high",
-                   "objective_value", "objective_gain", "objective_gain_ci_low", "objective_gain_ci_high", "p_value",
-                   "objective_p_value", "failed_runs", "seeds_to_show", "qualifies", "verdict", "verdict_text",
-                   "secondary_text",  # time to the target objective: a secondary figure, never the verdict
-                   "objective", "gain_unit", "margin",  # margin: the max_drop judged at (named so on disk)
-                   # per job at the planned length, compile charged fairly (boosttune.stats.job): the verdict's
-                   # speed; break_even_steps: steps after which the recipe's job is the shorter
-                   "job_speedup", "job_ci_low", "job_ci_high", "planned_epochs", "compile_charged_s",
-                   "break_even_steps")
+SUMMARY_COLUMNS = (
+    "recipe", "n_seeds",
+    # the speed-up: per job at the planned length, compile charged fairly (boosttune.stats.job), the decision's speed;
+    # job_p_value: the deciding test's one-sided p that it is not faster; break_even_steps: steps after which the
+    # recipe's job is the shorter
+    "job_speedup", "job_ci_low", "job_ci_high", "job_p_value", "planned_epochs", "compile_charged_s",
+    "break_even_steps", "job_steps",  # job_steps: the planned job's training steps (a rank's), every recipe's
+    "step_speedup", "step_ci_low", "step_ci_high",  # per step (steady state, compile apart), from the same model
+    # noninferiority_p_value: the deciding test's one-sided p that it loses more than the margin
+    "objective_value", "objective_gain", "objective_gain_ci_low", "objective_gain_ci_high", "noninferiority_p_value",
+    "e2e_speedup", "e2e_n", "e2e_ci_low", "e2e_ci_high",  # time to the target objective: secondary, never the verdict
+    "failed_runs", "seeds_to_show", "qualifies", "verdict", "verdict_text", "secondary_text",
+    "objective", "gain_unit", "margin",  # margin: the max_drop judged at (named so on disk)
+)
 
 
 def round_figures(table: pd.DataFrame, index: int, names: Iterable[str]) -> dict[str, tuple[float, float] | None]:
@@ -157,6 +162,7 @@ def summarize(table: pd.DataFrame, *, margin: Margin | None = None, confidence: 
     rows = [_summary_row(name, table, finished, base, target, confidence, objective) for name in names]
     summary = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
     summary["margin"] = margin.value if margin is not None else math.nan
+    summary["job_steps"] = job_steps(base)
     return summary
 
 
@@ -174,7 +180,7 @@ def _summary_row(name: str, table: pd.DataFrame, finished: pd.DataFrame, base: p
             row.update(planned_epochs=planned_epochs(base["recipe_json"].iloc[0], base["epochs"].iloc[0])
                        if "recipe_json" in base else None, job_speedup=1.0,
                        compile_charged_s=compile_charges(base.reset_index()).get(name, math.nan))
-        row.update(n_seeds=len(base), speedup=1.0, objective_gain=0.0)
+        row.update(n_seeds=len(base), step_speedup=1.0, objective_gain=0.0)
         return row
     if not rounds:
         return row
@@ -193,9 +199,8 @@ def _summary_row(name: str, table: pd.DataFrame, finished: pd.DataFrame, base: p
                      f"included; {e2e.n} of {len(rounds)} rounds reached it)")
     elif target is not None and not _has_curves(runs.loc[rounds, "curve_json"]):
         secondary = "secondary time to target not measured (evaluated after the last epoch only: confirm_curves)"
-    row.update(secondary_text=secondary, speedup=speed.estimate, speedup_ci_low=speed.low, speedup_ci_high=speed.high,
-               p_value=speed.p_value, objective_gain=delta.estimate, objective_gain_ci_low=delta.low,
-               objective_gain_ci_high=delta.high, objective_p_value=delta.p_value,
+    row.update(secondary_text=secondary, step_speedup=speed.estimate, step_ci_low=speed.low, step_ci_high=speed.high,
+               objective_gain=delta.estimate, objective_gain_ci_low=delta.low, objective_gain_ci_high=delta.high,
                e2e_speedup=e2e.estimate if e2e else math.nan, e2e_n=e2e.n if e2e else 0,
                e2e_ci_low=e2e.low if e2e else math.nan, e2e_ci_high=e2e.high if e2e else math.nan)
     return row

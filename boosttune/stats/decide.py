@@ -41,6 +41,7 @@ class ConfirmedSelection:
     fell_back_to_baseline: bool
     max_drop: float
     tie: tuple[str, float] | None = None  # a winner less than TIE faster per job, and its job speed-up: O0 kept
+    why_chosen: str = ""  # when several recipes won: how the answer was chosen among them, in words
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ def decide(runs: pd.DataFrame, rules: RaceRules | None, margin: Margin, *, prefe
     race = None
     if (runs["recipe"].dropna() != BASELINE_NAME).any():
         race = decided if decided is not None else replay_race(runs, rules, margin.value)
-    summary = _verdicts(summarize(runs, margin=margin), race, rules is not None, margin)
+    summary = _verdicts(summarize(runs, margin=margin), race, rules is not None, margin, _step_rounds(runs, race))
     seeds = tuple(int(s) for s in sorted(runs.loc[runs["recipe"] == BASELINE_NAME, "seed"].dropna().unique()))
     selection = select_confirmed(summary, margin, race=rules is not None, prefer_ties=prefer_ties)
     return Decision(runs, summary, selection, seeds, margin, rules, race)
@@ -89,10 +90,31 @@ def at_planned_epochs(decision: Decision, planned: int) -> Decision:
     return decide(with_job_figures(runs), decision.rules, decision.margin)
 
 
-def _verdicts(summary: pd.DataFrame, race: Race | None, raced: bool, margin: Margin) -> pd.DataFrame:
+def _step_rounds(runs: pd.DataFrame, race: Race | None) -> list[dict[str, float]]:
+    """Each recipe's per-step log speed-up in the rounds the race saw it (its seeds), by round: the race's own cells,
+    measured per step (throughput ratio to the round's baseline) instead of per job."""
+    if race is None:
+        return []
+    seen = {name: set(s.seeds) for name, s in race.standings.items()}
+    if race.single_look:  # one look at every round: the race numbered the rounds that had a baseline run 1, 2, ...
+        based = sorted(int(r) for r in runs.loc[runs["recipe"] == BASELINE_NAME, "round"].dropna().unique())
+        number = {r: k + 1 for k, r in enumerate(based)}
+        runs = runs.assign(seed=[number.get(int(r), -1) if pd.notna(r) else -1 for r in runs["round"]])
+    steps = runs[runs["recipe"].isin(list(seen)) & runs["speedup_vs_baseline"].map(finite)]
+    rounds = []
+    for seed in sorted({seed for seeds in seen.values() for seed in seeds}):
+        cells = steps[steps["seed"] == seed]
+        rounds.append({str(r["recipe"]): math.log(float(r["speedup_vs_baseline"])) for _, r in cells.iterrows()
+                       if seed in seen[str(r["recipe"])] and r["speedup_vs_baseline"] > 0})
+    return [r for r in rounds if r]
+
+
+def _verdicts(summary: pd.DataFrame, race: Race | None, raced: bool, margin: Margin,
+              step_rounds: list[dict[str, float]]) -> pd.DataFrame:
     """The one place a verdict is set: the baseline's row, a recipe with no paired round, and every raced recipe by
-    its exit (a recipe qualifies only by winning). The intervals and the seeds likely needed come from the race's own
-    model (recipe + round, noise pooled over the candidates): 95% intervals."""
+    its exit (a recipe qualifies only by winning). Every figure beside it comes from the race's own model (recipe +
+    round, noise pooled over the candidates): per job and the gain as decided, per step the same model on the
+    per-step ratios of the same runs; 95% intervals, and the deciding tests' p-values."""
     summary = summary.copy()
     for column in RACE_COLUMNS if race is not None else ():
         summary[column] = pd.Series([None] * len(summary), dtype="object")
@@ -100,6 +122,7 @@ def _verdicts(summary: pd.DataFrame, race: Race | None, raced: bool, margin: Mar
     for column in ("verdict", "verdict_text"):
         summary[column] = summary[column].astype("object")
     summary["seeds_to_show"] = pd.to_numeric(summary["seeds_to_show"]).astype(float)  # seeds likely needed, or NaN
+    steps = race.speed_figures(step_rounds, 0.025) if race is not None and step_rounds else {}
     for i, name in summary["recipe"].items():
         standing = race.standings.get(name) if race is not None else None
         if name == BASELINE_NAME:
@@ -109,15 +132,19 @@ def _verdicts(summary: pd.DataFrame, race: Race | None, raced: bool, margin: Mar
             summary.at[i, "verdict"] = VerdictCode.NO_DATA
             summary.at[i, "verdict_text"] = "no round where both this recipe and the baseline finished"
         else:
-            _race_row(summary, i, race, standing, raced, margin)
+            _race_row(summary, i, race, standing, raced, margin, steps.get(name))
     return summary
 
 
-def _race_row(summary: pd.DataFrame, i, race: Race, standing, raced: bool, margin: Margin) -> None:
+def _race_row(summary: pd.DataFrame, i, race: Race, standing, raced: bool, margin: Margin, step) -> None:
+    bound = lambda log: math.exp(log) if math.isfinite(log) else math.nan  # noqa: E731  (one seed: none)
+    if step is not None:
+        summary.at[i, "step_speedup"] = math.exp(step.estimate)
+        summary.at[i, "step_ci_low"], summary.at[i, "step_ci_high"] = bound(step.low), bound(step.high)
+    summary.at[i, "job_p_value"], summary.at[i, "noninferiority_p_value"] = race.p_values(standing.name)
     figures = race.figures(standing.name, 0.025)
     if figures is not None:
         speed, gain = figures  # the race decides on the job's speed-up (per step where a run had no job time)
-        bound = lambda log: math.exp(log) if math.isfinite(log) else math.nan  # noqa: E731  (one seed: none)
         summary.at[i, "job_speedup"] = math.exp(speed.estimate)
         summary.at[i, "job_ci_low"], summary.at[i, "job_ci_high"] = bound(speed.low), bound(speed.high)
         summary.at[i, "objective_gain"] = gain.estimate
@@ -138,8 +165,8 @@ def _decision_text(row: pd.Series, standing, needed: int | None, raced: bool, ma
                    objective: Objective) -> str:
     """One sentence: the figures (95% intervals of the decision's model), then the decision, when and why."""
     spec = objective.gain_spec
-    figures = (f"{job_words(row)}, {fmt(row['speedup'], '.2f')}x the baseline's speed per step (95% CI "
-               f"{fmt(row['speedup_ci_low'], '.2f')}-{fmt(row['speedup_ci_high'], '.2f')}), "
+    figures = (f"{job_words(row)}, {fmt(row['step_speedup'], '.2f')}x the baseline's speed per step (95% CI "
+               f"{fmt(row['step_ci_low'], '.2f')}-{fmt(row['step_ci_high'], '.2f')}), "
                f"{objective.noun} {objective.format_gain(row['objective_gain'], spec)}"
                f" (95% CI {fmt(row['objective_gain_ci_low'], spec)} to {fmt(row['objective_gain_ci_high'], spec)})")
     if isinstance(row.get("secondary_text"), str) and row["secondary_text"]:
@@ -159,11 +186,30 @@ def job_words(row: pd.Series) -> str:
     length = f"a {int(planned)}-epoch job" if finite(planned) else "the job"
     text = (f"{fmt(row.get('job_speedup'), '.2f')}x per job ({length}, compile included; 95% CI "
             f"{fmt(row.get('job_ci_low'), '.2f')}-{fmt(row.get('job_ci_high'), '.2f')})")
-    steps = row.get("break_even_steps")
+    steps, total = row.get("break_even_steps"), row.get("job_steps")
+    of = f" of the job's {round(total)}" if finite(total) else ""
     if isinstance(steps, (int, float)) and not math.isnan(steps):
         text += (", never faster: slower per step" if math.isinf(steps) else
-                 f", faster after {math.ceil(steps)} steps" if steps > 0 else ", faster from the first step")
+                 f", faster after {math.ceil(steps)}{of} steps" if steps > 0 else ", faster from the first step")
     return text
+
+
+def _why_chosen(winners: pd.DataFrame, margin: Margin) -> str:
+    """How the answer was chosen among several winners (``winners`` sorted fastest per job first, with ``_speed``):
+    the fastest per job; a runner-up within TIE of it is a tie on speed, and the more accurate of the two is named."""
+    if len(winners) < 2:
+        return ""
+    obj = margin.objective
+    best, second = winners.iloc[0], winners.iloc[1]
+    others = "; ".join(f"{r['recipe']} {r['_speed']:.2f}x, {obj.format_gain(float(r['objective_gain']))}"
+                       for _, r in winners.iloc[1:].iterrows())
+    text = (f"{len(winners)} recipes won; the answer is the fastest per job ({best['_speed']:.2f}x, "
+            f"{obj.format_gain(float(best['objective_gain']))}); also won: {others}")
+    if best["_speed"] < (1 + TIE) * second["_speed"]:
+        accurate = best if best["objective_gain"] >= second["objective_gain"] else second
+        text += (f". {second['recipe']} is within {100 * TIE:.0f}% of it per job, a tie on speed; the more accurate "
+                 f"of the two is {accurate['recipe']}")
+    return text + "."
 
 
 def select_confirmed(summary: pd.DataFrame, margin: Margin, race: bool = False,
@@ -172,8 +218,7 @@ def select_confirmed(summary: pd.DataFrame, margin: Margin, race: bool = False,
     look); a recipe less than :data:`~boosttune.stats.job.TIE` faster per job ties with the baseline, which is kept
     unless ``prefer_ties``."""
     max_drop = margin.value
-    speed = summary["job_speedup"].where(summary["job_speedup"].map(finite), summary["speedup"]) \
-        if "job_speedup" in summary else summary["speedup"]
+    speed = summary["job_speedup"].where(summary["job_speedup"].map(finite), summary["step_speedup"])
     qualifying = summary.assign(_speed=speed)[summary["qualifies"].astype(bool)]
     qualifying = qualifying.sort_values("_speed", ascending=False, kind="stable")
     baseline = summary[summary["recipe"] == BASELINE_NAME].iloc[0]
@@ -182,7 +227,7 @@ def select_confirmed(summary: pd.DataFrame, margin: Margin, race: bool = False,
         tied = "" if qualifying["_speed"].iloc[0] >= 1 + TIE else \
             f" (within {100 * TIE:.0f}% of O0 per job, a tie: the answer as prefer_ties asks)"
         return ConfirmedSelection(str(best["recipe"]), best, f"{best['recipe']}{tied}: {best['verdict_text']}", False,
-                                  max_drop)
+                                  max_drop, why_chosen=_why_chosen(qualifying, margin))
     if not qualifying.empty:  # shown faster, by less than the tie: the job takes about as long, O0 stays
         best = qualifying.iloc[0]
         return ConfirmedSelection(BASELINE_NAME, baseline, (

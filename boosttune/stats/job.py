@@ -16,12 +16,14 @@ import json
 import math
 from typing import Any, Mapping
 
+import numpy as np
 import pandas as pd
 
 from boosttune.tables.results import finite
 from boosttune.tables.states import FINISHED
 
-__all__ = ["TIE", "break_even_steps", "compile_charges", "job_seconds", "planned_epochs"]
+__all__ = ["TIE", "break_even_steps", "compile_charges", "job_seconds", "job_steps", "one_seed_job_speedups",
+           "planned_epochs"]
 
 TIE = 0.05  # a per-job gain under 5% is a tie: the answer keeps O0
 
@@ -48,6 +50,22 @@ def _epoch_seconds(row: Mapping[str, Any]) -> float:
         return math.nan
     seconds = (times[-1] - float(row["compile_s"])) / epochs
     return seconds if seconds > 0 else math.nan
+
+
+def job_steps(runs: pd.DataFrame) -> float:
+    """The planned job's training steps (a rank's), from runs' curves: their steps per epoch times the planned length
+    (the median over the runs); NaN where no curve counts its steps (a run recorded before they were kept)."""
+    found = []
+    for _, row in runs.iterrows():
+        try:
+            curve = json.loads(row["curve_json"]) if isinstance(row.get("curve_json"), str) else []
+        except ValueError:
+            continue
+        last = curve[-1] if curve else {}
+        planned = planned_epochs(row.get("recipe_json"), row.get("epochs"))
+        if finite(last.get("steps")) and finite(last.get("epoch")) and last["epoch"] > 0 and planned is not None:
+            found.append(planned * float(last["steps"]) / float(last["epoch"]))
+    return float(np.median(found)) if found else math.nan
 
 
 def compile_charges(table: pd.DataFrame) -> dict[str, float]:
@@ -78,3 +96,17 @@ def break_even_steps(extra_compile_s: float, base_step_s: float, step_s: float) 
     if saved <= 0:
         return math.inf
     return max(0.0, extra_compile_s / saved)
+
+
+def one_seed_job_speedups(table: pd.DataFrame) -> pd.Series:
+    """Each run's speed-up per job against the table's finished O0 runs pooled (the geometric mean of their job
+    times), every run charged its own compile: a search's trials run once each, so this is one seed's figure. NaN
+    where a run's job time cannot be told (no curve, or no finished O0 run with one)."""
+    jobs = pd.Series([job_seconds(row, row.get("compile_s")) for _, row in table.iterrows()], index=table.index,
+                     dtype=float)
+    o0 = ((table["preset"] == "O0").fillna(False).astype(bool) & table["status"].isin(FINISHED)
+          & jobs.map(finite) & (jobs > 0))
+    if not o0.any():
+        return pd.Series(math.nan, index=table.index)
+    reference = float(np.exp(np.mean(np.log(jobs[o0].to_numpy(float)))))
+    return reference / jobs.where(jobs > 0)

@@ -351,6 +351,33 @@ class Race:
                 pooled_sd(gain_fit, self.rules.gain_noise, prior_df)
         return _bounds(speed_fit, name, *speed, level), _bounds(gain_fit, name, *gain, level)
 
+    def speed_figures(self, rounds: list[dict[str, float]], level: float) -> dict[str, Bounds]:
+        """Another measure of speed (log ratios to each round's baseline, by round, as the race's own) under the race's
+        model and its claims' noise rule: the per-step speed-up beside the per-job one the race decides on, so that
+        both intervals come from one model."""
+        names, weight, noise = list(self.standings), max(self.rules.noise_df, DROP_PRIOR_DF), self.rules.speed_noise
+        measured = fit(rounds, names, self.rules.robust, None if noise is None else noise ** 2 / 2, weight)
+        (speed, _), _ = self._noise(measured, self._fits()[1])
+        return {name: _bounds(measured, name, *speed, level) for name in measured.effect}
+
+    def p_values(self, name: str) -> tuple[float, float]:
+        """The deciding tests' one-sided p-values at the last look, under the claims' noise: that ``name`` is not
+        faster (log speed-up <= 0) and that it loses more than the margin (gain <= -max_drop). Nominal: the race
+        compares each with the level its multiplicity rule gives the look (NaN: no paired figure, or no df)."""
+        speed_fit, gain_fit = self._fits()
+        if name not in speed_fit.effect:
+            return math.nan, math.nan
+        (speed, gain), _ = self._noise(speed_fit, gain_fit)
+
+        def one_sided(fitted: Fit, noise: tuple[float, int], null: float) -> float:
+            sd, df = noise
+            se = sd * fitted.unit_se[name]
+            if df == 0 or not math.isfinite(se) or se <= 0:
+                return math.nan
+            return float(_st.t.sf((fitted.effect[name] - null) / se, df))
+
+        return one_sided(speed_fit, speed, 0.0), one_sided(gain_fit, gain, -self.max_drop)
+
     def _judge(self, ran: list[Standing]) -> list[Standing]:
         speed_fit, gain_fit = self._fits()
         claim, drop = self._noise(speed_fit, gain_fit)

@@ -34,7 +34,7 @@ def test_export_writes_the_selected_boost_config_less_what_the_run_does_not_read
         "same Model without it")}
     assert (recipe["amp_level"], recipe["loss_scale"]["kind"], recipe["optimizer"]["name"], recipe["batch_size"]) == \
         ("O0", "none", "momentum", 32)
-    assert recipe["measured"]["speedup_vs_baseline"] == pytest.approx(1.2)
+    assert recipe["measured"]["step_speedup"] == pytest.approx(1.2)  # one seed: per step, named so
     assert recipe["measured"]["objective_gain"] == pytest.approx(-0.3)
     assert recipe["measured"]["time_to_target_s"] is None  # NaN becomes null: strict JSON
     assert recipe["selection"]["tolerance"] == 1.0 and not recipe["selection"]["fell_back_to_baseline"]

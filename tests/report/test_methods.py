@@ -67,12 +67,12 @@ def test_card_figures_pick_the_recipes_that_change_only_that_method(bench_dir):
 
 
 def test_verdicts_name_a_collapse_and_too_few_seeds():
-    row = dict(recipe="dim_reduce", speedup=0.4, speedup_ci_low=0.38, speedup_ci_high=0.43, objective_gain=-74.0,
+    row = dict(recipe="dim_reduce", job_speedup=0.4, job_ci_low=0.38, job_ci_high=0.43, objective_gain=-74.0,
                objective_gain_ci_low=-75.0, objective_gain_ci_high=-73.0, verdict="slower")
     from boosttune.report.methods import CardFigures
 
     assert "broke training here" in verdict_line(CardFigures(pd.DataFrame([row]), ()), 1.0)
-    one = {**row, "objective_gain": -0.1, "verdict": "inconclusive", "speedup_ci_low": float("nan")}
+    one = {**row, "objective_gain": -0.1, "verdict": "inconclusive", "job_ci_low": float("nan")}
     assert "not judged: fewer than 2 paired seeds" in verdict_line(CardFigures(pd.DataFrame([one]), ()), 1.0)
 
 

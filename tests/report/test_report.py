@@ -36,11 +36,11 @@ def test_the_confirmed_section_lists_what_each_raced_recipe_changes_from_o0(sear
 def test_scatter_is_speedup_vs_accuracy_points_with_front_band_and_confirmed_intervals(search, confirmed):
     scatter = figures.scatter_info(report_inputs(search, confirmed, max_drop=0.5))
     by_id = {p.trial_id: p for p in scatter.points}
-    assert set(by_id) == {"t_00000", "t_00001", "t_00002", "t_00003", "t_00005"}  # not the failed one
+    assert set(by_id) == {"t_00001", "t_00002", "t_00003", "t_00005"}  # not the failed one, and O0 apart
     assert (by_id["t_00003"].x, by_id["t_00003"].y) == (pytest.approx(1.4), pytest.approx(-2.0))
-    assert by_id["t_00000"].is_baseline and by_id["t_00000"].label == "O0"
+    assert [(p.trial_id, p.label) for p in scatter.o0_runs] == [("t_00000", "O0")]  # drawn once, at (1, 0)
     assert by_id["t_00001"].is_preset and not by_id["t_00002"].is_preset
-    assert [p.trial_id for p in scatter.points if p.is_pareto] == ["t_00000", "t_00002", "t_00003", "t_00005"]
+    assert [p.trial_id for p in scatter.points if p.is_pareto] == ["t_00002", "t_00003", "t_00005"]
     assert [x for x, _ in scatter.pareto] == pytest.approx([0.9, 1.0, 1.2, 1.4])
     assert scatter.baseline_y == 0.0 and scatter.max_drop_y == -0.5 and scatter.y_label.startswith("accuracy vs O0")
     assert ("grad_accumulation.grad_accumulation_step", 4) in by_id["t_00002"].params  # data; the drawer words it
@@ -133,7 +133,7 @@ def test_mindspore_claims_are_judged_on_paired_figures_and_not_on_one_seed(searc
     (float("nan"), float("nan"), 0.0, "not judged"),
 ])
 def test_claim_verdicts(low, high, delta, expected):
-    row = pd.Series({"speedup_ci_low": low, "speedup_ci_high": high, "objective_gain": delta})
+    row = pd.Series({"job_ci_low": low, "job_ci_high": high, "objective_gain": delta})
     assert figures.judge_claim(row, 1.2, 1.0).startswith(expected)
 
 
@@ -289,8 +289,8 @@ def test_a_table_written_before_the_new_columns_still_reports(tmp_path, search):
 def test_bench_folder_report_is_the_paired_runs(tmp_path, confirmed):
     inputs = report_inputs(confirmed=confirmed, kind="bench")
     scatter = figures.scatter_info(inputs)
-    assert len(scatter.points) == 15 and scatter.pareto == ()
-    assert sum(p.is_baseline for p in scatter.points) == 5 and all(p.x == 1.0 for p in scatter.points if p.is_baseline)
+    assert len(scatter.points) == 10 and scatter.pareto == ()  # O0's five runs are the one O0 point, at 1.0
+    assert len(scatter.o0_runs) == 5 and all(p.x == 1.0 for p in scatter.o0_runs)
     html_path, md_path = write_report(inputs, tmp_path)
     assert "The search" not in md_path.read_text() and "grad_freeze p=0.5" in html_path.read_text()
 

@@ -136,8 +136,8 @@ def test_summary_matches_the_paired_statistics_and_judges_each_recipe(tmp_path):
     base = runs.loc["O0"].sort_index()
     speed = paired_ratio(fast["throughput_sps"].to_numpy(), base["throughput_sps"].to_numpy())
     delta = paired_delta(fast["objective_value"].to_numpy(), base["objective_value"].to_numpy(), scale=100)
-    assert rows.loc["fast", "speedup"] == pytest.approx(speed.estimate)
-    assert rows.loc["fast", "speedup_ci_low"] == pytest.approx(speed.low)
+    assert rows.loc["fast", "step_speedup"] == pytest.approx(speed.estimate)
+    assert rows.loc["fast", "step_ci_low"] == pytest.approx(speed.low)
     assert rows.loc["fast", "objective_gain_ci_high"] == pytest.approx(delta.high)
     assert rows.loc["fast", "n_seeds"] == 5
     assert rows["verdict"].isna().all()  # figures only: the decision sets the verdicts
@@ -276,13 +276,14 @@ def test_confirmed_figures_reach_summary_csv_export_and_report(tmp_path):
     _, recipe_path = export_best(None, tmp_path, margin=ONE_PT, decision=confirmed)
     recipe = json.loads(recipe_path.read_text())
     assert recipe["confirmed"]["recipe"] == "fast" and recipe["confirmed"]["seeds"] == [1, 2, 3, 4]
-    assert recipe["confirmed"]["figures"]["speedup"] == pytest.approx(confirmed.summary.loc[1, "speedup"])
+    assert recipe["confirmed"]["figures"]["step_speedup"] == pytest.approx(confirmed.summary.loc[1, "step_speedup"])
+    assert "speedup" not in recipe["confirmed"]["figures"] and "p_value" not in recipe["confirmed"]["figures"]
     # One set of numbers: "measured" is the decision's figures over the paired seeds, not the first run's.
     decided, row = recipe["measured"], confirmed.summary.loc[1]
-    assert decided["n_seeds"] == 4 and decided["speedup_vs_baseline"] == pytest.approx(row["speedup"])
+    assert decided["n_seeds"] == 4 and decided["step_speedup"] == pytest.approx(row["step_speedup"])
     assert decided["objective_gain"] == pytest.approx(row["objective_gain"])
     assert decided["job_speedup"] == pytest.approx(row["job_speedup"])
-    assert decided["one_run"]["speedup_vs_baseline"] != pytest.approx(row["speedup"])  # one seed, labelled apart
+    assert decided["one_run"]["step_speedup"] != pytest.approx(row["step_speedup"])  # one seed, labelled apart
     assert json.loads((tmp_path / "best_boost_config.json").read_text()) == {"less_bn": {"gc_flag": True}}
     assert not recipe["selection"]["fell_back_to_baseline"]
 

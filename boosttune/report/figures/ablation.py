@@ -76,12 +76,12 @@ def _paired_rows(inputs: ReportInputs, recommended: str,
     runs = inputs.confirmed.runs
     base = _base_recipe(runs)
     for _, row in inputs.confirmed.summary.iterrows():
-        if row["recipe"] == "O0" or not finite(row["speedup"]):
+        if row["recipe"] == "O0" or not finite(row["job_speedup"]):
             continue
         recipe_rows = runs[runs["recipe"] == row["recipe"]]
         methods = methods_of(recipe_of(recipe_rows.iloc[0])) if len(recipe_rows) else ()
-        ablation = AblationRow(str(row["recipe"]), float(row["speedup"]), float(row["speedup_ci_low"]),
-                               float(row["speedup_ci_high"]), float(row["objective_gain"]),
+        ablation = AblationRow(str(row["recipe"]), float(row["job_speedup"]), float(row["job_ci_low"]),
+                               float(row["job_ci_high"]), float(row["objective_gain"]),
                                float(row["objective_gain_ci_low"]), float(row["objective_gain_ci_high"]),
                                int(row["n_seeds"]), "paired seeds", False)
         if row["recipe"] == recommended:

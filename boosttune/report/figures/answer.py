@@ -38,6 +38,7 @@ class AnswerInfo(NamedTuple):
     planned_epochs: int | None  # the job length the speed-ups per job are at
     stopped: str  # why the confirm stage stopped, and the setting that would decide what it left open
     noise: str  # how noisy this machine was in this run ("" when nothing was measured)
+    job_steps: float = math.nan  # the planned job's training steps (a rank's; nan: not counted)
 
 
 def answer_info(inputs: ReportInputs) -> AnswerInfo | None:
@@ -55,7 +56,7 @@ def answer_info(inputs: ReportInputs) -> AnswerInfo | None:
 
         steps = r.get("break_even_steps")
         rows.append(AnswerRow(str(r["recipe"]), int(r["n_seeds"]), triple("job_speedup", "job_ci_low", "job_ci_high"),
-                              triple("speedup", "speedup_ci_low", "speedup_ci_high"),
+                              triple("step_speedup", "step_ci_low", "step_ci_high"),
                               float(steps) if steps is not None and not _missing(steps) else math.nan,
                               triple("e2e_speedup", "e2e_ci_low", "e2e_ci_high"),
                               triple("objective_gain", "objective_gain_ci_low", "objective_gain_ci_high"),
@@ -63,7 +64,9 @@ def answer_info(inputs: ReportInputs) -> AnswerInfo | None:
                               r["recipe"] == inputs.selection.recipe))
     planned = confirmed.summary.get("planned_epochs")
     lengths = [int(x) for x in (planned if planned is not None else []) if finite(x)]
-    return AnswerInfo(tuple(rows), lengths[0] if lengths else None, _stopped(inputs), _noise(inputs))
+    steps = [float(x) for x in confirmed.summary.get("job_steps", pd.Series(dtype=float)) if finite(x)]
+    return AnswerInfo(tuple(rows), lengths[0] if lengths else None, _stopped(inputs), _noise(inputs),
+                      steps[0] if steps else math.nan)
 
 
 def _missing(value: object) -> bool:
@@ -103,7 +106,7 @@ def _stopped(inputs: ReportInputs) -> str:
            else "what the budget and the seed cap left could not decide them" if (open_["verdict"] == Exit.FUTILE).any()
            else f"the seed cap of {int(open_['n_seeds'].max())} paired seeds was reached")
     text = f"{head}; it stopped because {why}, with {names} undecided."
-    promising = open_[open_["seeds_to_show"].map(finite)].sort_values("speedup", ascending=False)
+    promising = open_[open_["seeds_to_show"].map(finite)].sort_values("job_speedup", ascending=False)
     if promising.empty:
         near = _near_the_margin(open_, confirmed.max_drop)
         if near is not None:
@@ -128,7 +131,7 @@ def _stopped(inputs: ReportInputs) -> str:
 def _near_the_margin(undecided: pd.DataFrame, max_drop: float) -> pd.Series | None:
     """The fastest undecided recipe whose estimates are a win (faster per job by more than the tie, its mean gain
     within the margin) that no reachable number of seeds would show: None when there is none."""
-    speed = pd.to_numeric(undecided.get("job_speedup", undecided["speedup"]), errors="coerce")
+    speed = pd.to_numeric(undecided["job_speedup"], errors="coerce")
     gain = pd.to_numeric(undecided["objective_gain"], errors="coerce")
     near = undecided[(speed >= 1 + TIE) & (gain >= -max_drop)]
     return None if near.empty else near.loc[speed[near.index].idxmax()]

@@ -36,8 +36,8 @@ def claims_info(inputs: ReportInputs) -> tuple[ClaimInfo, ...]:
         if row is None:
             out.append(_unpaired_claim(inputs, level, claim))
             continue
-        measured = (f"{fmt(row['speedup'], '.2f')}x (95% CI {fmt(row['speedup_ci_low'], '.2f')}-"
-                    f"{fmt(row['speedup_ci_high'], '.2f')}), {fmt(row['objective_gain'], spec)} {obj.unit} (95% CI "
+        measured = (f"{fmt(row['job_speedup'], '.2f')}x per job (95% CI {fmt(row['job_ci_low'], '.2f')}-"
+                    f"{fmt(row['job_ci_high'], '.2f')}), {fmt(row['objective_gain'], spec)} {obj.unit} (95% CI "
                     f"{fmt(row['objective_gain_ci_low'], spec)} to {fmt(row['objective_gain_ci_high'], spec)}"
                     f"), {int(row['n_seeds'])} paired seeds")
         allowed = (max(loss_pt, inputs.max_drop) if loss_pt == 0 else loss_pt) if obj.fraction else inputs.max_drop
@@ -62,7 +62,7 @@ def _unpaired_claim(inputs: ReportInputs, level: str, claim: str) -> ClaimInfo:
 
 def judge_claim(row: pd.Series, speed: float, max_drop: float, unit: str = "pt") -> str:
     """Whether a summary row's paired intervals show the claimed speed-up within the loss allowed."""
-    low, high, delta = row["speedup_ci_low"], row["speedup_ci_high"], row["objective_gain"]
+    low, high, delta = row["job_ci_low"], row["job_ci_high"], row["objective_gain"]
     if not (finite(low) and finite(high)):
         return "not judged: fewer than 2 paired seeds"
     accurate = finite(delta) and delta >= -max_drop

@@ -79,10 +79,11 @@ def _confirmed_answer(inputs: ReportInputs) -> str:
         each = f"{seeds[0]}" if seeds[0] == seeds[-1] else f"{seeds[0]} to {seeds[-1]}"
         return (f"Keep O0: none of the {len(candidates)} candidate(s) was shown faster than the O0 baseline with "
                 f"its {obj.noun} within {max_drop:.3g} {obj.unit} ({each} paired seeds each).")
-    return (f"Use {sel.recipe}: {job_words(row)}; {fmt(row['speedup'], '.2f')}x per step, at "
+    return (f"Use {sel.recipe}: {job_words(row)}; {fmt(row['step_speedup'], '.2f')}x per step, at "
             f"{fmt(row['objective_gain'], spec)} {obj.gain_words} (95% CI "
             f"{fmt(row['objective_gain_ci_low'], spec)} to {fmt(row['objective_gain_ci_high'], spec)}"
-            f") over {n} paired seeds: {decision_words(str(row['verdict']), obj, max_drop)}.")
+            f") over {n} paired seeds: {decision_words(str(row['verdict']), obj, max_drop)}."
+            + (f" {sel.why_chosen}" if sel.why_chosen else ""))
 
 
 def _search_answer(inputs: ReportInputs) -> str:

@@ -1,4 +1,10 @@
-"""Speed vs the objective: every run, the search's Pareto front, and the confirmed recipes' paired means."""
+"""Speed vs the objective: every run, the search's Pareto front, and the confirmed recipes' paired means.
+
+One speed: the x axis is the speed-up per job (O0's training time over the recipe's at the planned length, compile
+included), the decision's speed, for the confirmed means and for each one-seed trial alike (each charged its own
+compile: :func:`boosttune.stats.job.one_seed_job_speedups`); per step is in each hover, named so. O0 is drawn once, at
+1.0 by construction (every ratio is taken against its runs pooled), with its runs in its hover.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +19,7 @@ import plotly.graph_objects as go
 from boosttune.tables.results import PARAM_PREFIX, baseline_row, finite, fmt
 from boosttune.tables.states import FINISHED, RunStatus
 from boosttune.stats.decisions import decision_words
+from boosttune.stats.job import one_seed_job_speedups
 from boosttune.objective import ACCURACY, Objective
 from boosttune.pareto import non_dominated
 from boosttune.report.figures._common import (
@@ -42,6 +49,7 @@ class ScatterPoint(NamedTuple):
     is_preset: bool
     is_pareto: bool
     is_selected: bool
+    is_o0: bool = False  # an O0 run (the baseline stage's, or the search's own): drawn as the one O0 point
     status: str = RunStatus.COMPLETED  # "stopped": figures at the epoch the scheduler stopped it; "duplicate": an earlier
     # trial's figures (the same recipe, not trained again)
     # the run's levels and figures as the table holds them (pd.NA, NaN or None where it has none), for the hover
@@ -49,10 +57,11 @@ class ScatterPoint(NamedTuple):
     amp_level: object = None
     loss_scale_kind: object = None
     throughput_sps: float = math.nan
-    speedup: float = math.nan
+    speedup: float = math.nan  # per job, as x (per step where the run has no job time)
     objective_value: float = math.nan
     objective_gain: float = math.nan
     params: tuple[tuple[str, object], ...] = ()  # (searched knob, the value the trial drew), the knobs it drew
+    step_speedup: float = math.nan  # per step: the steady-state throughput ratio
 
 
 class ConfirmedPoint(NamedTuple):
@@ -83,15 +92,21 @@ class ScatterInfo(NamedTuple):
     max_drop: float = 0.0  # the tolerance, in the objective's gain units
     objective: Objective = ACCURACY
     answer: str = ""  # the run's answer (the recipe best_recipe.json names; O0 when it keeps the baseline)
+    o0_runs: tuple[ScatterPoint, ...] = ()  # O0's own runs, drawn as the one O0 point at (1, 0) they are pooled into
+    x_range: tuple[float, float] | None = None  # the speed axis: the recipes a user can choose; farther points at its edge
 
 
 def scatter_info(inputs: ReportInputs) -> ScatterInfo:
-    """x: speed-up vs O0 (throughput without a baseline); y: the objective's gain over O0 (its value without)."""
+    """x: speed-up per job vs O0 (throughput without a baseline); y: the objective's gain over O0 (its value
+    without)."""
     df, max_drop = inputs.runs, inputs.max_drop
     obj = inputs.objective
     base = baseline_row(df)
     relative = base is not None and finite(base["throughput_sps"]) and finite(base["objective_value"])
-    x_column, y_column = ("speedup_vs_baseline", "objective_gain") if relative else ("throughput_sps", "objective_value")
+    if relative:  # per job; per step where a run has no job time (a folder written before curves were kept)
+        job = df["job_speedup_vs_baseline"] if "job_speedup_vs_baseline" in df else one_seed_job_speedups(df)
+        df = df.assign(_x=job.where(job.map(finite), df["speedup_vs_baseline"]))
+    x_column, y_column = ("_x", "objective_gain") if relative else ("throughput_sps", "objective_value")
     finished = df["status"].isin(FINISHED)
     drawn = df["status"].isin((*FINISHED, RunStatus.STOPPED, RunStatus.DUPLICATE))  # every trial with figures, stopped ones marked
     plottable = (drawn & df[x_column].map(finite) & df[y_column].map(finite)).astype(bool)
@@ -105,12 +120,14 @@ def scatter_info(inputs: ReportInputs) -> ScatterInfo:
                                            sign * plotted[y_column].to_numpy(float)[complete])
     # The star marks the answer: the search's pick only when no confirm stage decided (else the confirmed recipe)
     selected = inputs.selection.search_trial if inputs.confirmed is None else None
-    points = tuple(_point(row, x_column, y_column, bool(front), row["trial_id"] == selected)
-                   for (_, row), front in zip(plotted.iterrows(), on_front))
-    pareto = tuple(sorted(((p.x, p.y) for p in points if p.is_pareto), key=lambda xy: (xy[0], -sign * xy[1])))
+    every = [_point(row, x_column, y_column, bool(front), row["trial_id"] == selected)
+             for (_, row), front in zip(plotted.iterrows(), on_front)]
+    o0 = tuple(p for p in every if p.is_o0) if relative else ()
+    points = tuple(p for p in every if not (relative and p.is_o0))
+    pareto = tuple(sorted(((p.x, p.y) for p in every if p.is_pareto), key=lambda xy: (xy[0], -sign * xy[1])))
     confirmed = _linked(confirmed_points(inputs), points) if relative else ()
-    return ScatterInfo(
-        x_label="speed-up vs O0 (x, steady-state throughput)" if relative
+    info = ScatterInfo(
+        x_label="speed-up per job vs O0 (x; the planned job, compile included)" if relative
         else "throughput (samples/s); no finished O0 baseline",
         y_label=(f"{obj.noun} vs O0 ({'points' if obj.fraction else obj.unit}, up is better)" if relative
                  else obj.label),
@@ -118,7 +135,9 @@ def scatter_info(inputs: ReportInputs) -> ScatterInfo:
         max_drop_y=-max_drop if relative else None,
         selection_reason=_selection_reason(inputs), confirmed=confirmed,
         not_plotted=failures_info(inputs), max_drop=max_drop, objective=obj, answer=inputs.selection.recipe,
+        o0_runs=o0,
     )
+    return info._replace(x_range=x_range(info)) if relative else info
 
 
 def confirmed_points(inputs: ReportInputs) -> tuple[ConfirmedPoint, ...]:
@@ -127,13 +146,13 @@ def confirmed_points(inputs: ReportInputs) -> tuple[ConfirmedPoint, ...]:
     if confirmed is None:
         return ()
     return tuple(
-        ConfirmedPoint(recipe=str(row["recipe"]), speedup=float(row["speedup"]),
-                       speedup_low=float(row["speedup_ci_low"]), speedup_high=float(row["speedup_ci_high"]),
+        ConfirmedPoint(recipe=str(row["recipe"]), speedup=float(row["job_speedup"]),
+                       speedup_low=float(row["job_ci_low"]), speedup_high=float(row["job_ci_high"]),
                        delta_pt=float(row["objective_gain"]), delta_low_pt=float(row["objective_gain_ci_low"]),
                        delta_high_pt=float(row["objective_gain_ci_high"]), n_seeds=int(row["n_seeds"]),
                        verdict=str(row["verdict"]), is_selected=row["recipe"] == inputs.selection.recipe)
         for _, row in confirmed.summary.iterrows()
-        if finite(row["speedup"]) and row["verdict"] != "baseline")
+        if finite(row["job_speedup"]) and row["verdict"] != "baseline")
 
 
 def _linked(confirmed: tuple[ConfirmedPoint, ...], points: tuple[ScatterPoint, ...]) -> tuple[ConfirmedPoint, ...]:
@@ -154,9 +173,10 @@ def _point(row: pd.Series, x_column: str, y_column: str, is_pareto: bool, is_sel
     return ScatterPoint(
         trial_id=str(row["trial_id"]), x=float(row[x_column]), y=float(row[y_column]), label=run_name(row),
         is_baseline=bool(row["is_baseline"]), is_preset=bool(pd.notna(row["preset"])), is_pareto=is_pareto,
-        is_selected=is_selected, status=str(row["status"]), boost_level=row["boost_level"],
+        is_selected=is_selected, is_o0=bool((row["preset"] == "O0") if pd.notna(row["preset"]) else False),
+        status=str(row["status"]), boost_level=row["boost_level"],
         amp_level=row["amp_level"], loss_scale_kind=row["loss_scale_kind"],
-        throughput_sps=row["throughput_sps"], speedup=row["speedup_vs_baseline"],
+        throughput_sps=row["throughput_sps"], speedup=row[x_column], step_speedup=row["speedup_vs_baseline"],
         objective_value=row["objective_value"], objective_gain=row["objective_gain"],
         params=tuple((name.removeprefix(PARAM_PREFIX), row[name]) for name in row.index
                      if name.startswith(PARAM_PREFIX) and present(row[name])),
@@ -174,7 +194,8 @@ _GROUPS = (  # (legend name, which points, marker); the first name is chosen by 
      dict(symbol="circle-open-dot", size=16, color=GREY)),
     ("presets (O1/O2-equivalent)", lambda p: p.is_preset and not p.is_baseline and p.status in _TRAINED,
      dict(symbol="square", size=10, color=ORANGE, opacity=0.85)),
-    ("O0 baseline", lambda p: p.is_baseline and p.status in _TRAINED, dict(symbol="diamond", size=12, color=BLACK)),
+    ("O0 baseline", lambda p: p.is_baseline and p.status in _TRAINED and not p.is_o0,  # O0 as its own point
+     dict(symbol="diamond", size=12, color=BLACK)),
     ("the answer: the search's best trial (one seed)", lambda p: p.is_selected and not p.is_baseline,
      dict(symbol="star", size=16, color=RED)),
 )
@@ -196,8 +217,10 @@ def draw_scatter(info: ScatterInfo) -> go.Figure:
                                  line=dict(color=GREEN, width=2, shape="vh"), hoverinfo="skip"))
     runs_name = "searched trials (one seed each)" if info.pareto or not info.confirmed else "runs (one per seed)"
     low, high = y_range(info)
+    left, right = info.x_range or (-math.inf, math.inf)
+    inside = [p for p in info.points if left <= p.x <= right]
     for name, keep, marker in _GROUPS:
-        chosen = [p for p in info.points if keep(p) and p.y >= low]
+        chosen = [p for p in inside if keep(p) and p.y >= low]
         if chosen:
             fig.add_trace(go.Scatter(
                 x=[p.x for p in chosen], y=[p.y for p in chosen], mode="markers",
@@ -205,10 +228,12 @@ def draw_scatter(info: ScatterInfo) -> go.Figure:
                                             else ""),
                 marker=marker, text=[p.label for p in chosen], hovertext=[_hover(p, obj) for p in chosen],
                 hoverinfo="text"))
+    _add_o0(fig, info)
+    _add_beside(fig, [p for p in info.points if not left <= p.x <= right and p.y >= low], left, right, obj)
     below = [p for p in info.points if p.y < low]
     if below:  # drawn on the bottom edge, their figures on hover: the scale stays on the recipes that matter
         fig.add_trace(go.Scatter(
-            x=[p.x for p in below], y=[low] * len(below), mode="markers", cliponaxis=False,
+            x=[min(max(p.x, left), right) for p in below], y=[low] * len(below), mode="markers", cliponaxis=False,
             name=f"below the scale (lost more than {-low:.3g} {obj.unit}; hover for figures)",
             marker=dict(symbol="triangle-down-open", size=11, color=GREY, line=dict(width=1.5)),
             text=[p.label for p in below],
@@ -222,14 +247,57 @@ def draw_scatter(info: ScatterInfo) -> go.Figure:
                       legend=dict(orientation="h", y=-0.15), **LAYOUT)
     if info.baseline_y is not None:
         fig.update_yaxes(range=[low, high])
+    if info.x_range is not None:
+        fig.update_xaxes(range=list(info.x_range))
     return fig
+
+
+def _add_o0(fig: go.Figure, info: ScatterInfo) -> None:
+    """O0 once, at (1, 0): every speed-up and gain is a ratio or a difference to its runs pooled; its runs' own
+    figures in the hover."""
+    if info.baseline_y is None or not info.o0_runs:
+        return
+    obj = info.objective
+    runs = "<br>".join(f"{html.escape(p.trial_id)}: {p.x:.3f}x per job ({fmt(p.step_speedup, '.3f')}x per step), "
+                       f"{obj.format_gain(p.y)}" for p in info.o0_runs)
+    fig.add_trace(go.Scatter(
+        x=[1.0], y=[0.0], mode="markers",
+        name="O0 baseline" + (" (the answer: keep O0)" if info.answer == "O0" else ""),
+        marker=dict(symbol="diamond", size=12, color=BLACK), text=["O0"],
+        hovertext=[f"<b>O0</b>, the baseline: 1.0 by construction, its {len(info.o0_runs)} run(s) pooled "
+                   f"(geometric mean of their job times; mean {obj.noun})<br>{runs}"], hoverinfo="text"))
+
+
+def _add_beside(fig: go.Figure, beside: list[ScatterPoint], left: float, right: float, obj: Objective) -> None:
+    """Trials beyond the speed axis (a recipe nobody would choose: one that broke training, or a scheduler's stop at
+    a poor epoch) on its edge, their figures on hover: the scale stays on the recipes that matter."""
+    if not beside:
+        return
+    fig.add_trace(go.Scatter(
+        x=[min(max(p.x, left), right) for p in beside], y=[p.y for p in beside], mode="markers", cliponaxis=False,
+        name="beyond the speed scale (hover for figures)",
+        marker=dict(symbol="triangle-right-open", size=11, color=GREY, line=dict(width=1.5)),
+        text=[p.label for p in beside],
+        hovertext=[f"{_hover(p, obj)}<br>off the scale: {p.x:.3f}x per job" for p in beside], hoverinfo="text"))
+
+
+def x_range(info: ScatterInfo) -> tuple[float, float]:
+    """The speed axis: O0, the confirmed recipes with their intervals, and the trials a user could choose (trained to
+    the end, within the objective's scale), with room around them; a farther trial goes on the edge."""
+    low, _ = y_range(info)
+    kept = [1.0] + [p.x for p in info.points if p.status in _TRAINED and p.y >= low]
+    kept += [v for q in info.confirmed for v in (q.speedup, q.speedup_low, q.speedup_high) if finite(v)]
+    left, right = min(kept), max(kept)
+    room = max(0.08 * (right - left), 0.05)
+    return max(left - room, 0.0), right + room
 
 
 def _hover(p: ScatterPoint, obj: Objective = ACCURACY) -> str:
     """A run's hover: its name, id and status, its levels, its figures, then the knobs it drew, three a line."""
     lines = [f"<b>{html.escape(p.label)}</b> ({html.escape(p.trial_id)}, {p.status})",
              f"boost_level {p.boost_level}, amp {p.amp_level}, loss scale {p.loss_scale_kind}",
-             f"throughput {fmt(p.throughput_sps, '.1f')} samples/s, speed-up {fmt(p.speedup, '.3f')}x",
+             f"throughput {fmt(p.throughput_sps, '.1f')} samples/s, speed-up {fmt(p.speedup, '.3f')}x per job "
+             f"({fmt(p.step_speedup, '.3f')}x per step), one seed",
              f"{obj.label} {obj.format_value(p.objective_value)} ({obj.format_gain(p.objective_gain)})"]
     params = [f"{name}={_param_text(value)}" for name, value in p.params]
     lines += [html.escape(", ".join(params[i:i + 3])) for i in range(0, len(params), 3)]
@@ -246,7 +314,7 @@ def y_range(info: ScatterInfo) -> tuple[float, float]:
     a trial far below (one that broke training, one stopped early at a poor epoch) goes on the bottom edge."""
     if info.baseline_y is None:  # raw values: plotly's own range
         return -math.inf, math.inf
-    kept = [p.y for p in info.points if p.status in _TRAINED]
+    kept = [p.y for p in (*info.points, *info.o0_runs) if p.status in _TRAINED]
     kept += [v for q in info.confirmed for v in (q.delta_low_pt, q.delta_high_pt, q.delta_pt) if finite(v)]
     kept += [0.0, -(info.max_drop or 0.0)]
     low, high = min(kept), max(kept)
@@ -270,10 +338,10 @@ def _add_confirmed(fig: go.Figure, q: ConfirmedPoint, colour: str, index: int, o
                 else dict(symbol="x-thin-open", size=13, color=colour, line=dict(width=3))),
         error_x=error_bars([q.speedup], [q.speedup_low], [q.speedup_high]) | dict(color=colour),
         error_y=error_bars([q.delta_pt], [q.delta_low_pt], [q.delta_high_pt]) | dict(color=colour),
-        hovertext=[f"<b>{html.escape(q.recipe)}</b>: {q.speedup:.3f}x [{q.speedup_low:.2f}, {q.speedup_high:.2f}], "
+        hovertext=[f"<b>{html.escape(q.recipe)}</b>: {q.speedup:.3f}x per job [{q.speedup_low:.2f}, {q.speedup_high:.2f}], "
                    f"{q.delta_pt:{obj.gain_spec}} {obj.unit} [{q.delta_low_pt:{obj.gain_spec}}, "
                    f"{q.delta_high_pt:{obj.gain_spec}}], {q.n_seeds} paired seeds; {decision_words(q.verdict, obj)}"
-                   + (f"<br>its search trial (one seed): {q.search_x:.3f}x, {q.search_y:{obj.gain_spec}} {obj.unit}"
+                   + (f"<br>its search trial (one seed): {q.search_x:.3f}x per job, {q.search_y:{obj.gain_spec}} {obj.unit}"
                       if finite(q.search_x) else "")],
         hoverinfo="text"))
     # the label sits up and to the right (alternating down for every other recipe, each pair further out, so that

@@ -114,7 +114,8 @@ def test_scatter_draws_every_trial_stopped_and_duplicate_ones_marked_far_losses_
                                params={"optimizer.learning_rate": 0.08}))
     scatter = figures.scatter_info(_inputs(table))
     by_id = {p.trial_id: p for p in scatter.points}
-    assert set(by_id) == {"O0", "t1", "t2", "t3"}  # every trial with figures, stopped ones too
+    assert set(by_id) == {"t1", "t2", "t3"}  # every trial with figures, stopped ones too; O0 drawn once, apart
+    assert [p.trial_id for p in scatter.o0_runs] == ["O0"]
     assert by_id["t2"].status == by_id["t3"].status == "stopped" and not by_id["t3"].is_pareto
     assert by_id["t2"].label == "grad_freeze p=0.9" and by_id["t2"].label != "t2"  # a name, not an id
     low, _ = y_range(scatter)
@@ -122,8 +123,10 @@ def test_scatter_draws_every_trial_stopped_and_duplicate_ones_marked_far_losses_
     fig = figures.draw_scatter(scatter)
     drawn = {t.name: t for t in fig.data}
     edge = next(t for name, t in drawn.items() if name.startswith("below the scale"))
-    assert list(edge.x) == [pytest.approx(1.3)] and list(edge.y) == [pytest.approx(low)]
-    assert "off the scale: -60.00 pt" in edge.hovertext[0]
+    # the speed axis is set by the trials a user could choose (O0, t1 trained to the end): t2 sits on both edges
+    assert tuple(fig.layout.xaxis.range) == pytest.approx(scatter.x_range) and scatter.x_range[1] < 1.3
+    assert list(edge.x) == [pytest.approx(scatter.x_range[1])] and list(edge.y) == [pytest.approx(low)]
+    assert "off the scale: -60.00 pt" in edge.hovertext[0] and "1.300x per job" in edge.hovertext[0]
     stopped = drawn["stopped early (figures at the epoch it stopped)"]
     assert list(stopped.x) == [pytest.approx(1.1)] and fig.layout.yaxis.range[0] == pytest.approx(low)
 
