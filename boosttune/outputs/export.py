@@ -33,7 +33,8 @@ BEST_BOOST_CONFIG_NAME = "best_boost_config.json"
 BEST_RECIPE_NAME = "best_recipe.json"
 
 # a results row's figures, named in best_recipe.json by what they are (one seed: per step, the throughput ratio)
-_MEASURED = {"throughput_sps": "throughput_sps", "speedup_vs_baseline": "step_speedup",
+_MEASURED = {"job_speedup_vs_baseline": "job_speedup", "throughput_sps": "throughput_sps",
+             "speedup_vs_baseline": "step_speedup",
              "objective_value": "objective_value", "objective_gain": "objective_gain", "compile_s": "compile_s",
              "time_to_target_s": "time_to_target_s", "peak_rss_mb": "peak_rss_mb"}
 _PROVENANCE = ("device_target", "mindspore_version", "ray_version", "boosttune_version", "onednn_isa", "seed",
@@ -191,7 +192,7 @@ def _recipe_document(row: pd.Series, selection: Selection, boost_config: dict[st
         "loss_scale": loss_scale,
         "optimizer": recipe.get("optimizer"),
         "batch_size": _plain(row["batch_size"]),
-        "measured": {key: _plain(row[name]) for name, key in _MEASURED.items()},
+        "measured": {key: _plain(row.get(name)) for name, key in _MEASURED.items()},
         "selection": {
             "reason": selection.reason,
             "tolerance": selection.max_drop,  # the max_drop selected at (key named so on disk)

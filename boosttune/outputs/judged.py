@@ -19,6 +19,7 @@ from boosttune.errors import DataError
 from boosttune.outputs.export import SelectedRecipe, selected_recipe
 from boosttune.outputs.summary import load_confirmed
 from boosttune.stats.decide import Decision
+from boosttune.stats.job import one_seed_job_speedups
 from boosttune.stats.margin import Margin
 from boosttune.stats.select import Selection, select_best
 from boosttune.tables.confirm_runs import CONFIRM_NAME
@@ -54,9 +55,12 @@ class Judged:
 
 def judge_run(kind: Kind, margin: Margin, *, search: pd.DataFrame | None = None, decision: Decision | None = None,
           experiment_path: str | Path | None = None) -> Judged:
-    """The run's answer as a recipe: the decision's when there is one, else the search's one-seed pick."""
+    """The run's answer as a recipe: the decision's when there is one, else the search's one-seed pick. The search's
+    table gains each trial's speed-up per job (``job_speedup_vs_baseline``, one seed, its own compile), the speed
+    every page and file tells."""
     pick = None
     if search is not None:
+        search = search.assign(job_speedup_vs_baseline=one_seed_job_speedups(search))
         try:
             pick = select_best(search, margin)
         except DataError:  # no finished baseline: nothing to compare with

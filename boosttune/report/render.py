@@ -242,9 +242,11 @@ def _importance(inputs: ReportInputs):
 
 
 _TOP = ("trial_id", "label", "status", "boost_level", "amp_level", "loss_scale_kind", "optimizer_name",
-        "learning_rate", "throughput_sps", "speedup_vs_baseline", "objective_value", "objective_gain", "compile_s")
-_FORMATS = {"throughput_sps": ".1f", "speedup_vs_baseline": ".3f", "objective_value": ".4f", "objective_gain": "+.2f",
-            "compile_s": ".2f", "learning_rate": ".4g"}
+        "learning_rate", "throughput_sps", "job_speedup_vs_baseline", "speedup_vs_baseline", "objective_value",
+        "objective_gain", "compile_s")
+_FORMATS = {"throughput_sps": ".1f", "job_speedup_vs_baseline": ".3f", "speedup_vs_baseline": ".3f",
+            "objective_value": ".4f", "objective_gain": "+.2f", "compile_s": ".2f", "learning_rate": ".4g"}
+_TOP_NAMES = {"job_speedup_vs_baseline": "speed-up per job", "speedup_vs_baseline": "per step"}
 
 
 def _left_out_rows(inputs: ReportInputs) -> tuple[tuple[str, str], ...]:
@@ -265,15 +267,16 @@ def _top_trials(inputs: ReportInputs, top: int = 15) -> Table:
     table = inputs.search
     finished = table[table["status"].isin(FINISHED)]
     obj = inputs.objective
-    rows = finished.sort_values(["speedup_vs_baseline", "objective_gain"], ascending=False, na_position="last").head(top)
+    order = "job_speedup_vs_baseline" if "job_speedup_vs_baseline" in finished else "speedup_vs_baseline"
+    rows = finished.sort_values([order, "objective_gain"], ascending=False, na_position="last").head(top)
     formats = {**_FORMATS, "objective_value": ".4f" if obj.fraction else ".4g", "objective_gain": obj.gain_spec}
     cells = []
     for _, row in rows.iterrows():
         delta = row["objective_gain"]
         within = "" if not finite(delta) else "yes" if delta >= -inputs.max_drop - 1e-9 else "no"
-        cells.append(tuple(_cell(row[c], formats[c]) if c in formats else recipes.run_name(row) if c == "label"
+        cells.append(tuple(_cell(row.get(c), formats[c]) if c in formats else recipes.run_name(row) if c == "label"
                            else ("" if pd.isna(row[c]) else str(row[c])) for c in _TOP) + (within,))
-    header = tuple({"objective_value": obj.label, "objective_gain": f"Δ {obj.unit}"}.get(c, c) for c in _TOP)
+    header = tuple({"objective_value": obj.label, "objective_gain": f"Δ {obj.unit}", **_TOP_NAMES}.get(c, c) for c in _TOP)
     return Table(header + (f"within {inputs.max_drop:.3g} {obj.unit}",), tuple(cells))
 
 

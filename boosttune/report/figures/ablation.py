@@ -94,11 +94,17 @@ def _paired_rows(inputs: ReportInputs, recommended: str,
 
 
 def _single(name: str, rows: list[pd.Series]) -> AblationRow:
-    """Search trials with one seed each: the median over them, no interval."""
-    speed = float(np.median([r["speedup_vs_baseline"] for r in rows]))
+    """Search trials with one seed each: the median over them (per job; per step where a trial has no job time), no
+    interval."""
+    speed = float(np.median([_per_job(r) for r in rows]))
     delta = float(np.median([r["objective_gain"] for r in rows]))
     return AblationRow(name, speed, math.nan, math.nan, delta, math.nan, math.nan, len(rows),
                        "search, one seed each" + (" (median)" if len(rows) > 1 else ""), False, name)
+
+
+def _per_job(row: pd.Series) -> float:
+    job = row.get("job_speedup_vs_baseline")
+    return float(job) if finite(job) else float(row["speedup_vs_baseline"])
 
 
 def _base_recipe(table: pd.DataFrame) -> dict[str, Any]:

@@ -53,7 +53,9 @@ def _unpaired_claim(inputs: ReportInputs, level: str, claim: str) -> ClaimInfo:
     obj = inputs.objective
     single = _search_row(inputs, f"{level}-equivalent")
     if single is not None:
-        return ClaimInfo(level, claim, f"{fmt(single['speedup_vs_baseline'], '.2f')}x, "
+        job = single.get("job_speedup_vs_baseline")
+        speed = f"{fmt(job, '.2f')}x per job" if finite(job) else f"{fmt(single['speedup_vs_baseline'], '.2f')}x per step"
+        return ClaimInfo(level, claim, f"{speed}, "
                                        f"{fmt(single['objective_gain'], obj.gain_spec)} {obj.unit} on one seed",
                          "not judged: one seed (run the confirm stage)")
     note = _left_out_note(inputs, level)

@@ -230,7 +230,7 @@ def test_claims_without_paired_seeds_say_what_the_search_measured_or_why_not():
                                boost={"less_bn": {"gc_flag": False}}, sps=650.0, acc=0.790))
     inputs = _inputs(table, run_info={"left_out": {"O2-equivalent": "amp O2 does not run on this CPU"}})
     o1, o2 = figures.claims_info(inputs)
-    assert o1.measured == "1.30x, -1.00 pt on one seed" and o1.verdict.startswith("not judged: one seed")
+    assert o1.measured == "1.30x per step, -1.00 pt on one seed" and o1.verdict.startswith("not judged: one seed")
     assert (o2.measured, o2.verdict) == ("not run", "not measured: amp O2 does not run on this CPU")
 
 
