@@ -77,6 +77,18 @@ LAYOUT_JS = """(() => {
       if (w > 2 && h > 2 && !a.contains(b) && !b.contains(a))
         overlaps.push(div.id + ': "' + a.textContent.trim() + '" / "' + b.textContent.trim() + '"');
     }
+    // a label over a drawn point (a trial, a preset, O0, a confirmed mean): the point it hides is lost to the reader
+    const points = Array.from(div.querySelectorAll('g.scatterlayer path.point')).map(p => p.getBoundingClientRect())
+      .filter(r => r.width > 0);
+    for (const t of div.querySelectorAll('g.annotation text')) {
+      const p = t.getBoundingClientRect();
+      if (!t.textContent.trim() || p.width === 0) continue;
+      for (const q of points) {
+        const cx = (q.left + q.right) / 2, cy = (q.top + q.bottom) / 2;
+        if (cx > p.left && cx < p.right && cy > p.top && cy < p.bottom) {
+          overlaps.push(div.id + ': "' + t.textContent.trim() + '" covers a point'); break; }
+      }
+    }
   }
   const wide = Array.from(document.querySelectorAll('table')).filter(t => {
     const box = t.parentElement.getBoundingClientRect(); return t.getBoundingClientRect().right > box.right + 1

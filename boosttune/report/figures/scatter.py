@@ -208,9 +208,11 @@ def draw_scatter(info: ScatterInfo) -> go.Figure:
     obj = info.objective
     fig = go.Figure()
     if info.max_drop_y is not None:  # the region a recipe's objective may fall to
-        fig.add_hrect(y0=info.max_drop_y, y1=0, fillcolor=GREEN, opacity=0.08, line_width=0,
-                      annotation_text=f"within {info.max_drop:.3g} {obj.unit} of O0", annotation_position="bottom left")
+        fig.add_hrect(y0=info.max_drop_y, y1=0, fillcolor=GREEN, opacity=0.08, line_width=0)
         fig.add_hline(y=info.max_drop_y, line_dash="dash", line_color=RED)
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", hoverinfo="skip",  # named in the legend, not
+                                 name=f"shaded: within {info.max_drop:.3g} {obj.unit} of O0 (the margin)",  # on a point
+                                 marker=dict(symbol="square", size=12, color=GREEN, opacity=0.25)))
     if info.pareto:  # drawn as the staircase bounding the region the front dominates
         xs, ys = zip(*info.pareto)
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name="Pareto front (search)",
@@ -239,8 +241,10 @@ def draw_scatter(info: ScatterInfo) -> go.Figure:
             text=[p.label for p in below],
             hovertext=[f"{_hover(p, obj)}<br>off the scale: {p.y:{obj.gain_spec}} {obj.unit}" for p in below],
             hoverinfo="text"))
+    labels = label_positions(info.confirmed, low, high) if info.x_range is not None else {}
     for index, point in enumerate(info.confirmed):
-        _add_confirmed(fig, point, CONFIRMED_COLOURS[index % len(CONFIRMED_COLOURS)], index, obj)
+        _add_confirmed(fig, point, CONFIRMED_COLOURS[index % len(CONFIRMED_COLOURS)], index, obj,
+                       (right, labels[point.recipe]) if point.recipe in labels else None)
     if info.baseline_y is not None:
         fig.add_vline(x=1.0, line_dash="dot", line_color=GREY)
     fig.update_layout(title=f"Speed vs {obj.noun}", xaxis_title=info.x_label, yaxis_title=info.y_label, height=560,
@@ -249,7 +253,43 @@ def draw_scatter(info: ScatterInfo) -> go.Figure:
         fig.update_yaxes(range=[low, high])
     if info.x_range is not None:
         fig.update_xaxes(range=list(info.x_range))
+    if labels:  # the labels' column, right of the plot: wide enough for the longest line of a name
+        longest = max(len(line) for q in info.confirmed for line in _label_lines(q.recipe))
+        fig.update_layout(margin=dict(LAYOUT["margin"], r=min(_LABEL_MARGIN_MAX, 16 + _CHAR_PX * longest)))
     return fig
+
+
+# The confirmed recipes' names stand in a column right of the plot, each at its mean's height where it can, pushed
+# apart where names would touch, a line from each to its mean: no name covers another, a point or a line of the plot.
+_LINE_PX, _PLOT_PX, _CHAR_PX, _LABEL_MARGIN_MAX = 16, 300, 7, 360
+
+
+def _label_lines(recipe: str) -> list[str]:
+    parts = recipe.split(" + ")
+    return [parts[0], *(f"+ {p}" for p in parts[1:])]
+
+
+def label_positions(confirmed: tuple[ConfirmedPoint, ...], low: float, high: float) -> dict[str, float]:
+    """recipe -> the height of its name in the labels' column (data units): its mean's height, moved the least that
+    keeps every name clear of the next (``_PLOT_PX``, a lower bound of the plot's height, sets what a line is worth
+    in data units), inside the axis."""
+    unit = (high - low) / _PLOT_PX  # data units per pixel, at the smallest plot the page draws
+    heights = {q.recipe: (len(_label_lines(q.recipe)) * _LINE_PX + 4) * unit for q in confirmed}
+    order = sorted(confirmed, key=lambda q: -q.delta_pt)
+    placed: dict[str, float] = {}
+    previous: ConfirmedPoint | None = None
+    for q in order:  # from the top down: each name as high as its mean, below the one above it
+        y = min(q.delta_pt, high - heights[q.recipe] / 2)
+        if previous is not None:
+            y = min(y, placed[previous.recipe] - (heights[previous.recipe] + heights[q.recipe]) / 2)
+        placed[q.recipe], previous = y, q
+    if order:  # the column ran out at the bottom: lift it, the top name no higher than the axis allows
+        last = order[-1]
+        lift = (low + heights[last.recipe] / 2) - placed[last.recipe]
+        if lift > 0:
+            room = (high - heights[order[0].recipe] / 2) - placed[order[0].recipe]
+            placed = {name: y + min(lift, max(room, 0.0)) for name, y in placed.items()}
+    return placed
 
 
 def _add_o0(fig: go.Figure, info: ScatterInfo) -> None:
@@ -322,9 +362,17 @@ def y_range(info: ScatterInfo) -> tuple[float, float]:
     return low - 3 * room, high + room
 
 
-def _add_confirmed(fig: go.Figure, q: ConfirmedPoint, colour: str, index: int, obj: Objective) -> None:
+def _faint(colour: str) -> str:
+    """``colour`` (#rrggbb) at 40% opacity: a name's line to its mean, lighter than the figures it crosses."""
+    red, green, blue = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red},{green},{blue},0.4)"
+
+
+def _add_confirmed(fig: go.Figure, q: ConfirmedPoint, colour: str, index: int, obj: Objective,
+                   label_at: tuple[float, float] | None = None) -> None:
     """One confirmed recipe: its paired mean with 95% intervals in its own colour, a dotted line from its one-seed
-    search trial, and its name in a label set off from the bars (an arrow points at the mean)."""
+    search trial, and its name: in the labels' column at ``label_at`` (x, y in data units) with a line to its mean,
+    or set off from the bars (raw axes)."""
     group = f"confirmed-{index}"
     if finite(q.search_x) and finite(q.search_y):
         fig.add_trace(go.Scatter(x=[q.search_x, q.speedup], y=[q.search_y, q.delta_pt], mode="lines",
@@ -344,6 +392,13 @@ def _add_confirmed(fig: go.Figure, q: ConfirmedPoint, colour: str, index: int, o
                    + (f"<br>its search trial (one seed): {q.search_x:.3f}x per job, {q.search_y:{obj.gain_spec}} {obj.unit}"
                       if finite(q.search_x) else "")],
         hoverinfo="text"))
+    if label_at is not None:
+        fig.add_annotation(x=q.speedup, y=q.delta_pt, ax=label_at[0], ay=label_at[1], axref="x", ayref="y",
+                           text="<br>".join(html.escape(line) for line in _label_lines(q.recipe)),
+                           showarrow=True, arrowhead=0, arrowcolor=_faint(colour), arrowwidth=1, standoff=8,
+                           xanchor="left", align="left", font=dict(color=colour, size=12),
+                           bgcolor="rgba(255,255,255,0.85)")
+        return
     # the label sits up and to the right (alternating down for every other recipe, each pair further out, so that
     # neighbours' labels clear each other), clear of the bars' ends; a long name breaks before each " + "
     offset = 40 + 30 * (index // 2)

@@ -264,3 +264,26 @@ def test_a_knob_left_out_but_run_all_the_same_says_which_trial_ran_it():
     rows = dict(next(t for t in search.tables if t.headers[0] == "left out of the search").rows)
     assert rows["amp.O3"].endswith("not searched; run all the same by O2-equivalent")
     assert rows["amp.O2"] == "amp O2: 0.46x O0's throughput, not searched"  # nothing ran it
+
+
+def test_confirmed_names_stand_apart_in_a_column_inside_the_axis():
+    """Six recipes within a tenth of a point of each other: each name keeps its own lines' height from the next, in
+    the order of the means, and none leaves the axis."""
+    from boosttune.report.figures.scatter import _LINE_PX, _PLOT_PX, ConfirmedPoint, _label_lines, label_positions
+
+    names = ["a", "b + c", "d", "e + f + g", "h", "i"]
+    points = tuple(ConfirmedPoint(n, 1.1, 1.0, 1.2, -0.3 - 0.02 * k, -0.6, 0.0, 5, "won", False)
+                   for k, n in enumerate(names))
+    low, high = -1.5, 0.5
+    placed = label_positions(points, low, high)
+    unit = (high - low) / _PLOT_PX
+    half = {n: (len(_label_lines(n)) * _LINE_PX + 4) * unit / 2 for n in names}
+    ordered = sorted(names, key=lambda n: -placed[n])
+    assert ordered == names  # the column keeps the means' order
+    for upper, lower in zip(ordered, ordered[1:]):
+        assert placed[upper] - placed[lower] >= half[upper] + half[lower] - 1e-12
+    assert all(low <= placed[n] - half[n] and placed[n] + half[n] <= high + 1e-12 for n in names)
+    # crowded at the bottom of the axis: the column is lifted to stay inside
+    bottom = tuple(q._replace(delta_pt=-1.45) for q in points)
+    lifted = label_positions(bottom, low, high)
+    assert min(lifted[n] - half[n] for n in names) >= low - 1e-12
