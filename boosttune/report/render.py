@@ -11,7 +11,7 @@ from typing import Callable, NamedTuple
 import pandas as pd
 import plotly.offline
 
-from boosttune.stats.decisions import decision_words
+from boosttune.stats.decisions import SHORT, VerdictCode, decision_words
 from boosttune.tables.results import finite, fmt
 from boosttune.tables.states import FINISHED, RunStatus
 from boosttune.files import write_atomically
@@ -28,6 +28,7 @@ class Table(NamedTuple):
     headers: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     title: str = ""
+    note: str = ""  # one line below it: what it leaves out, and why
 
 
 class Section(NamedTuple):
@@ -310,7 +311,7 @@ def _failures(inputs: ReportInputs) -> Section:
 # --- HTML and markdown ------------------------------------------------------------------------------------
 
 _STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em 2em;max-width:1400px;color:#222}
-.answer{font-size:1.25em;background:#f3f7fb;border-left:5px solid #4c78a8;padding:.7em 1em;margin:.5em 0 1em}
+.answer{font-size:1.15em;background:#f3f7fb;border-left:5px solid #4c78a8;padding:.7em 1em;margin:.5em 0 1em}
 dl.facts{display:grid;grid-template-columns:max-content auto;gap:.15em 1em;font-size:13px}
 dl.facts dt{font-weight:600}dl.facts dd{margin:0;font-family:ui-monospace,monospace;word-break:break-all}
 nav a{margin-right:1em}table.t{border-collapse:collapse;font-size:13px;margin:.6em 0}
@@ -318,7 +319,8 @@ table.t td,table.t th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:le
 #apply{display:flex;flex-wrap:wrap;gap:0 2em;margin:0 0 1em}#apply h2{flex-basis:100%;margin:.2em 0}
 #apply>div{flex:1 1 36em;min-width:0}#apply pre{background:#f6f8fa;padding:.6em;overflow-x:auto;font-size:13px}
 #apply p,#apply li{font-size:13px}#apply code,#apply td:first-child{font-family:ui-monospace,monospace}
-div.scroll{overflow-x:auto;max-width:100%}#answer p{font-size:14px;margin:.3em 0}#answer table.t{font-size:14px}
+div.scroll{overflow-x:auto;max-width:100%}#answer p,#race p{font-size:14px;margin:.3em 0}#answer table.t{font-size:14px}
+#answer td:not(:first-child):not(:last-child){white-space:nowrap}p.note{color:#555}
 details{margin:.5em 0}details>summary{cursor:pointer;font-weight:600}"""
 
 
@@ -339,8 +341,8 @@ def _html_apply(info: figures.ApplyInfo | None) -> str:
                                         "writes them.</p>")
     knobs = _html_table(Table(("MindSpore", "this recipe"), info.knobs))
     notes = "".join(f"<p>{html.escape(note)}</p>" for note in info.notes)
-    return (f'<section id="apply"><h2>How to apply it</h2><div><ul>{files}</ul>{written}'
-            f"<pre><code>{html.escape(info.snippet)}</code></pre></div><div>{knobs}{notes}</div></section>\n")
+    return (f'<section id="apply"><h2>How to apply it</h2><div><pre><code>{html.escape(info.snippet)}</code></pre>'
+            f"<ul>{files}</ul>{written}</div><div>{knobs}{notes}</div></section>\n")
 
 
 def _triple(values: tuple[float, float, float], spec: str, suffix: str = "") -> str:
@@ -364,11 +366,24 @@ def answer_table(inputs: ReportInputs, info: figures.AnswerInfo) -> Table:
         e2e = "" if base else _triple(r.e2e, ".2f", "x")
         gain = "" if base else _triple(r.gain, obj.gain_spec)
         rows.append((f"{r.recipe} (the answer)" if r.is_answer and not base else r.recipe, str(r.seeds),
-                     job, speed, pays, gain, e2e, r.decision))
+                     job, speed, pays, gain, e2e, SHORT.get(r.code, r.decision)))  # in full: the confirmed section
     length = f"{info.planned_epochs} epochs" if info.planned_epochs else "the job"
-    return Table(("recipe", "paired seeds", f"speed-up per job, {length} [95% CI]", "per step [95% CI]",
-                  "pays off after", f"Δ {obj.noun} ({obj.unit}) [95% CI]", "time to target (secondary)", "decision"),
-                 tuple(rows))
+    return _without_empty(Table(("recipe", "paired seeds", f"speed-up per job, {length} [95% CI]",
+                                 "per step [95% CI]", "pays off after", f"Δ {obj.noun} ({obj.unit}) [95% CI]",
+                                 "time to target (secondary)", "decision"), tuple(rows)))
+
+
+def _without_empty(table: Table) -> Table:
+    """``table`` less the figure columns that no recipe measured (every cell empty or n/a but the baseline's), the
+    note naming them."""
+    rows = [row for row in table.rows if row[-1] != SHORT[VerdictCode.BASELINE]]
+    empty = [i for i in range(2, len(table.headers) - 1) if rows and all(row[i] in ("", "n/a") for row in rows)]
+    if not empty:
+        return table
+    keep = [i for i in range(len(table.headers)) if i not in empty]
+    names = ", ".join(table.headers[i] for i in empty)
+    return Table(tuple(table.headers[i] for i in keep), tuple(tuple(row[i] for i in keep) for row in table.rows),
+                 note=f"Not shown: {names}, measured for no recipe in this run.")
 
 
 def _break_even(steps: float, total: float = math.nan) -> str:
@@ -383,11 +398,14 @@ def render_html(inputs: ReportInputs, sections: list[Section]) -> str:
     header = figures.header_info(inputs)
     facts = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in header.run_details)
     nav = "".join(f'<a href="#{s.anchor}">{html.escape(s.title.split(":")[0])}</a>' for s in sections)
-    first = ""
+    first = after = ""
     answer = figures.answer_info(inputs)
     if answer is not None:
         lines = "".join(f"<p>{html.escape(t)}</p>" for t in (answer.stopped, answer.noise) if t)
-        first = f'<section id="answer">{_html_table(answer_table(inputs, answer))}{lines}</section>\n'
+        table = answer_table(inputs, answer)
+        note = f'<p class="note">{html.escape(table.note)}</p>' if table.note else ""
+        first = f'<section id="answer">{_html_table(table)}{note}</section>\n'
+        after = f'<section id="race">{lines}</section>\n' if lines else ""
     parts = []
     for s in sections:
         parts.append(f'<section id="{s.anchor}"><h2>{html.escape(s.title)}</h2>')
@@ -405,7 +423,7 @@ def render_html(inputs: ReportInputs, sections: list[Section]) -> str:
             f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{_STYLE}</style>'
             f'<script type="text/javascript">{plotly.offline.get_plotlyjs()}</script></head><body>\n'
             f"<h1>{html.escape(inputs.title)}</h1>\n<p class=\"answer\">{html.escape(header.answer)}</p>\n"
-            + first + _html_apply(figures.apply_info(inputs)) +
+            + first + _html_apply(figures.apply_info(inputs)) + after +
             f'<details class="run"><summary>The run: device, model, data, versions, the command that reproduces it'
             f'</summary><dl class="facts">{facts}</dl></details>\n<nav>{nav}</nav>\n' + "\n".join(parts)
             + "\n</body></html>\n")
@@ -427,7 +445,7 @@ def _md_apply(info: figures.ApplyInfo | None) -> list[str]:
     if info is None:
         return []
     lines = ["## How to apply it", ""]
-    lines += [f"- `{path}`: {what}" for path, what in info.files]
+    lines += [f"- `{path}` (beside this file): {what}" for path, what in info.files]
     if not info.exported:
         lines.append(f"- not written yet: `{info.export_command}` writes them")
     knobs = Table(("MindSpore", "this recipe"), tuple((f"`{name}`", value) for name, value in info.knobs))
@@ -441,9 +459,12 @@ def render_markdown(inputs: ReportInputs, sections: list[Section]) -> str:
     lines = [f"# {inputs.title}", "", f"**{header.answer}**", ""]
     answer = figures.answer_info(inputs)
     if answer is not None:
-        lines += [_md_table(answer_table(inputs, answer)), ""]
+        table = answer_table(inputs, answer)
+        lines += [_md_table(table), ""] + ([table.note, ""] if table.note else [])
+    lines += _md_apply(figures.apply_info(inputs))
+    if answer is not None:
         lines += [f"{t}\n" for t in (answer.stopped, answer.noise) if t]
-    lines += [*_md_apply(figures.apply_info(inputs)), "## The run", ""]
+    lines += ["## The run", ""]
     lines += [f"- {k}: `{v}`" if k == "reproduce" else f"- {k}: {v}" for k, v in header.run_details]
     for s in sections:
         lines += ["", f"## {s.title}", ""]

@@ -68,8 +68,7 @@ def _summary(*rows: tuple[str, float, float]) -> pd.DataFrame:
 def test_several_winners_say_how_the_answer_was_chosen():
     chosen = select_confirmed(_summary(("a", 1.24, -0.49), ("b", 1.08, -0.45)), ONE_PT, race=True)
     assert chosen.recipe == "a"
-    assert chosen.why_chosen == ("2 recipes won; the answer is the fastest per job (1.24x, -0.49 pt); also won: "
-                                 "b 1.08x, -0.45 pt.")
+    assert chosen.why_chosen == "2 recipes won; the answer is the fastest per job, then b (1.08x, -0.45 pt)."
     close = select_confirmed(_summary(("a", 1.24, -0.49), ("b", 1.21, -0.10)), ONE_PT, race=True)
     assert close.recipe == "a" and close.why_chosen.endswith(
         "b is within 5% of it per job, a tie on speed; the more accurate of the two is b.")

@@ -41,22 +41,56 @@ def apply_info(inputs: ReportInputs) -> ApplyInfo | None:
         return None
     folder = inputs.folder if inputs.folder is not None else Path(".")
     recipe_path, config_path = folder / BEST_RECIPE_NAME, folder / BEST_BOOST_CONFIG_NAME
-    files = ((str(recipe_path), "the whole recipe, for boosttune.load_best_recipe; with the figures and provenance"),
-             (str(config_path), "its boost_config_dict alone, for Model(..., boost_config_dict=...)"))
+    # named as they sit beside this page (the folder may move: copy the two files with it)
+    files = ((BEST_RECIPE_NAME, "the whole recipe, for boosttune.load_best_recipe; with the figures and provenance"),
+             (BEST_BOOST_CONFIG_NAME, "its boost_config_dict alone, for Model(..., boost_config_dict=...)"))
     epochs = (document.get("recipe") or {}).get("epochs") or "EPOCHS"
     snippet = "\n".join((
         "import boosttune",
         "from mindspore import Model",
         "",
         "# net, loss_fn, metrics and the train dataset are yours",
-        f'recipe = boosttune.load_best_recipe("{recipe_path}")',
+        f'recipe = boosttune.load_best_recipe("{BEST_RECIPE_NAME}")',
         "optimizer = recipe.build_optimizer(",
         f"    net, steps_per_epoch=train.get_dataset_size(), epochs={epochs})",
         "model = Model(net, loss_fn, optimizer=optimizer, metrics=metrics,",
         "              **recipe.model_kwargs(net))",
+        "",
+        "# or the same Model in plain MindSpore (your optimizer, as the table says):",
+        *_plain_model(document),
     ))
     return ApplyInfo(files, recipe_path.is_file() and config_path.is_file(), f"boosttune export {folder}", snippet,
                      _knobs(document), _notes(document))
+
+
+def _plain_model(document: dict[str, Any]) -> list[str]:
+    """The recipe's ``mindspore.Model(...)`` line (best_recipe.json's ``model_kwargs``) as comment lines of the
+    snippet, broken between its arguments."""
+    line = str(document.get("model_kwargs") or "")
+    call = (line.split("=", 1)[1].strip() if line.startswith("model =") else line).replace(
+        "mindspore.Model(network,", "Model(net,").replace("mindspore.", "")
+    head, _, rest = call.partition("(")
+    arguments, depth, start = [], 0, 0
+    for i, char in enumerate(rest):
+        depth += char in "([{"
+        depth -= char in ")]}"
+        if char == "," and depth == 0:
+            arguments.append(rest[start:i].strip())
+            start = i + 1
+    arguments.append(rest[start:].strip().removesuffix(")"))
+    lines, current = [], f"# model = {head}("
+    indent = f"#{' ' * (len(current) - 2)} "
+    for argument in arguments:
+        if len(current) + len(argument) > 76 and not current.endswith("("):
+            lines.append(current.rstrip())
+            current = indent
+        if len(current) + len(argument) > 78 and "(" in argument:  # a manager's call: its arguments on a line
+            call, _, inner = argument.partition("(")
+            lines.append(f"{current}{call}(")
+            current = f"{indent}    {inner}, "
+            continue
+        current += argument + ", "
+    return lines + [current.rstrip().rstrip(",") + ")"]
 
 
 def _knobs(document: dict[str, Any]) -> tuple[tuple[str, str], ...]:

@@ -23,9 +23,11 @@ def test_the_block_names_the_files_and_every_knob_of_the_exported_recipe(tmp_pat
     info = figures.apply_info(load_report_inputs(folder))
     recipe = json.loads((folder / "best_recipe.json").read_text())
     assert recipe["confirmed"]["recipe"] == "grad_freeze p=0.5" and info.exported
-    assert [path for path, _ in info.files] == [str(folder / name) for name in ("best_recipe.json",
-                                                                                "best_boost_config.json")]
-    assert f'boosttune.load_best_recipe("{folder / "best_recipe.json"}")' in info.snippet
+    # named as they sit beside the page, which may move with its folder
+    assert [path for path, _ in info.files] == ["best_recipe.json", "best_boost_config.json"]
+    assert 'boosttune.load_best_recipe("best_recipe.json")' in info.snippet
+    assert "# model = Model(net, loss_fn, optimizer, metrics=metrics" in info.snippet  # plain MindSpore beside it
+    assert 'boost_config_dict=json.load(open("best_boost_config.json"))' in info.snippet
     assert "**recipe.model_kwargs(net)" in info.snippet and "epochs=3)" in info.snippet
     assert max(len(line) for line in info.snippet.splitlines() if "best_recipe.json" not in line) <= 80
     knobs = dict(info.knobs)
@@ -67,7 +69,7 @@ def test_keeping_o0_says_plain_training_and_how_to_write_the_files(search):
     assert not info.exported and info.export_command == "boosttune export ."  # inputs not read from a folder
 
 
-def test_the_snippet_builds_the_recipes_boost_in_mindspore(tmp_path, search, confirmed_dir, capsys):
+def test_the_snippet_builds_the_recipes_boost_in_mindspore(tmp_path, search, confirmed_dir, capsys, monkeypatch):
     """The block's snippet, run as written with a team's own network and data, builds the recipe's boost."""
     import mindspore as ms
     import numpy as np
@@ -82,6 +84,7 @@ def test_the_snippet_builds_the_recipes_boost_in_mindspore(tmp_path, search, con
     folder = _exported_folder(tmp_path, search, confirmed_dir, capsys)
     info = figures.apply_info(load_report_inputs(folder))
     exported = json.loads((folder / "best_boost_config.json").read_text())
+    monkeypatch.chdir(folder)  # run beside the files, as the page names them
     images, labels = np.zeros((64, 1, 32, 32), np.float32), np.zeros((64,), np.int32)
     ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU")
     reset_boost_state()
@@ -92,6 +95,14 @@ def test_the_snippet_builds_the_recipes_boost_in_mindspore(tmp_path, search, con
         exec(info.snippet, team)
         built, boost = observed_boost(team["model"]), AutoBoost._instance
         settings = (boost.level, boost.boost_config, boost._freeze_p, boost._param_groups, boost.device_number)
+        # the plain MindSpore line beside it, uncommented as a team would, builds the same boost
+        plain = "\n".join(line[2:] for line in info.snippet.split("plain MindSpore")[1].splitlines()[1:])
+        reset_boost_state()
+        team.update(json=json, FixedLossScaleManager=ms.FixedLossScaleManager, optimizer=team["optimizer"],
+                    net=build_network("lenet5", 10, 1, 32))
+        team["optimizer"] = nn.Momentum(team["net"].trainable_params(), 0.05, 0.9)
+        exec(plain.replace("model = ", "plain = ", 1), team)
+        assert observed_boost(team["plain"]) == built
     finally:
         reset_boost_state()
     effective = parse_boost_config(exported, "O1").effective()
