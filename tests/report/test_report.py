@@ -206,7 +206,10 @@ def test_curves_timeline_and_failures(search, confirmed):
         json.dumps([{**e, "objective_value": None} for e in json.loads(c)[:-1]] + json.loads(c)[-1:])
         for c in confirmed.runs["curve_json"]])
     fallback = figures.curves_info(report_inputs(search, dataclasses.replace(confirmed, runs=last_only)))
-    assert fallback.series == search_only.series and fallback.source.startswith("the search")
+    # the search's runs of O0 and the answer; the answer was a start point the search never trained: said so
+    assert {s.name for s in fallback.series} == {"O0"} and fallback.source.startswith("the search's runs")
+    assert "O0 and the answer, grad_freeze p=0.5" in fallback.source
+    assert fallback.source.endswith("the search never ran grad_freeze p=0.5, so no curve of it is drawn")
     timeline = figures.timeline_info(report_inputs(search, confirmed))
     assert timeline.bars[0].run_id == "t_00000" and timeline.bars[0].start_s == 0.0 and len(timeline.bars) == 21
     assert [b.start_s for b in timeline.bars] == sorted(b.start_s for b in timeline.bars)

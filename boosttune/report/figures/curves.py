@@ -41,14 +41,40 @@ def curves_info(inputs: ReportInputs) -> CurveInfo:
             series.append(_curve(row, str(row["recipe"]), _role(row)))
         source = "the paired seeds of the " + ("bench" if inputs.kind == "bench" else "confirm stage")
     if not any(len(s.train_s) > 1 for s in series) and inputs.search is not None:  # confirmed without curves
-        series = []
-        table = inputs.search
-        keep = table["preset"].notna() | (table["trial_id"] == inputs.selection.search_trial)
-        for _, row in table[keep & table["status"].isin(FINISHED)].iterrows():
-            name = str(row["label"]) if pd.notna(row["label"]) else str(row["trial_id"])
-            series.append(_curve(row, name, _role(row)))
-        source = "the search (one seed each): baseline, presets and the selected trial"
+        series, source = _search_curves(inputs)
     return CurveInfo(tuple(s for s in series if s.train_s), source, inputs.objective.label)
+
+
+def _search_curves(inputs: ReportInputs) -> tuple[list[CurveSeries], str]:
+    """The search's own runs (one seed each) of O0 and the answer (the confirmed recipes when the answer keeps O0,
+    the presets without a confirm stage), named as the answer names them."""
+    table = inputs.search
+    answer = inputs.selection.recipe
+    if inputs.confirmed is None:
+        wanted = {n: n for n in table["preset"].dropna()} | ({answer: answer} if answer != "O0" else {})
+        what = "O0, the presets and the search's pick" if answer != "O0" else "O0 and the presets"
+    else:
+        recipes = [answer] if answer != "O0" else [str(r) for r in inputs.confirmed.summary["recipe"] if r != "O0"]
+        wanted = {"O0": "O0", **{r: r for r in recipes}}
+        what = f"O0 and the answer, {answer}" if answer != "O0" else "O0 and the recipes the confirm stage raced"
+    series = []
+    for _, row in table[table["status"].isin(FINISHED)].iterrows():
+        name = next((n for n in wanted if _names(row, n)), None)
+        if name is not None:
+            series.append(_curve(row, name, _role(row)))
+    why = ("; the confirm stage evaluated after the last epoch only (confirm_curves)"
+           if inputs.confirmed is not None else "")
+    missing = [n for n in wanted if n != "O0" and not any(c.name == n for c in series)]
+    if missing:
+        why += f"; the search never ran {', '.join(missing)}, so no curve of it is drawn"
+    return series, f"the search's runs (one seed each) of {what}{why}"
+
+
+def _names(row: pd.Series, name: str) -> bool:
+    """Whether a search row is the run of ``name``: its preset or label, or a searched trial named by its id."""
+    label, trial = row.get("label"), str(row["trial_id"])
+    return (row.get("preset") == name if pd.notna(row.get("preset")) else False) or \
+        (pd.notna(label) and str(label) == name) or name.endswith(f"({trial})") or name == trial
 
 
 def _role(row: pd.Series) -> str:
