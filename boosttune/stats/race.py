@@ -479,9 +479,11 @@ class Race:
 
     def _won_text(self, s: Standing) -> str:
         assert s.speed is not None and s.gain is not None
-        return (f"{s.speedup:.3f}x (at least {math.exp(s.speed.low):.3f}x), objective gain {s.gain.estimate:+.3g} "
-                f"(at least {s.gain.low:+.3g}), both shown at one-sided level {s.speed.level:.2g} after {s.n} seeds "
-                f"({s.speed.df} df)")
+        # the figures as they stood at this look; the table's are the model's at the race's end (its later rounds
+        # move the pooled estimates a little), so these are named as of their round
+        return (f"at round {self.rounds}: {s.speedup:.3f}x (at least {math.exp(s.speed.low):.3f}x), objective gain "
+                f"{s.gain.estimate:+.3g} (at least {s.gain.low:+.3g}), both shown at one-sided level "
+                f"{s.speed.level:.2g} after {s.n} seeds ({s.speed.df} df)")
 
     def _leave(self, s: Standing, exit_: str, why: str) -> Standing:
         s.exit, s.left_after_round, s.why = exit_, self.rounds, why
