@@ -179,7 +179,7 @@ def test_parameter_importance_per_objective_from_optuna(search):
              for i, r in enumerate([sample_records()[2]] * 10)]
     table = build_results_table(sample_records()[:1] + extra, ray_version=RAY_VERSION)
     importance = figures.importance_info(report_inputs(table))
-    assert [name for name, _ in importance.objectives] == ["speed-up", "accuracy"]
+    assert [name for name, _ in importance.objectives] == ["speed-up per job", "accuracy"]
     speed = dict(importance.objectives[0][1])
     assert set(speed) == {"optimizer.learning_rate", "boost.grad_freeze"} and sum(speed.values()) == pytest.approx(1)
     assert importance.evaluator == "FanovaImportanceEvaluator" and "indicative" in importance.note
@@ -190,7 +190,7 @@ def test_parameter_importance_per_objective_from_optuna(search):
 def test_parallel_coordinates_code_categories_and_end_with_the_objectives(search):
     parallel = figures.parallel_info(report_inputs(search))
     labels = [d[0] for d in parallel.dimensions]
-    assert labels[-2:] == ["speed-up (x)", "accuracy (pt)"] and len(parallel.trial_ids) == 4  # not O0, not failed
+    assert labels[-2:] == ["speed-up per job (x)", "accuracy (pt)"] and len(parallel.trial_ids) == 4  # not O0, not failed
     switches = dict((d[0], d) for d in parallel.dimensions)["boost.grad_freeze"]
     assert switches[2] == ("(unset)", "True") and set(switches[1]) == {0.0, 1.0}
 

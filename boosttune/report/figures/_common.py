@@ -20,6 +20,13 @@ def compared(table: pd.DataFrame) -> pd.DataFrame:
                  & table["objective_gain"].map(finite)]
 
 
+def per_job(row: pd.Series) -> float:
+    """A trial's speed-up per job (one seed, its own compile: the speed every page tells), or per step where its job
+    time cannot be told (a folder written before curves were kept)."""
+    job = row.get("job_speedup_vs_baseline")
+    return float(job) if finite(job) else float(row["speedup_vs_baseline"])
+
+
 def present(value: object) -> bool:
     """A value a trial drew (not None, NA or NaN: a knob the trial did not draw)."""
     return value is not None and value is not pd.NA and not (isinstance(value, float) and value != value)

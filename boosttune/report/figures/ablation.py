@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 
 from boosttune.tables.results import finite
 from boosttune.objective import ACCURACY, Objective
-from boosttune.report.figures._common import BLUE, GREY, LAYOUT, ORANGE, RED, compared, error_bars
+from boosttune.report.figures._common import BLUE, GREY, LAYOUT, ORANGE, RED, compared, error_bars, per_job
 from boosttune.report.inputs import ReportInputs
 from boosttune.report.recipes import methods_of, recipe_of
 
@@ -96,15 +96,10 @@ def _paired_rows(inputs: ReportInputs, recommended: str,
 def _single(name: str, rows: list[pd.Series]) -> AblationRow:
     """Search trials with one seed each: the median over them (per job; per step where a trial has no job time), no
     interval."""
-    speed = float(np.median([_per_job(r) for r in rows]))
+    speed = float(np.median([per_job(r) for r in rows]))
     delta = float(np.median([r["objective_gain"] for r in rows]))
     return AblationRow(name, speed, math.nan, math.nan, delta, math.nan, math.nan, len(rows),
                        "search, one seed each" + (" (median)" if len(rows) > 1 else ""), False, name)
-
-
-def _per_job(row: pd.Series) -> float:
-    job = row.get("job_speedup_vs_baseline")
-    return float(job) if finite(job) else float(row["speedup_vs_baseline"])
 
 
 def _base_recipe(table: pd.DataFrame) -> dict[str, Any]:

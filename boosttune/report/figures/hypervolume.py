@@ -11,7 +11,7 @@ from boosttune.tables.results import baseline_row, finite
 from boosttune.tables.states import FINISHED
 from boosttune.stats.select import hypervolume
 from boosttune.objective import ACCURACY, Objective
-from boosttune.report.figures._common import BLUE, LAYOUT
+from boosttune.report.figures._common import BLUE, LAYOUT, per_job
 from boosttune.report.inputs import ReportInputs
 
 __all__ = ["HV_DROP_CEILING_PT", "HV_SPEED_FLOOR", "HypervolumeInfo", "draw_hypervolume", "hypervolume_info"]
@@ -42,7 +42,7 @@ def hypervolume_info(inputs: ReportInputs) -> HypervolumeInfo | None:
     values = []
     for _, row in ordered.iterrows():
         if row["status"] in FINISHED and finite(row["speedup_vs_baseline"]) and finite(row["objective_gain"]):
-            points.append((float(row["speedup_vs_baseline"]), float(row["objective_gain"])))
+            points.append((per_job(row), float(row["objective_gain"])))
         values.append(hypervolume(points, ref))
     labels = tuple(str(v) for v in ordered["label"].fillna(ordered["trial_id"]))
     return HypervolumeInfo(tuple(ordered["trial_id"].astype(str)), labels, tuple(values), ref, inputs.objective)

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from boosttune.tables.results import PARAM_PREFIX
-from boosttune.report.figures._common import BLUE, LAYOUT, compared, inert, present, varies
+from boosttune.report.figures._common import BLUE, LAYOUT, compared, inert, per_job, present, varies
 from boosttune.report.inputs import ReportInputs
 
 __all__ = ["ImportanceInfo", "draw_importance", "importance_info"]
@@ -52,12 +52,12 @@ def importance_info(inputs: ReportInputs, evaluator: str = "fanova") -> Importan
     for _, row in finished.iterrows():
         values = {name: _param_value(row[PARAM_PREFIX + name], dist) for name, dist in distributions.items()}
         study.add_trial(optuna.trial.create_trial(params=values, distributions=distributions,
-                                                  values=[float(row["speedup_vs_baseline"]),
+                                                  values=[per_job(row),
                                                           float(row["objective_gain"])]))
     chosen = (optuna.importance.PedAnovaImportanceEvaluator() if evaluator == "ped_anova"
               else optuna.importance.FanovaImportanceEvaluator(seed=0))
     objectives = []
-    for index, name in enumerate(("speed-up", inputs.objective.noun)):
+    for index, name in enumerate(("speed-up per job", inputs.objective.noun)):
         scores = optuna.importance.get_param_importances(study, evaluator=chosen,
                                                          target=lambda t, i=index: t.values[i])
         objectives.append((name, tuple((k, float(v)) for k, v in scores.items())))

@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from boosttune.tables.results import PARAM_PREFIX, finite
-from boosttune.report.figures._common import LAYOUT, compared, inert, present, varies
+from boosttune.report.figures._common import LAYOUT, compared, inert, per_job, present, varies
 from boosttune.report.inputs import ReportInputs
 
 __all__ = ["Axis", "ParallelInfo", "draw_parallel", "parallel_info"]
@@ -41,8 +41,8 @@ def parallel_info(inputs: ReportInputs) -> ParallelInfo | None:
     if len(finished) < 2:
         return None
     dimensions = [_dimension(column.removeprefix(PARAM_PREFIX), finished[column]) for column in params]
-    speed = tuple(float(v) for v in finished["speedup_vs_baseline"])
-    dimensions.append(Axis("speed-up (x)", speed, None))
+    speed = tuple(per_job(row) for _, row in finished.iterrows())
+    dimensions.append(Axis("speed-up per job (x)", speed, None))
     obj = inputs.objective
     dimensions.append(Axis(f"{obj.noun} ({obj.unit})", tuple(float(v) for v in finished["objective_gain"]), None))
     return ParallelInfo(tuple(dimensions), speed, tuple(finished["trial_id"].astype(str)))

@@ -171,7 +171,7 @@ def test_parallel_dimensions_are_the_knobs_as_values_or_codes_then_the_objective
     assert dims["boost.grad_freeze"] == ((1.0, 0.0), ("(unset)", "True"))
     # a number drawn by one trial only never varied: no axis (and no range invented for it)
     assert "optimizer.learning_rate" not in dims and "grad_freeze.freeze_p" not in dims
-    assert dims["speed-up (x)"][0] == pytest.approx((1.2, 1.1)) and parallel.color == dims["speed-up (x)"][0]
+    assert dims["speed-up per job (x)"][0] == pytest.approx((1.2, 1.1)) and parallel.color == dims["speed-up per job (x)"][0]
     assert dims["accuracy (pt)"][0] == pytest.approx((-1.0, 0.5))
 
 
