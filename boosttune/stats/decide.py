@@ -91,8 +91,8 @@ def at_planned_epochs(decision: Decision, planned: int) -> Decision:
 
 
 def _step_rounds(runs: pd.DataFrame, race: Race | None) -> list[dict[str, float]]:
-    """Each recipe's per-step log speed-up in the rounds the race saw it (its seeds), by round: the race's own cells,
-    measured per step (throughput ratio to the round's baseline) instead of per job."""
+    """Each recipe's per-step log speed-up in the race's rounds (in the order they ran), where the race saw it: the
+    race's own cells, measured per step (throughput ratio to the round's baseline) instead of per job."""
     if race is None:
         return []
     seen = {name: set(s.seeds) for name, s in race.standings.items()}
@@ -102,19 +102,20 @@ def _step_rounds(runs: pd.DataFrame, race: Race | None) -> list[dict[str, float]
         runs = runs.assign(seed=[number.get(int(r), -1) if pd.notna(r) else -1 for r in runs["round"]])
     steps = runs[runs["recipe"].isin(list(seen)) & runs["speedup_vs_baseline"].map(finite)]
     rounds = []
-    for seed in sorted({seed for seeds in seen.values() for seed in seeds}):
+    for seed in race.round_seeds:
         cells = steps[steps["seed"] == seed]
         rounds.append({str(r["recipe"]): math.log(float(r["speedup_vs_baseline"])) for _, r in cells.iterrows()
                        if seed in seen[str(r["recipe"])] and r["speedup_vs_baseline"] > 0})
-    return [r for r in rounds if r]
+    return rounds
 
 
 def _verdicts(summary: pd.DataFrame, race: Race | None, raced: bool, margin: Margin,
               step_rounds: list[dict[str, float]]) -> pd.DataFrame:
     """The one place a verdict is set: the baseline's row, a recipe with no paired round, and every raced recipe by
     its exit (a recipe qualifies only by winning). Every figure beside it comes from the race's own model (recipe +
-    round, noise pooled over the candidates): per job and the gain as decided, per step the same model on the
-    per-step ratios of the same runs; 95% intervals, and the deciding tests' p-values."""
+    round, noise pooled over the candidates) at the look that decided it (a recipe that left early keeps the figures
+    it left with, as race.json does): per job and the gain as decided, per step the same model on the per-step ratios
+    of the same runs; 95% intervals, and the deciding tests' p-values."""
     summary = summary.copy()
     for column in RACE_COLUMNS if race is not None else ():
         summary[column] = pd.Series([None] * len(summary), dtype="object")
@@ -122,7 +123,7 @@ def _verdicts(summary: pd.DataFrame, race: Race | None, raced: bool, margin: Mar
     for column in ("verdict", "verdict_text"):
         summary[column] = summary[column].astype("object")
     summary["seeds_to_show"] = pd.to_numeric(summary["seeds_to_show"]).astype(float)  # seeds likely needed, or NaN
-    steps = race.speed_figures(step_rounds, 0.025) if race is not None and step_rounds else {}
+    looks: dict[int, dict] = {}  # per step at each recipe's own last look: the model on the rounds run by then
     for i, name in summary["recipe"].items():
         standing = race.standings.get(name) if race is not None else None
         if name == BASELINE_NAME:
@@ -132,18 +133,25 @@ def _verdicts(summary: pd.DataFrame, race: Race | None, raced: bool, margin: Mar
             summary.at[i, "verdict"] = VerdictCode.NO_DATA
             summary.at[i, "verdict_text"] = "no round where both this recipe and the baseline finished"
         else:
-            _race_row(summary, i, race, standing, raced, margin, steps.get(name))
+            look = standing.left_after_round or len(step_rounds)
+            if look not in looks:
+                kept = [r for r in step_rounds[:look] if r]
+                looks[look] = race.speed_figures(kept, 0.025) if kept else {}
+            _race_row(summary, i, race, standing, raced, margin, looks[look].get(name), look)
     return summary
 
 
-def _race_row(summary: pd.DataFrame, i, race: Race, standing, raced: bool, margin: Margin, step) -> None:
+def _race_row(summary: pd.DataFrame, i, race: Race, standing, raced: bool, margin: Margin, step, look: int) -> None:
     bound = lambda log: math.exp(log) if math.isfinite(log) else math.nan  # noqa: E731  (one seed: none)
     if step is not None:
         summary.at[i, "step_speedup"] = math.exp(step.estimate)
         summary.at[i, "step_ci_low"], summary.at[i, "step_ci_high"] = bound(step.low), bound(step.high)
-    summary.at[i, "job_p_value"], summary.at[i, "noninferiority_p_value"] = race.p_values(standing.name)
-    figures = race.figures(standing.name, 0.025)
-    if figures is not None:
+    summary.at[i, "job_p_value"], summary.at[i, "noninferiority_p_value"] = race.p_values(standing.name, look)
+    # the figures of the look that decided (a recipe that left early keeps them: the race's later rounds would move
+    # the pooled estimates, and the page would show two figures for one decision)
+    figures = (standing.speed95, standing.gain95) if standing.speed95 is not None else race.figures(standing.name,
+                                                                                                    0.025)
+    if figures is not None and figures[0] is not None:
         speed, gain = figures  # the race decides on the job's speed-up (per step where a run had no job time)
         summary.at[i, "job_speedup"] = math.exp(speed.estimate)
         summary.at[i, "job_ci_low"], summary.at[i, "job_ci_high"] = bound(speed.low), bound(speed.high)

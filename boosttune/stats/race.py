@@ -185,6 +185,9 @@ class Standing:
     why: str = ""
     speed: Bounds | None = None  # the decision's own figures at its last look (log speed-up)
     gain: Bounds | None = None
+    # the same look's estimates with 95% intervals (level 0.025 a side): the figures a page shows beside the decision
+    speed95: Bounds | None = None
+    gain95: Bounds | None = None
 
     @property
     def n(self) -> int:
@@ -226,6 +229,7 @@ class Race:
         self.rounds = 0
         self._speed_rounds: list[dict[str, float]] = []
         self._gain_rounds: list[dict[str, float]] = []
+        self.round_seeds: list[int] = []  # each round's seed, in the order the rounds ran
         self.single_look = False  # one_look: one look at every seed, all of a candidate's alpha there
 
     @classmethod
@@ -253,12 +257,13 @@ class Race:
         figures and every candidate's standing. :meth:`from_dict` gives it back without deciding anything again."""
         return {"rules": self.rules.to_dict(), "max_drop": self.max_drop, "rounds": self.rounds,
                 "single_look": self.single_look, "speed_rounds": self._speed_rounds, "gain_rounds": self._gain_rounds,
+                "round_seeds": self.round_seeds,
                 "standings": [asdict(s) for s in self.standings.values()]}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Race:
         """The race :meth:`to_dict` wrote, as it stood when it was written (nothing is judged again)."""
-        standings = [Standing(**{**s, "speed": _read_bounds(s.get("speed")), "gain": _read_bounds(s.get("gain"))})
+        standings = [Standing(**{**s, **{k: _read_bounds(s.get(k)) for k in ("speed", "gain", "speed95", "gain95")}})
                      for s in data["standings"]]
         rules = RaceRules.from_dict(data["rules"])
         race = cls([s.name for s in standings], rules, float(data["max_drop"]))
@@ -267,6 +272,9 @@ class Race:
         race.rounds, race.single_look = int(data["rounds"]), bool(data["single_look"])
         race._speed_rounds = [dict(r) for r in data["speed_rounds"]]
         race._gain_rounds = [dict(r) for r in data["gain_rounds"]]
+        # a race written before its rounds' seeds were kept: each seed once, in the order they were drawn
+        race.round_seeds = [int(x) for x in data.get("round_seeds") or
+                            sorted({seed for st in standings for seed in st.seeds})]
         return race
 
     @property
@@ -300,15 +308,17 @@ class Race:
     def _record(self, seed: int, figures: Mapping[str, tuple[float, float]]) -> None:
         self._speed_rounds.append({name: math.log(ratio) for name, (ratio, _) in figures.items()})
         self._gain_rounds.append({name: gain for name, (_, gain) in figures.items()})
+        self.round_seeds.append(int(seed))
         for name, (ratio, gain) in figures.items():
             standing = self.standings[name]
             standing.seeds.append(int(seed))
             standing.log_speedups.append(math.log(ratio))
             standing.gains.append(gain)
 
-    def _fits(self) -> tuple[Fit, Fit]:
+    def _fits(self, look: int | None = None) -> tuple[Fit, Fit]:
+        """The model of each measure over the rounds run so far (``look``: the first that many)."""
         names, weight = list(self.standings), max(self.rules.noise_df, DROP_PRIOR_DF)
-        return tuple(fit(rounds, names, self.rules.robust, None if noise is None else noise ** 2 / 2, weight)
+        return tuple(fit(rounds[:look], names, self.rules.robust, None if noise is None else noise ** 2 / 2, weight)
                      for rounds, noise in ((self._speed_rounds, self.rules.speed_noise),
                                            (self._gain_rounds, self.rules.gain_noise)))  # type: ignore[return-value]
 
@@ -360,11 +370,12 @@ class Race:
         (speed, _), _ = self._noise(measured, self._fits()[1])
         return {name: _bounds(measured, name, *speed, level) for name in measured.effect}
 
-    def p_values(self, name: str) -> tuple[float, float]:
-        """The deciding tests' one-sided p-values at the last look, under the claims' noise: that ``name`` is not
-        faster (log speed-up <= 0) and that it loses more than the margin (gain <= -max_drop). Nominal: the race
-        compares each with the level its multiplicity rule gives the look (NaN: no paired figure, or no df)."""
-        speed_fit, gain_fit = self._fits()
+    def p_values(self, name: str, look: int | None = None) -> tuple[float, float]:
+        """The deciding tests' one-sided p-values at the look after round ``look`` (None: the last), under the
+        claims' noise: that ``name`` is not faster (log speed-up <= 0) and that it loses more than the margin (gain
+        <= -max_drop). Nominal: the race compares each with the level its multiplicity rule gives the look (NaN: no
+        paired figure, or no df)."""
+        speed_fit, gain_fit = self._fits(look)
         if name not in speed_fit.effect:
             return math.nan, math.nan
         (speed, gain), _ = self._noise(speed_fit, gain_fit)
@@ -487,6 +498,9 @@ class Race:
 
     def _leave(self, s: Standing, exit_: str, why: str) -> Standing:
         s.exit, s.left_after_round, s.why = exit_, self.rounds, why
+        figures = self.figures(s.name, 0.025)
+        if figures is not None:
+            s.speed95, s.gain95 = figures
         return s
 
     def out_of_budget(self) -> list[Standing]:

@@ -136,8 +136,18 @@ def test_the_race_decides_per_job(tmp_path):
     standings = confirmed.race.standings
     assert standings["heavy"].exit == Exit.SLOWER and standings["light"].exit == Exit.WON
     summary = confirmed.summary.set_index("recipe")
-    assert summary.loc["heavy", "step_speedup"] > 1.05 and summary.loc["heavy", "job_ci_high"] < 1
+    # its figures are those of the look that dropped it (one round: no 95% interval yet; the drop's own bound
+    # is in its decision's words)
+    assert summary.loc["heavy", "step_speedup"] > 1.05 and summary.loc["heavy", "job_speedup"] < 1
+    assert "speed-up at most" in summary.loc["heavy", "verdict_text"]
     assert confirmed.selection.recipe == "light" and summary.loc["light", "job_speedup"] > 1 + TIE
+    # one figure per decision: each recipe's speed-up and gain in the summary are those race.json holds for the
+    # look that decided it, though the race ran rounds after "heavy" left
+    written = json.loads((tmp_path / "race.json").read_text())["decision"]["standings"]
+    assert standings["heavy"].left_after_round < confirmed.race.rounds
+    for standing in written:
+        assert summary.loc[standing["name"], "job_speedup"] == pytest.approx(math.exp(standing["speed"]["estimate"]))
+        assert summary.loc[standing["name"], "objective_gain"] == pytest.approx(standing["gain"]["estimate"])
 
 
 def test_the_first_screen_states_the_tie_and_the_job(tmp_path):
