@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from boosttune.stats.decisions import decision_words
+from boosttune.stats.decisions import SHORT, decision_words
 from boosttune.objective import Objective
 
 
@@ -46,7 +46,7 @@ def disagreements(folder: str | Path, console: str) -> list[str]:
         if line is None:
             found.append(f"report.md: no row for {recipe!r}")
             continue
-        for name, value in (("per job", row.job_speedup), ("per step", row.speedup)):
+        for name, value in (("per job", row.job_speedup), ("per step", row.step_speedup)):
             if math.isfinite(value) and f"{value:.2f}x" not in line:
                 found.append(f"report.md: {recipe} {name} {value:.2f}x not in its row: {line}")
             if math.isfinite(value) and f"{value:.3f}" not in console:
@@ -54,7 +54,7 @@ def disagreements(folder: str | Path, console: str) -> list[str]:
         gain = objective.format_gain(row.objective_gain, objective.gain_spec).split(" ")[0]
         if gain not in line:
             found.append(f"report.md: {recipe} gain {gain} not in its row: {line}")
-        words = decision_words(str(row.verdict), objective, margin)
+        words = SHORT.get(str(row.verdict), decision_words(str(row.verdict), objective, margin))  # the first table's
         if words not in line:
             found.append(f"report.md: {recipe} decision {words!r} not in its row: {line}")
     answer = best["confirmed"]["recipe"]
@@ -66,7 +66,7 @@ def disagreements(folder: str | Path, console: str) -> list[str]:
         figures = chosen.iloc[0]
         if str(figures["verdict"]) != "won":
             found.append(f"best_recipe.json names {answer!r}, whose decision in summary.csv is {figures['verdict']}")
-        for key, column in (("job_speedup", "job_speedup"), ("speedup_vs_baseline", "speedup"),
+        for key, column in (("job_speedup", "job_speedup"), ("step_speedup", "step_speedup"),
                             ("objective_gain", "objective_gain")):
             if not math.isclose(float(best["measured"][key]), float(figures[column]), rel_tol=1e-9):
                 found.append(f"best_recipe.json measured.{key} {best['measured'][key]} != summary.csv {column} "

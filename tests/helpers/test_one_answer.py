@@ -11,17 +11,17 @@ from tests.helpers.one_answer import disagreements
 
 SUMMARY = pd.DataFrame({
     "recipe": ["O0", "gf"], "verdict": ["baseline", "won"], "job_speedup": [1.0, 1.1603],
-    "speedup": [1.0, 1.1888], "objective_gain": [0.0, -0.5369]})
+    "step_speedup": [1.0, 1.1888], "objective_gain": [0.0, -0.5369]})
 ANSWER = ("Use gf: 1.16x per job (a 10-epoch job, compile included; 95% CI 1.07-1.26); 1.19x per step, at -0.54 "
           "accuracy points over 5 paired seeds: shown faster, and accuracy within 1 pt of the baseline's shown.")
 REPORT = (f"# run\n\n**{ANSWER}**\n\n| recipe | paired seeds | per job | per step | pays | gain | e2e | decision |\n"
           "|---|---|---|---|---|---|---|---|\n| O0 | 5 | 1 | 1 |  |  |  | the baseline itself |\n"
           "| gf (the answer) | 5 | 1.16x [1.07, 1.26] | 1.19x [1.09, 1.30] | 85 steps | -0.54 [-0.81, -0.27] | 0.85x | "
-          "shown faster, and accuracy within 1 pt of the baseline's shown |\n")
+          "won: faster, within the margin |\n")
 CONSOLE = f"gf   5  1.160 [1.072, 1.256]  1.189 [1.087, 1.300]\nanswer: {ANSWER}\n"
 BEST = {"confirmed": {"recipe": "gf", "max_drop": 1.0}, "selection": {"fell_back_to_baseline": False},
         "objective": {"name": "acc", "higher_is_better": True, "fraction": True},
-        "measured": {"job_speedup": 1.1603, "speedup_vs_baseline": 1.1888, "objective_gain": -0.5369}}
+        "measured": {"job_speedup": 1.1603, "step_speedup": 1.1888, "objective_gain": -0.5369}}
 
 
 def _folder(tmp_path, summary=SUMMARY, report=REPORT, best=BEST):
