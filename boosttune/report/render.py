@@ -311,7 +311,7 @@ def _failures(inputs: ReportInputs) -> Section:
 # --- HTML and markdown ------------------------------------------------------------------------------------
 
 _STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em 2em;max-width:1400px;color:#222}
-.answer{font-size:1.15em;background:#f3f7fb;border-left:5px solid #4c78a8;padding:.7em 1em;margin:.5em 0 1em}
+.answer{font-size:1.1em;background:#f3f7fb;border-left:5px solid #4c78a8;padding:.7em 1em;margin:.5em 0 1em}
 dl.facts{display:grid;grid-template-columns:max-content auto;gap:.15em 1em;font-size:13px}
 dl.facts dt{font-weight:600}dl.facts dd{margin:0;font-family:ui-monospace,monospace;word-break:break-all}
 nav a{margin-right:1em}table.t{border-collapse:collapse;font-size:13px;margin:.6em 0}
@@ -320,7 +320,7 @@ table.t td,table.t th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:le
 #apply>div{flex:1 1 36em;min-width:0}#apply pre{background:#f6f8fa;padding:.6em;overflow-x:auto;font-size:13px}
 #apply p,#apply li{font-size:13px}#apply code,#apply td:first-child{font-family:ui-monospace,monospace}
 div.scroll{overflow-x:auto;max-width:100%}#answer p,#race p{font-size:14px;margin:.3em 0}#answer table.t{font-size:14px}
-#answer td:not(:first-child):not(:last-child){white-space:nowrap}p.note{color:#555}
+#answer td:not(:first-child){white-space:nowrap}p.note{color:#555}
 details{margin:.5em 0}details>summary{cursor:pointer;font-weight:600}"""
 
 

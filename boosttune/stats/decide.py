@@ -211,10 +211,10 @@ def _why_chosen(winners: pd.DataFrame, margin: Margin) -> str:
     best, second = winners.iloc[0], winners.iloc[1]
     text = (f"{len(winners)} recipes won; the answer is the fastest per job, then {second['recipe']} "
             f"({second['_speed']:.2f}x, {obj.format_gain(float(second['objective_gain']))})")
-    if best["_speed"] < (1 + TIE) * second["_speed"]:
-        accurate = best if best["objective_gain"] >= second["objective_gain"] else second
-        text += (f". {second['recipe']} is within {100 * TIE:.0f}% of it per job, a tie on speed; the more accurate "
-                 f"of the two is {accurate['recipe']}")
+    if best["_speed"] < (1 + TIE) * second["_speed"]:  # a tie on speed: which of the two keeps more accuracy
+        text += (f", within {100 * TIE:.0f}% per job (a tie on speed) and "
+                 + ("less accurate" if best["objective_gain"] >= second["objective_gain"]
+                    else "more accurate: prefer it if accuracy matters more to you"))
     return text + "."
 
 

@@ -71,6 +71,9 @@ def test_several_winners_say_how_the_answer_was_chosen():
     assert chosen.why_chosen == "2 recipes won; the answer is the fastest per job, then b (1.08x, -0.45 pt)."
     close = select_confirmed(_summary(("a", 1.24, -0.49), ("b", 1.21, -0.10)), ONE_PT, race=True)
     assert close.recipe == "a" and close.why_chosen.endswith(
-        "b is within 5% of it per job, a tie on speed; the more accurate of the two is b.")
+        "then b (1.21x, -0.10 pt), within 5% per job (a tie on speed) and more accurate: prefer it if accuracy "
+        "matters more to you.")
+    lossier = select_confirmed(_summary(("a", 1.24, -0.49), ("b", 1.21, -0.80)), ONE_PT, race=True)
+    assert lossier.why_chosen.endswith("within 5% per job (a tie on speed) and less accurate.")
     alone = select_confirmed(_summary(("a", 1.24, -0.49)), ONE_PT, race=True)
     assert alone.why_chosen == ""

@@ -55,7 +55,6 @@ def apply_info(inputs: ReportInputs) -> ApplyInfo | None:
         f"    net, steps_per_epoch=train.get_dataset_size(), epochs={epochs})",
         "model = Model(net, loss_fn, optimizer=optimizer, metrics=metrics,",
         "              **recipe.model_kwargs(net))",
-        "",
         "# or the same Model in plain MindSpore (your optimizer, as the table says):",
         *_plain_model(document),
     ))
