@@ -130,7 +130,7 @@ def test_bench_runs_paired_seeds_on_ray_writes_the_summary_and_resumes(tmp_path)
     assert runs["bench-s4-O0"]["observed_boost"]["grad_freeze"] is False
     summary = pd.read_csv(output / "summary.csv").set_index("recipe")
     row = summary.loc["freeze_p 0.4"]
-    assert row["n_seeds"] == 2 and row["speedup_ci_low"] <= row["speedup"] <= row["speedup_ci_high"]
+    assert row["n_seeds"] == 2 and row["step_ci_low"] <= row["step_speedup"] <= row["step_ci_high"]
     assert isinstance(row["verdict"], str) and row["verdict"] != "no_data"
     assert "freeze_p 0.4" in done.stdout and "answer:" in done.stdout
     assert "Confirmed over paired seeds" in (output / "report.html").read_text()

@@ -96,7 +96,9 @@ def test_the_layout_probe_finds_overlapping_figure_text_a_wide_table_and_a_first
     def page(name: str, *, faults: bool) -> Path:
         figure = _figure("labels")
         figure.add_annotation(x=2, y=2, text="grad_freeze p=0.5", showarrow=False)
-        figure.add_annotation(x=2 if faults else 1, y=2 if faults else 3, text="less_bn", showarrow=False)
+        figure.add_annotation(x=2 if faults else 1.5, y=2 if faults else 2.9, text="less_bn", showarrow=False)
+        if faults:  # a name over a drawn point (the line's point at (3, 2))
+            figure.add_annotation(x=3, y=2, text="over", showarrow=False)
         html = figure.to_html(include_plotlyjs=True, full_html=True)
         cells = "".join(f"<td>column{i}</td>" for i in range(40 if faults else 3))
         table = f"<table><tr>{cells}</tr></table>"
@@ -109,6 +111,7 @@ def test_the_layout_probe_finds_overlapping_figure_text_a_wide_table_and_a_first
     bad = check_page(page("bad.html", faults=True), width=800, height=600, evaluate=LAYOUT_JS).evaluated
     assert any('"grad_freeze p=0.5" / "less_bn"' in o or '"less_bn" / "grad_freeze p=0.5"' in o
                for o in bad["overlaps"]), bad
+    assert any(o.endswith('"over" covers a point') for o in bad["overlaps"]), bad
     assert bad["unscrollable_wide_tables"] == 1 and bad["page_width"] > bad["width"]
     assert bad["answer"] > bad["height"]  # below the first screen
     good = check_page(page("good.html", faults=False), width=800, height=600, evaluate=LAYOUT_JS).evaluated
