@@ -33,14 +33,19 @@ class Footprint:
 
 
 def _another_workers(pid: int | None) -> bool:
-    """Whether the process was started under another pytest-xdist worker than this one."""
+    """Whether the process was started under another pytest-xdist worker than this one: its own environment says
+    so, or, when Ray started it with an environment of its own (the dashboard agent), its nearest ancestor's does."""
     if pid is None:
         return False
     try:
-        worker = psutil.Process(pid).environ().get("PYTEST_XDIST_WORKER")
+        process = psutil.Process(pid)
+        for one in (process, *process.parents()[:4]):
+            worker = one.environ().get("PYTEST_XDIST_WORKER")
+            if worker is not None:
+                return worker != os.environ.get("PYTEST_XDIST_WORKER")
     except psutil.Error:  # gone, or not ours to read: counted
         return False
-    return worker is not None and worker != os.environ.get("PYTEST_XDIST_WORKER")
+    return False
 
 
 def footprint() -> Footprint:
