@@ -4,7 +4,8 @@ Same model, data, batch size, steps and timing rule; every run in a fresh proces
 boosttune runs interleaved so drifts in machine load hit both,
 in alternating order (ABBA). Target: >= 0.98.
 
-    python benchmarks/overhead.py [--repeats 3]
+    python benchmarks/overhead.py
+    python benchmarks/overhead.py --repeats 3
 """
 
 from __future__ import annotations

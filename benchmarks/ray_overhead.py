@@ -7,7 +7,8 @@ for the bare script, the process launched) to its first training step, minus the
 Ray's own start (``ray.init``) is paid once per experiment and reported apart. Fresh processes,
 interleaved repeats. Targets: throughput ratio >= 0.98 (1 worker), start-up overhead <= 6 s.
 
-    python benchmarks/ray_overhead.py [--repeats 3]
+    python benchmarks/ray_overhead.py
+    python benchmarks/ray_overhead.py --repeats 3
 """
 
 from __future__ import annotations

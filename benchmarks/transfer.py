@@ -17,9 +17,10 @@ accuracy change inside the truth's interval). Targets (issue 58): acceptable in 
 least 2 of 3, predictions within 5%.
 
     python benchmarks/transfer.py                      # print every committed workload (seconds)
-    python benchmarks/transfer.py truth-file --runs RUN... --planned E > truth.yaml   # the full job's bench file
-    boosttune bench truth.yaml --output TRUTH_DIR                                      # the truth (hours)
-    python benchmarks/transfer.py collect NAME --runs RUN... --truth TRUTH_DIR --planned E --describe TEXT
+    python benchmarks/transfer.py truth-file --runs runs/main-a runs/main-b --planned 30 > truth.yaml   # its bench file
+    boosttune bench truth.yaml --output runs/truth-30                                 # the truth (hours)
+    python benchmarks/transfer.py collect main-30ep --runs runs/main-a runs/main-b --truth runs/truth-30 \
+        --planned 30 --describe "the main job at 30 epochs"
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ then cold and warm again (ABBA, so a drift of the machine hits both). Seen from 
 Then one warm worker takes 20 small runs (LeNet-5, digits) and the 20th is set against the 1st: driver wall time,
 throughput and the process's peak memory. Speed figures are ratios within this run.
 
-    python benchmarks/warm_workers.py [--pairs 2] [--quick]
+    python benchmarks/warm_workers.py
+    python benchmarks/warm_workers.py --pairs 2 --quick
 """
 
 from __future__ import annotations

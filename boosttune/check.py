@@ -23,7 +23,7 @@ from typing import Callable
 from boosttune import algorithms
 from boosttune.algorithms.base import SpaceContext
 from boosttune.builtin.data import check_data
-from boosttune.config.experiment import ExperimentConfig, planned_job_note, race_budget_note
+from boosttune.config.experiment import ExperimentConfig, planned_job_note
 from boosttune.devices import ACCELERATOR_RESOURCES
 from boosttune.errors import ConfigError, UnsupportedError
 from boosttune.objective import Objective
@@ -129,8 +129,7 @@ def check_experiment(config: ExperimentConfig, *, log: Callable[[str], None] = p
                      "more data)")
     if not here:
         notes.append(f"{device}'s knobs are probed by `boosttune tune` on a node that has it")
-    if (budget := race_budget_note(config)) is not None:
-        notes.append(budget)
+    notes.extend(config.adjusted)
     if (length := planned_job_note(config)) is not None:
         notes.append(length)
     if config.prune_slow:

@@ -8,9 +8,9 @@ Ray need of it (docs/clusters-and-devices.md, "Add a device"). Pure: no Ray, no 
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Iterable, Mapping, NamedTuple
 
-__all__ = ["ACCELERATOR_RESOURCES", "DEVICES", "DEVICE_NAMES", "Device"]
+__all__ = ["ACCELERATOR_RESOURCES", "AUTO", "DEVICES", "DEVICE_CHOICES", "DEVICE_NAMES", "Device", "device_held"]
 
 
 class Device(NamedTuple):
@@ -30,3 +30,21 @@ DEVICES: dict[str, Device] = {d.name: d for d in (
 DEVICE_NAMES = tuple(DEVICES)
 # device_target -> (Ray's resource for one rank's accelerator, the visibility variable Ray sets for it)
 ACCELERATOR_RESOURCES = {d.name: (d.ray_resource, d.visible_variable) for d in DEVICES.values() if d.ray_resource}
+
+# --device auto: the device the nodes hold (:func:`device_held`), found where the run will train
+AUTO = "auto"
+DEVICE_CHOICES = (AUTO, *DEVICE_NAMES)
+
+
+def device_held(places: Iterable[tuple[str, Mapping[str, float]]]) -> tuple[str, str | None]:
+    """The device ``--device auto`` picks from ``places`` (what holds resources, and those resources: a node, a node
+    type an autoscaler may start): the first accelerator of :data:`DEVICES` any of them holds, else CPU; and the
+    place that holds it (None for CPU)."""
+    places = list(places)
+    for device in DEVICES.values():
+        if device.ray_resource is None:
+            continue
+        for where, resources in places:
+            if resources.get(device.ray_resource, 0) > 0:
+                return device.name, where
+    return "CPU", None

@@ -71,6 +71,8 @@ class ExperimentResult:
 
 def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool = False,
                    log: Callable[[str], None] = print, command: str | None = None) -> ExperimentResult:
+    for line in config.adjusted:  # what parse_experiment changed, said before anything trains
+        log(f"note: {line}")
     base = config.recipe.to_dict()
     launch = RunRequest(what="experiment", document=config.model_dump(mode="json"),
                     device_target=config.recipe.device_target, workers=config.workers_per_trial, project=config,

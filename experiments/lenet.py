@@ -1,6 +1,7 @@
 """Search boost recipes for LeNet-5 on real data, speed vs accuracy.
 
-    python experiments/lenet.py [--smoke]
+    python experiments/lenet.py
+    python experiments/lenet.py --smoke
 """
 
 import sys

@@ -15,7 +15,7 @@ def test_the_recipe_the_cli_and_the_ranks_read_the_one_table():
     assert typing.get_args(TrialRecipe.model_fields["device_target"].annotation) == DEVICE_NAMES
     tune = next(a for a in build_parser()._subparsers._group_actions[0].choices["tune"]._actions
                 if "--device" in a.option_strings)
-    assert tuple(tune.choices) == DEVICE_NAMES
+    assert tuple(tune.choices) == ("auto", *DEVICE_NAMES)
     for name, device in DEVICES.items():
         resources = worker_resources(name)
         assert (device.ray_resource in resources) == (device.ray_resource is not None), (name, resources)

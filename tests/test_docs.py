@@ -1,11 +1,10 @@
-"""The README and docs/ cannot drift from the code: the generated reference is current, every `boosttune ...` and
-experiment-script command shown names a command and flags that exist, every YAML block parses as what it is, and
-measured figures live in docs/benchmarks.md with a date, not in the README (pure: nothing is run)."""
+"""The README and docs/ cannot drift from the code: the generated reference is current, every YAML block parses as
+what it is, and measured figures live in docs/benchmarks.md with a date, not in the README (pure: nothing is run).
+Every command they show is run as printed by tests/test_commands.py."""
 
 from __future__ import annotations
 
 import re
-import shlex
 from pathlib import Path
 
 import pytest
@@ -31,72 +30,6 @@ def test_the_reference_is_generated_from_the_code_as_it_is():
 
     assert (ROOT / "docs" / "reference.md").read_text(encoding="utf-8") == render_reference(), (
         "docs/reference.md is stale: run python -m boosttune.reference > docs/reference.md")
-
-
-def _commands() -> list[tuple[Path, list[str]]]:
-    """Every command line in a shell block (continuations joined, comments dropped) that runs boosttune or an
-    experiment script: (page, its words from ``boosttune`` or ``experiments/...py`` on)."""
-    found = []
-    for page, lang, text in _blocks():
-        if lang not in ("bash", "sh", "console", ""):
-            continue
-        for line in text.replace("\\\n", " ").splitlines():
-            line = re.sub(r"(^|\s)#.*$", "", line.strip().removeprefix("$ "))
-            for part in re.split(r"&&|\|\||;|\|", line):
-                try:
-                    words = shlex.split(part)
-                except ValueError:
-                    continue
-                for i, word in enumerate(words):
-                    command = words[i + 1] if i + 1 < len(words) else ""
-                    if word == "boosttune" and re.fullmatch(r"-.*|[a-z]+|", command) or \
-                            re.fullmatch(r"(\S+/)?experiments/\w+\.py", word):
-                        found.append((page, words[i:]))
-                        break
-    return found
-
-
-def _options(parser) -> set[str]:
-    return {o for action in parser._actions for o in action.option_strings}
-
-
-def test_every_command_shown_names_a_command_and_flags_that_exist():
-    commands = _commands()
-    assert len(commands) >= 10, commands  # the pages do show commands: the reader finds them
-    wrong = _wrong(commands)
-    assert not wrong, "\n".join(wrong)
-
-
-def test_the_command_checker_finds_a_wrong_command_and_a_wrong_flag():
-    planted = [(Path("x.md"), ["boosttune", "tune", "x.yaml", "--epochs", "2"]), (Path("x.md"), ["boosttune", "tuen"]),
-               (Path("x.md"), ["experiments/resnet.py", "--trials", "4", "--no-such"])]
-    assert _wrong(planted) == ["x.md: boosttune tune ... --epochs: no such flag", "x.md: boosttune tuen: no such command",
-                               "x.md: experiments/resnet.py --trials ... --no-such: no such flag"]
-
-
-def _wrong(commands: list[tuple[Path, list[str]]]) -> list[str]:
-    from boosttune.cli.main import build_parser
-    from boosttune.cli.search import script_parser
-
-    top = build_parser()
-    sub = next(a for a in top._actions if a.__class__.__name__ == "_SubParsersAction").choices
-    script = _options(script_parser("resnet8", "the main job"))
-    wrong = []
-    for page, words in commands:
-        if words[0] == "boosttune":
-            if len(words) == 1 or words[1] in ("--help", "-h", "--version"):
-                continue
-            if words[1] not in sub:
-                wrong.append(f"{page.name}: boosttune {words[1]}: no such command")
-                continue
-            known = _options(sub[words[1]])
-        else:
-            known = script
-        for word in words[1:]:
-            flag = word.split("=", 1)[0]
-            if flag.startswith("--") and flag not in known:
-                wrong.append(f"{page.name}: {' '.join(words[:2])} ... {flag}: no such flag")
-    return wrong
 
 
 def _kind(document: dict, text: str) -> str:

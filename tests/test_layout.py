@@ -371,7 +371,7 @@ TESTS = ROOT / "tests"
 OTHER_TEST_FOLDERS: dict[str, Path | None] = {"e2e": None, "benchmarks": ROOT / "benchmarks",
                                               "helpers": TESTS / "helpers", "projects": None}
 # tests/test_<name>.py that test the repository's other files, not a module.
-REPOSITORY_TESTS = ("test_layout.py", "test_docs.py", "test_cluster_yaml.py")
+REPOSITORY_TESTS = ("test_layout.py", "test_docs.py", "test_commands.py", "test_cluster_yaml.py")
 # What starts Ray when a test or a fixture calls it (besides ``ray.init``). A test that starts Ray through a
 # subprocess (``ray start``, ``boosttune tune``, an experiment script) is not seen here: it is marked by hand.
 RAY_STARTS = {"Cluster", "connect_ray", "run_experiment", "run_bench", "run_verify", "run_on_ray", "train_run", "WarmPool",

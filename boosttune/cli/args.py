@@ -193,8 +193,13 @@ def _dest(flag: str) -> str:
 
 
 def comma_list(text: str) -> list[str]:
-    """A list field's flag value: comma-separated, blanks dropped (``less_bn, grad_freeze``)."""
-    return [part.strip() for part in text.split(",") if part.strip()]
+    """A list field's flag value: comma-separated, spaces around an item dropped (``less_bn, grad_freeze``); an
+    empty item (``less_bn,,amp``, a trailing comma) is refused, never dropped: it may be a name lost in an edit."""
+    parts = [part.strip() for part in text.split(",")]
+    if not all(parts):
+        raise argparse.ArgumentTypeError(f"{text!r} has an empty item; expected comma-separated names, e.g. "
+                                         "less_bn,grad_freeze")
+    return parts
 
 
 def _flag_type(annotation: Any) -> tuple[Any, list[Any] | None]:
@@ -211,16 +216,20 @@ def _flag_type(annotation: Any) -> tuple[Any, list[Any] | None]:
     return first, None
 
 
-def fields_epilog(model: Any, title: str, names: list[str] | None = None) -> str:
-    """One line per field of a pydantic config ``model``: its name, description and default (for a FILE's help)."""
+def fields_epilog(model: Any, title: str, names: list[str] | None = None, prefix: str = "",
+                  defaults: dict[str, str] | None = None) -> str:
+    """One line per field of a pydantic config ``model``: its name (after ``prefix``, e.g. ``base.``), description
+    and default (for a FILE's help; ``defaults``: a command's own, where it differs from the model's)."""
     lines = [title]
     for name in names or list(model.model_fields):
         field = model.model_fields[name]
-        default = _default(field)
+        default = (defaults or {}).get(name, _default(field))
+        if hasattr(default, "model_dump"):  # a nested config: its own fields are listed under its name
+            default = None
         if isinstance(default, bool):
             default = str(default).lower()  # as YAML spells it
         shown = "" if default in (None, [], {}) else f" (default: {default})"
-        lines.append(f"  {name}: {field.description}{shown}")
+        lines.append(f"  {prefix}{name}: {field.description}{shown}")
     return "\n".join(lines)
 
 

@@ -24,13 +24,29 @@ from boosttune.cli.args import (
     interrupted,
     quiet_mindspore,
 )
-from boosttune.cli.search import FIELDS
+from boosttune.cli.search import (
+    BASE_FLAGS,
+    DEVICE_HELP,
+    FIELDS,
+    OUTPUT_HELP,
+    SMOKE_DATA,
+    SMOKE_FIELDS,
+    SMOKE_HELP,
+    script_parser,
+)
 from boosttune.config import load_document, parse_boost_config, split_boost_document
 from boosttune.config.boost import BOOST_LEVEL_NAMES
-from boosttune.config.experiment import ExperimentConfig, parse_experiment
+from boosttune.config.experiment import ExperimentConfig, VerifyConfig, parse_experiment
 from boosttune.config.io import load_yaml_text
-from boosttune.config.recipe import DataConfig, OptimizerConfig, TrialRecipe, parse_recipe
-from boosttune.devices import DEVICE_NAMES
+from boosttune.config.recipe import (
+    DataConfig,
+    LossScaleConfig,
+    ModelEntry,
+    OptimizerConfig,
+    TrialRecipe,
+    parse_recipe,
+)
+from boosttune.devices import AUTO, DEVICE_CHOICES, DEVICE_NAMES
 from boosttune.errors import BoosttuneError, ConfigError, DataError, TrialError
 from boosttune.execution.provenance import record_run_info
 from boosttune.files import check_new_file, claim_output_folder, write_json
@@ -226,14 +242,34 @@ def _add_experiment_arguments(parser: argparse.ArgumentParser, example: str) -> 
     """The experiment file, its --set overrides and the run flags: what tune and check both read."""
     parser.add_argument("config", help="experiment file (YAML/JSON)")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help=f"override a field, e.g. {example}")
-    parser.add_argument("--device", choices=DEVICE_NAMES, default=None,
-                        help="the device every trial rank trains on (sets base.device_target; default: the file's, "
-                             "else CPU)")
+    parser.add_argument("--device", choices=DEVICE_CHOICES, default=None,
+                        help=f"{DEVICE_HELP} (default: the file's base.device_target, else auto)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="data-parallel ranks per trial, one device each (sets workers_per_trial; default: the "
                              "file's, else 1)")
     FIELDS.add_to(parser, file_defaults=True, skip=tuple(RUN_FLAGS))  # the scripts' field flags, the file's defaults
+    _add_base_flags(parser)
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP + "; over the file's")
     parser.set_defaults(unknown_hint=set_hint)
+
+
+def _add_base_flags(parser: argparse.ArgumentParser) -> None:
+    """The scripts' flags that set a field of base (``--epochs``, ``--planned-epochs``, ...), each as the script
+    defines it (type, choices, help), over the file's value: one front door."""
+    script = {action.option_strings[0]: action for action in script_parser("resnet8", "")._actions
+              if action.option_strings}
+    for flag, name in BASE_FLAGS.items():
+        action = script[flag]
+        choices = [c for c in action.choices if c != AUTO] if action.choices else None
+        described = {"--model": "a built-in network (your own builder is base.model.entry)",
+                     "--data": "a built-in data set"}.get(flag, action.help)
+        parser.add_argument(flag, dest=_base_dest(flag), type=action.type, choices=choices, default=None,
+                            metavar=None if choices else flag.lstrip("-").replace("-", "_").upper(),
+                            help=f"{described} (sets {name}; default: the file's)")
+
+
+def _base_dest(flag: str) -> str:
+    return "base_" + flag.lstrip("-").replace("-", "_")
 
 
 # The experiment scripts' flags whose field is not their name (python experiments/resnet.py --help)
@@ -271,27 +307,49 @@ def set_hint(extras: list[str]) -> str | None:
     return f"the experiment's fields are set as --set FIELD=VALUE: {' '.join(hints)}" if hints else None
 
 
-def _experiment(args: argparse.Namespace) -> ExperimentConfig:
-    """The experiment file with its ``--set`` overrides and run flags (``--device``, ``--workers``), parsed."""
+def _experiment(args: argparse.Namespace, log=lambda m: print(m, file=sys.stderr, flush=True)) -> ExperimentConfig:
+    """The experiment file with its ``--set`` overrides, run flags (``--device``, ``--workers``), field flags, the
+    scripts' base flags and ``--smoke``, parsed; ``--device auto`` (the default where the file names no device)
+    picks the device the trials' nodes hold, said on ``log``."""
     document = load_document(args.config)
     if not isinstance(document, dict):
         raise ConfigError(f"{args.config}: expected a mapping of experiment fields, got {type(document).__name__}")
     assignments = list(args.set or [])
-    for flag, (attribute, name) in RUN_FLAGS.items():
-        value = getattr(args, attribute, None)
+    flags = {name: (flag, getattr(args, attribute, None)) for flag, (attribute, name) in RUN_FLAGS.items()}
+    named = {n: f for f, n in [*FIELDS.on.items(), *FIELDS.off.items(), *FIELDS.switch.items()]}
+    flags.update({name: (named[name], value) for name, value in FIELDS.given(args, skip=tuple(RUN_FLAGS)).items()})
+    flags.update({name: (flag, getattr(args, _base_dest(flag), None)) for flag, name in BASE_FLAGS.items()})
+    for name, (flag, value) in flags.items():  # a flag given: it wins over the file
         if value is None:
             continue
-        clash = [a for a in assignments if a.partition("=")[0] == name and a.partition("=")[2] != str(value)]
-        if clash:
-            raise ConfigError(f"{flag} {value} and --set {clash[0]} disagree; give one of them")
-        assignments.append(f"{name}={value}")
-    for name, value in FIELDS.given(args, skip=tuple(RUN_FLAGS)).items():  # a field flag given: it wins over the file
         clash = [a for a in assignments if a.partition("=")[0] == name and a.partition("=")[2] != _yaml_scalar(value)]
         if clash:
-            flag = next(f for f, n in [*FIELDS.on.items(), *FIELDS.off.items(), *FIELDS.switch.items()] if n == name)
             raise ConfigError(f"{flag} {_yaml_scalar(value)} and --set {clash[0]} disagree; give one of them")
         assignments.append(f"{name}={_yaml_scalar(value)}")
-    return parse_experiment(_apply_overrides(document, assignments))
+    if getattr(args, "smoke", False):
+        assignments = _smoke(document, assignments, log)
+    document = _apply_overrides(document, assignments)
+    base = document.get("base")
+    device = base.get("device_target", AUTO) if isinstance(base, dict) else AUTO
+    if device != AUTO:
+        return parse_experiment(document)
+    document = _apply_overrides(document, ["base.device_target=CPU"])
+    parse_experiment(document)  # first: what the command line and the file decide is refused before Ray is asked
+    from boosttune.execution.capacity import pick_device
+
+    return parse_experiment(_apply_overrides(document, [f"base.device_target={pick_device(log)}"]))
+
+
+def _smoke(document: dict[str, Any], assignments: list[str], log) -> list[str]:
+    """--smoke's sizes over the file's, where no flag or --set gives the field; said in one line."""
+    given = {a.partition("=")[0] for a in assignments}
+    base = document.get("base") if isinstance(document.get("base"), dict) else {}
+    builtin = isinstance(base.get("model", "lenet5"), str)  # a builder of the team's own reads its own data
+    sizes = {**SMOKE_FIELDS, **(SMOKE_DATA if builtin else {})}
+    kept = {name: value for name, value in sizes.items() if name not in given}
+    log("smoke: " + ", ".join(f"{name}={value}" for name, value in kept.items())
+        + (f"; as given: {', '.join(sorted(given & set(sizes)))}" if given & set(sizes) else ""))
+    return [*assignments, *(f"{name}={value}" for name, value in kept.items())]
 
 
 def _yaml_scalar(value: object) -> str:
@@ -309,18 +367,18 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    import time
 
-    config = _experiment(args)  # first: what the command line alone decides is refused before anything loads
     if args.resume and not args.output:
         raise ConfigError("--resume: needs --output, the folder of the run to continue")
+    log = lambda m: print(m, flush=True)  # noqa: E731
+    config = _experiment(args, log)  # first: what the command line alone decides is refused before anything loads
     from boosttune.cli.closing import format_summary  # deferred: loads Ray, MindSpore and pandas
+    from boosttune.execution.start import default_output
     from boosttune.experiment import run_experiment
 
-    output = Path(args.output or f"runs/{config.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    output = Path(args.output) if args.output else default_output(config.name, log)
     try:
-        result = run_experiment(config, output, resume=args.resume, log=lambda m: print(m, flush=True),
-                                command=f"boosttune tune {args.config}")
+        result = run_experiment(config, output, resume=args.resume, log=log, command=f"boosttune tune {args.config}")
     except KeyboardInterrupt:
         return interrupted("boosttune tune", args.argv, output, "experiment.json")
     print(format_summary(result))
@@ -463,7 +521,23 @@ def _add_trial(sub) -> None:
 
 
 def _experiment_fields() -> str:
-    return fields_epilog(ExperimentConfig, "FILE fields (boosttune.config.experiment.ExperimentConfig):")
+    """Every field a FILE or ``--set`` takes: the experiment's, its base recipe's (``base.*``, the nested ones by
+    their dotted names) and ``verify.*``."""
+    base = [name for name in TrialRecipe.model_fields if name not in ("boost_level", "boost_config_dict")]
+    return "\n".join([
+        fields_epilog(ExperimentConfig, "FILE fields, each also --set FIELD=VALUE "
+                                        "(boosttune.config.experiment.ExperimentConfig):"),
+        "",
+        fields_epilog(TrialRecipe, "base.* fields: the O0 recipe every trial starts from (boosttune.config.recipe."
+                                   "TrialRecipe; boost_level and boost_config_dict are the search's, never base's):",
+                      names=base, prefix="base.", defaults={"device_target": f"{AUTO} (--device)"}),
+        fields_epilog(ModelEntry, "base.model.*, a builder of your own:", prefix="base.model."),
+        fields_epilog(DataConfig, "base.data.*, a built-in data set:", prefix="base.data."),
+        fields_epilog(OptimizerConfig, "base.optimizer.*:", prefix="base.optimizer."),
+        fields_epilog(LossScaleConfig, "base.loss_scale.*:", prefix="base.loss_scale."),
+        "",
+        fields_epilog(VerifyConfig, "verify.* fields (boosttune verify's planned job):", prefix="verify."),
+    ])
 
 
 def _add_tune(sub) -> None:
@@ -477,8 +551,7 @@ def _add_tune(sub) -> None:
                     "runs on this machine), else starts a local one.",
     )
     _add_experiment_arguments(tune_cmd, "num_trials=20")
-    tune_cmd.add_argument("--output", help="folder for results, report and JSON: new or empty (never written over; "
-                                           "--resume continues the run in it) (default runs/<name>-<time>)")
+    tune_cmd.add_argument("--output", help=OUTPUT_HELP.format(name="<name>"))
     tune_cmd.add_argument("--resume", action="store_true", help="continue the interrupted experiment in --output")
     tune_cmd.set_defaults(func=cmd_tune)
 
@@ -505,7 +578,7 @@ def _add_export(sub) -> None:
                     "boost_config_dict) and best_recipe.json. With confirm runs in RESULTS (an experiment's "
                     "confirm stage, or a bench folder): the race decides, replayed from those paired runs at "
                     "--max-drop: the fastest recipe per job that won it (shown faster and no more than --max-drop "
-                    "worse, at the race's level), with its intervals; a winner under 5%% faster per job is a tie "
+                    "worse, at the race's level), with its intervals; a winner under 5% faster per job is a tie "
                     "and O0 is kept unless the run preferred ties. Without: the fastest finished trial within "
                     "--max-drop of the O0 baseline on its one seed. The baseline itself when nothing qualifies. "
                     "The objective is the one the runs were judged on (accuracy for the built-in models, a "

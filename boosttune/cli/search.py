@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 from boosttune import algorithms
@@ -24,7 +23,7 @@ from boosttune.cli.args import (
 )
 from boosttune.config.experiment import MAX_DROP, ExperimentConfig, parse_experiment
 from boosttune.config.recipe import DATASETS_WITH_PATH, DEFAULT_FASHION_MNIST, SHIPPED_FASHION_TRAIN
-from boosttune.devices import DEVICE_NAMES
+from boosttune.devices import AUTO, DEVICE_CHOICES
 from boosttune.errors import BoosttuneError, ConfigError, TrialError
 
 DATA_CHOICES = ["auto", "fashion_mnist", "mnist5k", "digits", "mnist_idx", "cifar10", "imagefolder"]
@@ -49,6 +48,27 @@ FIELDS = FieldFlags(
 )
 
 
+DEVICE_HELP = ("device of every trial rank (sets base.device_target): auto picks GPU where the cluster's nodes (or the "
+               "node types its autoscaler may start) hold GPUs, Ascend where they hold NPUs, else CPU, and says so; "
+               "on GPU/Ascend each rank takes one GPU, or one of Ray's NPUs")
+SMOKE_HELP = ("a quick run: 3 epochs, 3 trials, 1 candidate confirmed over 2 paired seeds in a fixed confirm stage "
+              "(the built-in data on 1024 training and 512 validation samples); flags given explicitly win")
+OUTPUT_HELP = ("folder for results, report and JSON: new or empty (never written over; --resume continues the run in "
+               "it) (default: runs/{name}-<time> in the folder the command runs in; inside `ray job submit "
+               "--working-dir`, ~/boosttune-runs/{name}-<time> on the head, which outlives the job)")
+
+# The scripts' flags that set a field of base: `boosttune tune` and `check` take them too, over the experiment file
+BASE_FLAGS = {"--model": "base.model", "--data": "base.data.name", "--data-path": "base.data.path",
+              "--epochs": "base.epochs", "--planned-epochs": "base.planned_epochs",
+              "--train-limit": "base.data.train_limit", "--val-limit": "base.data.val_limit",
+              "--image-size": "base.data.image_size", "--batch-size": "base.batch_size",
+              "--learning-rate": "base.optimizer.learning_rate"}
+# --smoke's sizes: experiment fields, and the base fields of a built-in data set (a builder of your own reads its own)
+SMOKE_FIELDS = {"num_trials": 3, "confirm_seeds": 2, "confirm_candidates": 1, "confirm_mode": "fixed",
+                "base.epochs": 3}
+SMOKE_DATA = {"base.data.train_limit": 1024, "base.data.val_limit": 512}
+
+
 def script_parser(model: str, description: str) -> argparse.ArgumentParser:
     p = ArgumentParser(description=description, formatter_class=DefaultsFormatter)
     p.add_argument("--model", default=model, choices=["lenet5", "resnet8", "resnet20", "resnet18", "resnet50"],
@@ -69,13 +89,9 @@ def script_parser(model: str, description: str) -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=64, help="batch size per worker")
     p.add_argument("--learning-rate", type=float, default=0.05, help="base learning rate (searched around)")
     FIELDS.add_to(p)
-    p.add_argument("--device", default="CPU", choices=DEVICE_NAMES,
-                   help="device of every trial rank: one GPU, or one of Ray's NPUs, per rank on GPU/Ascend")
-    p.add_argument("--smoke", action="store_true",
-                   help="a quick run: 3 epochs on 1024 samples, 3 trials, 1 candidate confirmed over 2 seeds "
-                        "(flags given explicitly win)")
-    p.add_argument("--output", default=None, help="folder for results, report and JSON: new or empty (never written over; --resume continues "
-                        "the run in it) (default runs/<model>-<time>)")
+    p.add_argument("--device", default=AUTO, choices=DEVICE_CHOICES, help=DEVICE_HELP)
+    p.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
+    p.add_argument("--output", default=None, help=OUTPUT_HELP.format(name="<model>"))
     p.add_argument("--resume", action="store_true", help="continue the interrupted experiment in --output")
     return p
 
@@ -94,8 +110,8 @@ def _data(choice: str, path: str | None, train_limit: int) -> dict:
     return {"name": choice, **({"path": path} if path else {})}
 
 
-SMOKE = {"epochs": 3, "train_limit": 1024, "val_limit": 512, "num_trials": 3, "confirm_seeds": 2,
-         "confirm_candidates": 1}
+# --smoke's sizes as the scripts' flags' dests (SMOKE_FIELDS and SMOKE_DATA, one table)
+SMOKE = {field.rpartition(".")[2]: value for field, value in {**SMOKE_FIELDS, **SMOKE_DATA}.items()}
 
 
 def smoke_note(args: argparse.Namespace) -> str:
@@ -117,9 +133,9 @@ def run(model: str, description: str, argv: list[str] | None = None) -> int:
         print(f"smoke: {smoke_note(args)}", flush=True)
     if args.resume and not args.output:
         parser.error("--resume needs --output (the folder of the run to continue)")
-    output = Path(args.output or f"runs/{args.model}-{time.strftime('%Y%m%d-%H%M%S')}")
+    where = {"output": Path(args.output) if args.output else None}  # known once a default is chosen
     try:
-        return _run(args, output)
+        return _run(args, where)
     except TrialError as e:  # the run failed (a diverged baseline, a lost cluster): not the input's fault
         print(f"{parser.prog}: error: {e}", file=sys.stderr)
         return EXIT_FAILED
@@ -128,24 +144,33 @@ def run(model: str, description: str, argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         script = sys.argv[0] if argv is None else f"{parser.prog}"
-        return interrupted(parser.prog, ["python", script, *(sys.argv[1:] if argv is None else argv)], output,
-                           "experiment.json")
+        return interrupted(parser.prog, ["python", script, *(sys.argv[1:] if argv is None else argv)],
+                           where["output"], "experiment.json")
 
 
-def _run(args, output: Path) -> int:
-    config = parse_experiment({  # first: what the command line alone decides is refused before anything loads
+def _run(args, where: dict[str, Path | None]) -> int:
+    log = lambda m: print(m, flush=True)  # noqa: E731
+    document = {
         "name": f"{args.model}-search",
         "base": {"model": args.model, "batch_size": args.batch_size, "epochs": args.epochs, "seed": args.seed,
                  "planned_epochs": args.planned_epochs,
-                 "device_target": args.device, "data": {**_data(args.data, args.data_path, args.train_limit), "train_limit": args.train_limit,
+                 "device_target": "CPU" if args.device == AUTO else args.device,
+                 "data": {**_data(args.data, args.data_path, args.train_limit), "train_limit": args.train_limit,
                           "val_limit": args.val_limit, "image_size": args.image_size},
                  "optimizer": {"name": "momentum", "learning_rate": args.learning_rate, "lr_schedule": "cosine"}},
         **FIELDS.values(args),
-    })
+    }
+    config = parse_experiment(document)  # first: what the command line alone decides is refused before anything loads
     from boosttune.cli.closing import format_summary  # deferred: loads Ray, MindSpore and pandas
+    from boosttune.execution.start import default_output
     from boosttune.experiment import run_experiment
 
-    result = run_experiment(config, output, resume=args.resume, log=lambda m: print(m, flush=True),
-                            command=" ".join(sys.argv))
+    if args.device == AUTO:
+        from boosttune.execution.capacity import pick_device
+
+        document["base"]["device_target"] = pick_device(log)
+        config = parse_experiment(document)
+    output = where["output"] = where["output"] or default_output(args.model, log)
+    result = run_experiment(config, output, resume=args.resume, log=log, command=" ".join(sys.argv))
     print(format_summary(result))
     return EXIT_FAILED if result.aborted_reason else EXIT_ANSWERED

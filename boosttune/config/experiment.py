@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from boosttune.algorithms import fragment_names
 from boosttune.config.boost import format_validation_error
@@ -16,7 +16,7 @@ from boosttune.errors import ConfigError
 
 __all__ = ["CONFIRM_SCREEN", "EARLY_STOP_MARGIN", "LEGACY_MAX_DROP", "LOSSY_DROP", "MAX_DROP", "OBJECTIVES",
            "RACE_MIN_SEEDS", "RECOMMENDED_SEEDS", "SAMPLERS", "VERIFY_SEEDS", "ExperimentConfig", "VerifyConfig",
-           "parse_experiment", "planned_job_note", "race_budget_note",
+           "parse_experiment", "planned_job_note",
            "recorded_max_drop", "recorded_prefer_ties"]
 
 # Every default tolerance, in one place. Left unset, a tolerance is that many points for a fraction objective
@@ -123,8 +123,12 @@ class ExperimentConfig(BaseModel):
 
     The objective is the builder's (accuracy for the built-in models; see :mod:`boosttune.objective`). The
     tolerances ``max_drop``, ``early_stop_margin`` and ``confirm_screen`` are in its units: points for a
-    fraction such as accuracy, the metric's own units otherwise; left unset, their defaults (0.5, 5 and 3) are
-    points for a fraction and percent of the baseline's value otherwise.
+    fraction such as accuracy, the metric's own units otherwise; left unset, their defaults (:data:`MAX_DROP`,
+    :data:`EARLY_STOP_MARGIN` and :data:`CONFIRM_SCREEN`: 1, 5 and 3) are points for a fraction and percent of the
+    baseline's value otherwise.
+
+    :func:`parse_experiment` builds one; what it changed of the document (a race's seeds raised to its minimum) is
+    in :attr:`adjusted`, one line each, which a run says before anything trains.
     """
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True, allow_inf_nan=False)
@@ -155,7 +159,8 @@ class ExperimentConfig(BaseModel):
     time_budget_s: float | None = Field(None, gt=0, description="stop starting trials after this many seconds")
     max_failure_rate: float = Field(0.5, gt=0.0, le=1.0, description="abort once this share of trials failed")
     max_concurrent_trials: int | None = Field(
-        None, ge=1, description="trials at once (unset: one per node, so trials do not skew each other's timings)")
+        None, ge=1, description="trials at once (unset: on CPU nodes one per node, so trials do not skew each other's "
+                              "timings; with GPUs or NPUs as many as their accelerators hold, workers_per_trial each)")
     warm_workers: bool = WARM_WORKERS
     cache_graphs: bool = CACHE_GRAPHS
     search: list[Annotated[str, AfterValidator(_searchable)]] | None = Field(
@@ -248,6 +253,13 @@ class ExperimentConfig(BaseModel):
         VerifyConfig(), description="the planned job `boosttune verify RUN` trains the answer and O0 at: "
                                     "{planned_epochs, seeds, base: {...}}")
 
+    _adjusted: tuple[str, ...] = PrivateAttr(default=())
+
+    @property
+    def adjusted(self) -> tuple[str, ...]:
+        """What :func:`parse_experiment` changed of the document, one line each."""
+        return self._adjusted
+
     @property
     def recipe(self) -> TrialRecipe:
         return parse_recipe(self.base)
@@ -275,6 +287,7 @@ def parse_experiment(document: Mapping[str, Any] | None = None, **overrides: Any
     if config.confirm_seeds == 1:
         raise ConfigError("confirm_seeds: 1 is invalid; allowed: 0 (no confirm stage) or >= 2 paired seeds "
                           f"(an interval needs two; {RECOMMENDED_SEEDS} or more recommended)")
+    config = _race_minimum(config)
     if config.sampler == "gp" and importlib.util.find_spec("torch") is None:
         raise ConfigError("sampler: 'gp' needs PyTorch, which is not installed (pip install 'boosttune[gp]'); "
                           "allowed without it: tpe, nsga2, random")
@@ -298,21 +311,27 @@ def planned_job_note(config: ExperimentConfig) -> str | None:
             f"{planned / recipe.epochs:.3g}x as long; confirm_epochs to choose)")
 
 
-def race_budget_note(config: ExperimentConfig) -> str | None:
-    """Said before anything trains: a race whose budget cannot (or likely cannot) pay for the paired seeds a recipe
-    needs to win, so that a keep-O0 answer is not read as "no recipe was faster"."""
-    if config.confirm_mode != "race" or not config.confirm_seeds or config.confirm_budget_minutes is not None:
-        return None
+def _race_minimum(config: ExperimentConfig) -> ExperimentConfig:
+    """A race that could never name a recipe is refused, or raised to what can, so that a keep-O0 answer is never
+    read as "no recipe was faster": a recipe wins only on :data:`RACE_MIN_SEEDS` paired seeds. A run budget below
+    one candidate's and the baseline's runs for them is refused; ``confirm_seeds`` below them (with no run budget
+    of its own: the race's is ``confirm_seeds`` a place) is raised to them, said in :attr:`~ExperimentConfig.adjusted`
+    (``confirm_mode: fixed`` decides on fewer)."""
+    if config.confirm_mode != "race" or not config.confirm_seeds:
+        return config
     need, runs = RACE_MIN_SEEDS, config.confirm_budget_runs
     least = 2 * need  # the baseline and one candidate, every round
     if runs is not None and runs < least:
-        return (f"confirm_budget_runs {runs}: a recipe wins the race only on {need} paired seeds, {least} runs with "
-                f"the baseline's, so this budget can only keep O0; allowed to name a recipe: {least} or more")
+        raise ConfigError(f"confirm_budget_runs: {runs} cannot name a recipe: one wins the race only on {need} paired "
+                          f"seeds, {least} runs with the baseline's, so the answer would be keep O0 whatever the "
+                          f"recipes do; allowed: {least} or more (or confirm_mode fixed)")
     if runs is None and config.confirm_seeds < need:
-        return (f"confirm_seeds {config.confirm_seeds}: a recipe wins the race only on {need} paired seeds, and this "
-                f"budget ({config.confirm_seeds} runs a place) pays for them only if other candidates leave early: "
-                f"the answer may be keep O0 whatever the recipes do; set confirm_seeds {need} or more")
-    return None
+        said = (f"confirm_seeds: {config.confirm_seeds} raised to {need}, the race's minimum (a recipe wins only on "
+                f"{need} paired seeds; confirm_mode fixed decides on {config.confirm_seeds})")
+        raised = config.model_copy(update={"confirm_seeds": need})
+        raised._adjusted = (*config.adjusted, said)
+        return raised
+    return config
 
 
 def recorded_max_drop(folder: str | Path) -> tuple[float | None, float]:

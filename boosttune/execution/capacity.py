@@ -10,18 +10,19 @@ that is not on the head) the run goes on and says so: a cluster that may still g
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 import ray
 
-from boosttune.devices import ACCELERATOR_RESOURCES
+from boosttune.devices import ACCELERATOR_RESOURCES, DEVICES, device_held
 from boosttune.errors import ConfigError
-from boosttune.execution.ray import describe_resources, running_cluster
+from boosttune.execution.ray import briefly_connected, cluster_address, describe_resources, running_cluster
 from boosttune.ray_internals import HEAD_NODE_RESOURCE, accelerator_manager, autoscaler_config, reported_node_groups
 
 __all__ = ["Autoscaler", "NodeType", "check_capacity", "check_local_capacity", "check_placeable", "find_autoscaler",
-           "local_resources", "placeable_ranks"]
+           "local_resources", "pick_device", "placeable_ranks"]
 
 
 def ranks_on(resources: Mapping[str, float], per_rank: Mapping[str, float]) -> int:
@@ -201,3 +202,39 @@ def check_local_capacity(per_rank: dict[str, float], workers: int) -> None:
                               "detects, with no cluster to join (RAY_ADDRESS, or `ray start` here); run where the "
                               f"device is, join its cluster, or use --device CPU")
     check_placeable([{"Alive": True, "Resources": held}], per_rank, workers)
+
+
+# --- --device auto ----------------------------------------------------------------------------------------
+
+
+def pick_device(log: Callable[[str], None]) -> str:
+    """``--device auto``: the device of the nodes the trials will run on, said in one line. On the cluster the run
+    joins (its nodes now, and the node types its autoscaler may start: a GPU cluster's workers are often not up
+    yet), else on this machine, as the local instance about to start would detect them. GPU or Ascend where any of
+    them holds one, else CPU."""
+    connected = ray.is_initialized()
+    address = None if connected else cluster_address()
+    unknown: list[str] = []
+    if not connected and address is None:
+        places = [("this machine", local_resources())]
+        looked = "this machine holds no GPU or NPU, and there is no cluster to join"
+    else:
+        with nullcontext() if connected else briefly_connected(address):
+            nodes = [node for node in ray.nodes() if node.get("Alive")]
+            autoscaler = find_autoscaler()
+        places = [(f"node {node.get('NodeManagerAddress', '?')}", node.get("Resources", {})) for node in nodes]
+        kinds = [kind for kind in (autoscaler.node_types if autoscaler else ()) if kind.max_workers != 0]
+        places += [(f"the autoscaler's node type {kind.name}", kind.resources) for kind in kinds if kind.resources]
+        unknown = [kind.name for kind in kinds if kind.resources is None]
+        looked = (f"the cluster's {len(nodes)} node(s)" + (" and the node types its autoscaler may start"
+                                                            if kinds else "") + " hold no GPU or NPU")
+    device, where = device_held(places)
+    accelerators = "|".join(name for name, d in DEVICES.items() if d.ray_resource)
+    if where is not None:
+        log(f"device: {device} (--device auto: {where} holds a {DEVICES[device].ray_resource}; --device CPU trains "
+            "on CPUs instead)")
+    else:
+        later = (f"; node type(s) {', '.join(unknown)} report their devices only when they join: give --device "
+                 f"{accelerators} if they hold one" if unknown else "")
+        log(f"device: CPU (--device auto: {looked}; --device {accelerators} chooses one){later}")
+    return device

@@ -14,7 +14,7 @@ import signal
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import ray
 
@@ -22,11 +22,11 @@ from boosttune.config.experiment import ExperimentConfig
 from boosttune.devices import ACCELERATOR_RESOURCES
 from boosttune.errors import BoosttuneError, ConfigError
 from boosttune.execution.provenance import redact
-from boosttune.ray_internals import accelerator_manager, bootstrap_address
+from boosttune.ray_internals import bootstrap_address
 
-__all__ = ["DRIVER_RESOURCE", "LOCAL_TRAIN_ENV", "code_runtime_env", "connect_ray", "describe_code",
-           "describe_resources", "local_train_defaults", "ray_get", "running_cluster", "trial_driver_resources",
-           "worker_resources"]
+__all__ = ["DASHBOARD_PORT", "DRIVER_RESOURCE", "LOCAL_TRAIN_ENV", "briefly_connected", "cluster_address",
+           "code_runtime_env", "connect_ray", "describe_code", "describe_resources", "free_port", "job_working_dir",
+           "local_train_defaults", "own_instance_env", "ray_get", "running_cluster", "trial_driver_resources", "worker_resources"]
 
 DRIVER_RESOURCE = "TRAIN_DRIVER"  # trial drivers take no CPU: the CPUs go to the Train workers
 
@@ -56,21 +56,53 @@ def connect_ray(log: Callable[[str], None], runtime_env: dict[str, Any] | None =
             log(f"ray: already initialised in this process, so {describe_code(runtime_env)} is not shipped by "
                 "boosttune; pass it to your own ray.init(runtime_env=...) if the workers cannot import it")
         return "already connected"
-    address = os.environ.get("RAY_ADDRESS") or running_cluster()
+    address = cluster_address()
     shipped = {"runtime_env": copy.deepcopy(runtime_env)} if runtime_env else {}  # ray.init rewrites it
     if address:
         ray.init(address=address, log_to_driver=True, **shipped)
         where = f"cluster at {address}"
     else:
         local_train_defaults()
+        port = free_port(DASHBOARD_PORT)
+        own = own_instance_env(port)
+        shipped["runtime_env"] = {**shipped.get("runtime_env", {}),
+                                  "env_vars": {**(shipped.get("runtime_env") or {}).get("env_vars", {}), **own}}
         with _ctrl_c_for_the_driver_alone():
-            ray.init(resources={DRIVER_RESOURCE: 1000}, log_to_driver=True, **shipped)
-        where = "a local Ray instance (the embedded default)"
+            ray.init(resources={DRIVER_RESOURCE: 1000}, log_to_driver=True, dashboard_port=port, **shipped)
+        where = f"a local Ray instance (the embedded default; dashboard at http://127.0.0.1:{port})"
     if runtime_env:
         log(f"ray: {describe_code(runtime_env)} shipped to every worker (Ray runtime environment)")
     log(f"ray: connected to {where}: {ray.cluster_resources().get('CPU', 0):.0f} CPUs, "
         f"{len([n for n in ray.nodes() if n['Alive']])} node(s)")
     return where
+
+
+DASHBOARD_PORT = 8265  # Ray's default: a local instance takes it when it is free, else the next free port
+
+
+def free_port(preferred: int) -> int:
+    """``preferred`` when nothing listens on it here, else a port the system has free now."""
+    import socket
+
+    for port in (preferred, 0):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return probe.getsockname()[1]
+    raise BoosttuneError("no free TCP port on 127.0.0.1 for the local Ray instance's dashboard")
+
+
+def own_instance_env(dashboard_port: int) -> dict[str, str]:
+    """What every process of a local instance is told of its own address, so that it never goes looking for one.
+
+    Ray's State API (Ray Train's placement-group cleaner asks it whether the controller still lives) finds the
+    cluster of a worker that was given no address by listing the GCS servers running on the machine; with a second
+    local instance there (a colleague's run, the tests) it raises "Found multiple active Ray instances" in the
+    other run's workers. Its address variable, pointed at this instance's dashboard, keeps each run to its own.
+    """
+    return {"RAY_API_SERVER_ADDRESS": f"http://127.0.0.1:{dashboard_port}"}
 
 
 @contextmanager
@@ -86,6 +118,23 @@ def _ctrl_c_for_the_driver_alone() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def cluster_address() -> str | None:
+    """The cluster :func:`connect_ray` would join (RAY_ADDRESS, or the one ``ray start`` runs here), or None: it
+    would start a local instance."""
+    return os.environ.get("RAY_ADDRESS") or running_cluster()
+
+
+@contextmanager
+def briefly_connected(address: str) -> Iterator[None]:
+    """Connected to the cluster at ``address`` for a look at its nodes, then disconnected: the run connects again
+    with its own runtime environment (the user's code), which a connection cannot change once made."""
+    ray.init(address=address, log_to_driver=False, logging_level="ERROR")
+    try:
+        yield
+    finally:
+        ray.shutdown()
 
 
 def running_cluster() -> str | None:
@@ -122,8 +171,7 @@ def code_runtime_env(config: ExperimentConfig | Any, start_dir: Path, output: Pa
     Raises:
         ConfigError: a folder or module that does not exist.
     """
-    job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR") or "{}")
-    in_job = bool((job.get("runtime_env") or {}).get("working_dir"))
+    in_job = job_working_dir() is not None
     working_dir = getattr(config, "working_dir", None)
     if working_dir is None and not config.recipe.builtin and not in_job:
         working_dir = "."
@@ -148,6 +196,13 @@ def code_runtime_env(config: ExperimentConfig | Any, start_dir: Path, output: Pa
     if modules:
         env["py_modules"] = modules
     return env or None
+
+
+def job_working_dir() -> str | None:
+    """The working_dir of the Ray job this driver runs in (``ray job submit --working-dir``), or None. Ray unpacks it
+    into a temporary folder and deletes it when the job ends."""
+    job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR") or "{}")
+    return (job.get("runtime_env") or {}).get("working_dir") or None
 
 
 def describe_code(runtime_env: dict[str, Any]) -> str:

@@ -11,7 +11,6 @@ Why, step by step: docs/design/start-up.md.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from contextlib import contextmanager
@@ -36,6 +35,7 @@ from boosttune.execution.ray import (
     code_runtime_env,
     connect_ray,
     describe_code,
+    job_working_dir,
     worker_resources,
 )
 from boosttune.execution.ray_train import train_in_turns, train_on_slots, train_run
@@ -43,8 +43,8 @@ from boosttune.execution.runs import RunRecord, RunSpec
 from boosttune.execution.warm import WarmClient, WarmPool
 from boosttune.files import check_folder, claim_folder
 
-__all__ = ["ROUNDS_ACROSS_SLOTS", "ROUNDS_IN_TURN", "ROUNDS_ONE_BY_ONE", "TURN_CPUS", "RunRequest", "StartedRun",
-           "start_run"]
+__all__ = ["JOB_RUNS", "ROUNDS_ACROSS_SLOTS", "ROUNDS_IN_TURN", "ROUNDS_ONE_BY_ONE", "TURN_CPUS", "RunRequest",
+           "StartedRun", "default_output", "output_folder", "start_run"]
 
 TURN_CPUS = 0.125  # what a warm slot whose runs take turns asks Ray for: one trains at a time, the rest wait
 # How a results folder's paired rounds were trained (run_info.json ``rounds``, read by the report).
@@ -169,10 +169,25 @@ class StartedRun:
             log(f"workers: {pool.replaced} warm worker group(s) replaced after a run failed or a worker died")
 
 
+JOB_RUNS = "boosttune-runs"  # under the head's home: where a Ray job's runs go when no --output is given
+
+
+def default_output(name: str, log: Callable[[str], None]) -> Path:
+    """Where a run writes when no ``--output`` is given: ``runs/<name>-<time>`` in the folder it starts from; inside
+    a Ray job with a working_dir (which Ray deletes when the job ends), ``~/boosttune-runs/<name>-<time>`` on the
+    head, said in one line with how to fetch it."""
+    folder = f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    if job_working_dir() is None:
+        return Path("runs") / folder
+    output = Path.home() / JOB_RUNS / folder
+    log(f"output: {output} on the head (no --output given, and the job's working_dir is deleted when it ends); "
+        f"fetch it with `ray rsync-down CLUSTER.yaml {output} .` where you ran `ray up`, or scp from the head")
+    return output
+
+
 def output_folder(output: str | Path) -> Path:
     """The output folder, absolute; refused where it would be lost (relative, inside a Ray job's working_dir)."""
-    job = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR") or "{}")
-    if not Path(output).is_absolute() and (job.get("runtime_env") or {}).get("working_dir"):
+    if not Path(output).is_absolute() and job_working_dir() is not None:
         raise ConfigError(f"--output: {str(output)!r} is relative, so under `ray job submit --working-dir` it would "
                           "land in Ray's temporary copy of the project, deleted when the job ends; allowed: an "
                           "absolute folder on the head (or shared storage), e.g. --output /home/ray/runs/resnet")

@@ -108,12 +108,12 @@ def test_version_is_the_packages(capsys):
 
 
 @pytest.mark.parametrize("argv, expected", [
-    (["tune", "x.yaml", "--epochs", "2"], "--set base.epochs=2"),
-    (["check", "x.yaml", "--trials=5", "--learning-rate", "0.01", "--data", "digits"],
-     "--set base.optimizer.learning_rate=0.01 --set base.data.name=digits"),  # --trials is tune's and check's too
-    (["tune", "x.yaml", "--batch-size", "32"], "--set base.batch_size=32"),
+    (["tune", "x.yaml", "--steps-per-epoch", "2"], "--set base.steps_per_epoch=2"),
+    (["check", "x.yaml", "--trials=5", "--momentum", "0.8", "--val-fraction", "0.1"],
+     "--set base.optimizer.momentum=0.8 --set base.data.val_fraction=0.1"),  # --trials is tune's and check's too
+    (["tune", "x.yaml", "--shuffle", "false"], "--set base.shuffle=false"),
 ])
-def test_a_script_flag_on_tune_points_at_the_field_it_sets(capsys, argv, expected):
+def test_a_field_flag_tune_does_not_take_points_at_the_field_it_sets(capsys, argv, expected):
     with pytest.raises(SystemExit) as done:
         main(argv)
     err = capsys.readouterr().err
@@ -222,3 +222,65 @@ def test_a_script_flag_tune_does_not_take_is_mapped_to_a_set_that_works():
     assert set_hint(["--data", "fashion_mnist"]) == ("the experiment's fields are set as --set FIELD=VALUE: "
                                                      "--set base.data.name=fashion_mnist")
     assert set_hint(["--data-path", "/d"]).endswith("--set base.data.path=/d")
+
+
+def test_tune_and_check_take_every_flag_the_scripts_take(tmp_path, capsys):
+    """One front door: each flag of `python experiments/resnet.py` that sets a field sets it through `boosttune tune`
+    and `check` too, over the file's value; --device auto picks this machine's device and says so."""
+    import argparse
+
+    from boosttune.cli.main import _experiment, build_parser
+    from boosttune.cli.search import BASE_FLAGS, FIELDS, script_parser
+
+    script = {a.option_strings[0] for a in script_parser("resnet8", "")._actions if a.option_strings}
+    tune = {a.option_strings[0] for a in next(a for a in build_parser()._actions
+                                              if isinstance(a, argparse._SubParsersAction)).choices["tune"]._actions
+            if a.option_strings}
+    assert script - tune == set(), script - tune  # --help included
+    file = tmp_path / "x.yaml"
+    file.write_text("base: {model: lenet5, epochs: 1, data: {name: digits}}\nnum_trials: 2\n")
+    argv = ["tune", str(file), "--planned-epochs", "9", "--prefer-ties", "--epochs", "4", "--batch-size", "16",
+            "--learning-rate", "0.02", "--train-limit", "300", "--val-limit", "100", "--image-size", "8",
+            "--model", "lenet5", "--data", "digits", "--confirm-seeds", "3"]
+    config = _experiment(build_parser().parse_args(argv))
+    recipe = config.recipe
+    assert (recipe.planned_epochs, recipe.epochs, recipe.batch_size, recipe.optimizer.learning_rate) == (9, 4, 16, 0.02)
+    assert (recipe.data.train_limit, recipe.data.val_limit, recipe.data.image_size) == (300, 100, 8)
+    assert config.prefer_ties and config.confirm_seeds == 3 and recipe.device_target == "CPU"
+    assert "device: CPU (--device auto: this machine holds no GPU or NPU" in capsys.readouterr().err
+    assert set(BASE_FLAGS) | set(FIELDS.on) <= tune
+
+
+def test_a_base_flag_and_a_set_that_disagree_are_refused_in_one_line(tmp_path):
+    from boosttune.cli.main import _experiment, build_parser
+
+    file = tmp_path / "x.yaml"
+    file.write_text("base: {model: lenet5}\n")
+    args = build_parser().parse_args(["tune", str(file), "--epochs", "4", "--set", "base.epochs=5"])
+    with pytest.raises(ConfigError, match=r"^--epochs 4 and --set base.epochs=5 disagree; give one of them$"):
+        _experiment(args)
+
+
+def test_smoke_on_tune_sets_the_scripts_sizes_where_nothing_given_says_so(tmp_path, capsys):
+    from boosttune.cli.main import _experiment, build_parser
+
+    file = tmp_path / "x.yaml"
+    file.write_text("base: {model: lenet5, epochs: 6, data: {name: digits}}\nnum_trials: 20\n")
+    config = _experiment(build_parser().parse_args(["tune", str(file), "--smoke", "--trials", "4", "--device", "CPU"]))
+    assert (config.num_trials, config.recipe.epochs, config.confirm_seeds, config.confirm_mode) == (4, 3, 2, "fixed")
+    assert config.recipe.data.train_limit == 1024
+    err = capsys.readouterr().err
+    assert err.startswith("smoke: confirm_seeds=2, ") and "as given: num_trials" in err and "device:" not in err
+
+
+def test_a_list_flag_with_an_empty_item_is_refused_not_dropped(capsys):
+    from boosttune.cli import search as search_cli
+
+    with pytest.raises(SystemExit) as done:
+        main(["check", "x.yaml", "--search", "less_bn,,amp"])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.count("\n") == 1
+    assert "argument --search: 'less_bn,,amp' has an empty item; expected comma-separated names" in err
+    with pytest.raises(SystemExit):
+        search_cli.script_parser("resnet8", "").parse_args(["--search", "less_bn,"])
+    assert "has an empty item" in capsys.readouterr().err

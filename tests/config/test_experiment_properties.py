@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from boosttune.cli.main import main
 from boosttune.config.experiment import parse_experiment
+from boosttune.errors import ConfigError
 
 SETTINGS = settings(derandomize=True, max_examples=30, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -77,17 +79,26 @@ def test_a_generated_good_experiment_file_reads_back_as_the_same_config(tmp_path
     assert parse_experiment(again) == config
 
 
-def test_a_race_budget_that_cannot_name_a_recipe_is_said_before_anything_trains():
-    from boosttune.config.experiment import parse_experiment, race_budget_note
+def test_a_race_that_could_never_name_a_recipe_is_refused_or_raised_before_anything_trains():
+    """A recipe wins the race only on 3 paired seeds: a run budget below one candidate's and the baseline's runs for
+    them is refused in one line; confirm_seeds below them is raised to them, said once; never a keep-O0 answer that
+    reads as if no recipe was faster."""
+    from boosttune.config.experiment import parse_experiment
 
-    assert race_budget_note(parse_experiment({})) is None  # 5 seeds a place
-    assert race_budget_note(parse_experiment({"confirm_seeds": 0})) is None  # no confirm stage
-    assert race_budget_note(parse_experiment({"confirm_seeds": 2, "confirm_mode": "fixed"})) is None
-    assert race_budget_note(parse_experiment({"confirm_seeds": 2})).startswith(
-        "confirm_seeds 2: a recipe wins the race only on 3 paired seeds")
-    assert race_budget_note(parse_experiment({"confirm_budget_runs": 5})).endswith(
-        "so this budget can only keep O0; allowed to name a recipe: 6 or more")
-    assert race_budget_note(parse_experiment({"confirm_seeds": 2, "confirm_budget_runs": 20})) is None
+    for kept in ({}, {"confirm_seeds": 0}, {"confirm_seeds": 2, "confirm_mode": "fixed"},
+                 {"confirm_seeds": 2, "confirm_budget_runs": 20}, {"confirm_seeds": 3}):
+        config = parse_experiment(kept)
+        assert config.adjusted == () and config.confirm_seeds == kept.get("confirm_seeds", 5), kept
+    raised = parse_experiment({"confirm_seeds": 2})
+    assert raised.confirm_seeds == 3 and raised.model_dump()["confirm_seeds"] == 3  # what experiment.json records
+    assert raised.adjusted == ("confirm_seeds: 2 raised to 3, the race's minimum (a recipe wins only on 3 paired "
+                               "seeds; confirm_mode fixed decides on 2)",)
+    assert parse_experiment(raised.model_dump(mode="json")).adjusted == ()  # a resumed run's document is already raised
+    with pytest.raises(ConfigError, match=r"^confirm_budget_runs: 5 cannot name a recipe: one wins the race only on 3 "
+                                          r"paired seeds, 6 runs with the baseline's, .*; allowed: 6 or more \(or "
+                                          r"confirm_mode fixed\)$"):
+        parse_experiment({"confirm_budget_runs": 5})
+    parse_experiment({"confirm_budget_runs": 5, "confirm_mode": "fixed"})  # a fixed stage spends no budget
 
 
 def test_a_planned_job_the_race_may_train_is_said_before_anything_trains():
