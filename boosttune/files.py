@@ -102,6 +102,18 @@ def claim_folder(folder: str | Path, marker: str, document: dict[str, Any], *, r
     return folder
 
 
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
+
+
+def _same_settings(saved: Path, document: dict[str, Any]) -> bool | None:
+    """Whether a folder's marker holds ``document`` (None: unreadable)."""
+    try:
+        return json.loads(saved.read_text()) == json.loads(json.dumps(document, default=str))
+    except (OSError, ValueError):
+        return None
+
+
 def check_folder(folder: str | Path, marker: str, document: dict[str, Any], *, resume: bool, what: str,
                  command: str | None = None) -> Path:
     """What :func:`claim_folder` checks, writing nothing: the absolute folder, or a one-line ConfigError."""
@@ -112,6 +124,9 @@ def check_folder(folder: str | Path, marker: str, document: dict[str, Any], *, r
         if not resume:
             if not _started(folder, marker):
                 return folder
+            if _same_settings(saved, document) is False:  # --resume would be refused too: say the one way out
+                raise ConfigError(f"--output: {folder} holds an earlier {what} with other settings (see {saved}); "
+                                  "choose another folder")
             again = f" ({command} --resume --output {folder})" if command else ""
             raise ConfigError(f"--output: {folder} holds an earlier {what}; pass --resume to continue it{again} "
                               "or choose another folder")
@@ -121,7 +136,7 @@ def check_folder(folder: str | Path, marker: str, document: dict[str, Any], *, r
             raise ConfigError(f"--resume: {saved} is unreadable ({' '.join(str(e).split())}); this folder's "
                               f"{what} cannot be continued: choose another folder") from None
         if earlier != json.loads(json.dumps(document, default=str)):
-            raise ConfigError(f"--resume: {folder} holds a {what} with a different configuration (see {saved}); "
+            raise ConfigError(f"--resume: {folder} holds {_article(what)} {what} with a different configuration (see {saved}); "
                               "resume with the same settings or choose another folder")
     elif resume:
         raise ConfigError(f"--resume: {folder} holds no {what} to resume")

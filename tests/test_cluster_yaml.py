@@ -78,17 +78,41 @@ def _gpu_capacity() -> int:
 
 
 def test_the_docs_gpu_commands_fit_the_shipped_cluster_file():
-    """A command the docs pair with `ray up cluster.yaml` asks for no more ranks than that cluster can ever hold
-    (one GPU per rank): the flagship command once asked for 8 of its 4."""
-    import re
+    """A command shown for the GPU cluster (a `ray job submit` or a --device GPU command, outside the Ascend file)
+    asks for no more ranks than that cluster can ever hold (one GPU per rank): the flagship command once asked for
+    8 of its 4."""
+    from tests.helpers.commands import shown
 
     capacity = _gpu_capacity()
     found = []
-    for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "experiments" / "custom" / "README.md"]:
-        for workers in re.findall(r"--device GPU\]? \[?--workers (\d+)", path.read_text()):
-            found.append((path.name, int(workers)))
+    for command in shown():
+        words = command.words
+        gpu = ("ray", "job", "submit") == words[:3] or "GPU" in words
+        if gpu and "--workers" in words and not command.where.startswith("cluster-ascend"):
+            found.append((command.where, int(words[words.index("--workers") + 1])))
     assert found and capacity == 4
     assert all(workers <= capacity for _, workers in found), (capacity, found)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_ray_up_from_a_project_installs_boosttune_from_its_checkout_and_the_guide_says_the_same(path):
+    """``ray up`` runs where the team's project is (the file copied there): the file mounts boosttune's checkout, not
+    the folder it runs in, installs that on every node (not linked: the version mounted), leaves out what the
+    checkout's .gitignore lists (its .venv), and ships the project with each job. The guide names the same path."""
+    config = yaml.safe_load(path.read_text())
+    installs = [c for c in config["setup_commands"] if "pip install" in c]
+    assert len(installs) == 1 and " -e " not in installs[0]
+    remote = installs[0].split()[-1].replace("~", f"/home/{config['auth']['ssh_user']}")
+    local = config["file_mounts"][remote]
+    assert local == "~/boosttune" and local != "." and "." not in config["file_mounts"].values()
+    assert ".gitignore" in config.get("rsync_filter", [])
+    assert "Copy this file into your project's folder" in path.read_text()
+    guide = (REPO / "docs" / "clusters-and-devices.md").read_text()
+    assert "`~/boosttune`" in guide and "Copy cluster.yaml from boosttune's checkout into this folder" in guide
+    from tests.helpers.commands import from_cluster_files
+
+    submits = [c for c in from_cluster_files() if c.where.startswith(path.name) and c.words[:3] == ("ray", "job", "submit")]
+    assert submits and all("--working-dir" in c.words for c in submits)
 
 
 def test_a_run_on_the_gpu_clusters_head_waits_for_four_gpu_ranks_and_refuses_more_in_one_line():

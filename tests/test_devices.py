@@ -34,3 +34,13 @@ def test_a_new_device_is_one_entry(monkeypatch):
     monkeypatch.setitem(DEVICES, "TPU", tpu)
     assert ray_module.worker_resources("TPU")["TPU"] == 1.0
     assert ray_train.device_id_for("TPU", {"TPU_VISIBLE_CHIPS": "3"}, {"TPU": ["3"]}) == 0
+
+
+def test_auto_takes_the_first_accelerator_any_place_holds_else_cpu():
+    from boosttune.devices import device_held
+
+    assert device_held([("head", {"CPU": 8.0}), ("gpu_worker", {"CPU": 4.0, "GPU": 1.0})]) == ("GPU", "gpu_worker")
+    assert device_held([("a", {"CPU": 1.0, "NPU": 8.0})]) == ("Ascend", "a")
+    assert device_held([("a", {"NPU": 8.0}), ("b", {"GPU": 1.0})]) == ("GPU", "b")  # the table's order decides
+    assert device_held([("a", {"CPU": 1.0, "GPU": 0.0})]) == ("CPU", None)
+    assert device_held([]) == ("CPU", None)

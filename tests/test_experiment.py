@@ -49,7 +49,8 @@ def test_the_issues_project_once_fixed_is_searched_confirmed_and_exported_with_n
     output = tmp_path / "run"
     done = boosttune(project, "tune", "experiment.yaml", "--set", "base.model.kwargs.optimizer=adam_groups",
                      "--set", "base.epochs=3", "--set", "search=[grad_freeze, less_bn]", "--set", "num_trials=3",
-                     "--set", "confirm_seeds=2", "--set", "confirm_candidates=1", "--set", "confirm_screen=1000",
+                     "--set", "confirm_seeds=2", "--set", "confirm_mode=fixed", "--set", "confirm_candidates=1",
+                     "--set", "confirm_screen=1000",
                      "--output", str(output), timeout=500)
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     table = pd.read_csv(output / "results.csv")

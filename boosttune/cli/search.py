@@ -36,7 +36,7 @@ FIELDS = FieldFlags(
     on={"--trials": "num_trials", "--workers": "workers_per_trial", "--time-budget": "time_budget_s",
         "--objective": "objective", "--max-drop": "max_drop", "--confirm-seeds": "confirm_seeds",
         "--confirm-candidates": "confirm_candidates", "--confirm-epochs": "confirm_epochs",
-        "--confirm-mode": "confirm_mode",
+        "--confirm-mode": "confirm_mode", "--confirm-max-seeds": "confirm_max_seeds",
         "--confirm-budget-runs": "confirm_budget_runs", "--confirm-budget-minutes": "confirm_budget_minutes",
         "--sampler": "sampler", "--seed": "seed", "--accelerator-type": "accelerator_type", "--storage": "storage",
         "--study-storage": "study_storage", "--max-failure-rate": "max_failure_rate",

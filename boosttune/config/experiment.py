@@ -238,8 +238,8 @@ class ExperimentConfig(BaseModel):
                            "secondary time-to-target figure, at about a fifth more confirm time on the built-in job "
                            "(off: one evaluation after the last epoch, which is all the decision reads)")
     prefer_ties: bool = Field(
-        False, description="a recipe that won the race but is less than 5% faster per job than O0 (a tie) is the "
-                           "answer instead of O0")
+        False, description="a recipe that won the race but whose per-job speed-up over O0 is under 1.05x (its "
+                           "point estimate: a tie) is the answer instead of O0")
     # 5, with the race's budget sized to every place (confirm_stage.default_budget_runs): benchmarks/pipeline_replay.py
     # on the committed tables, acceptable answers 45.5% -> 73.8% of 10-epoch jobs together (docs/benchmarks.md).
     confirm_candidates: int = Field(

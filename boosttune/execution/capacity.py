@@ -10,7 +10,6 @@ that is not on the head) the run goes on and says so: a cluster that may still g
 from __future__ import annotations
 
 import os
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
@@ -18,7 +17,7 @@ import ray
 
 from boosttune.devices import ACCELERATOR_RESOURCES, DEVICES, device_held
 from boosttune.errors import ConfigError
-from boosttune.execution.ray import briefly_connected, cluster_address, describe_resources, running_cluster
+from boosttune.execution.ray import cluster_address, cluster_nodes, describe_resources, running_cluster
 from boosttune.ray_internals import HEAD_NODE_RESOURCE, accelerator_manager, autoscaler_config, reported_node_groups
 
 __all__ = ["Autoscaler", "NodeType", "check_capacity", "check_local_capacity", "check_placeable", "find_autoscaler",
@@ -117,11 +116,12 @@ class Autoscaler:
                 f"max_workers {'none' if self.max_workers is None else self.max_workers}; read from {self.source})")
 
 
-def find_autoscaler() -> Autoscaler | None:
-    """The connected cluster's autoscaler limits, where Ray shows them on this machine (None: not visible here)."""
+def find_autoscaler(gcs_address: str | None = None) -> Autoscaler | None:
+    """The connected cluster's autoscaler limits (or, unconnected, those of the cluster at ``gcs_address``), where Ray
+    shows them on this machine (None: not visible here)."""
     try:
-        groups = reported_node_groups()
-        found = None if groups else autoscaler_config(ray.get_runtime_context().gcs_address)
+        groups = reported_node_groups() if gcs_address is None else None  # read through a connected driver
+        found = None if groups else autoscaler_config(gcs_address or ray.get_runtime_context().gcs_address)
     except Exception:  # noqa: BLE001 - an unreadable config is limits not visible: the run goes on and says so
         return None
     if groups:
@@ -219,9 +219,10 @@ def pick_device(log: Callable[[str], None]) -> str:
         places = [("this machine", local_resources())]
         looked = "this machine holds no GPU or NPU, and there is no cluster to join"
     else:
-        with nullcontext() if connected else briefly_connected(address):
-            nodes = [node for node in ray.nodes() if node.get("Alive")]
-            autoscaler = find_autoscaler()
+        # Read, not joined: the run joins once, with the code it ships (a driver's connection that ends releases
+        # its job's working_dir, which Ray may then delete from under it)
+        nodes = [node for node in (ray.nodes() if connected else cluster_nodes(address)) if node.get("Alive")]
+        autoscaler = find_autoscaler(None if connected else address)
         places = [(f"node {node.get('NodeManagerAddress', '?')}", node.get("Resources", {})) for node in nodes]
         kinds = [kind for kind in (autoscaler.node_types if autoscaler else ()) if kind.max_workers != 0]
         places += [(f"the autoscaler's node type {kind.name}", kind.resources) for kind in kinds if kind.resources]
@@ -231,8 +232,10 @@ def pick_device(log: Callable[[str], None]) -> str:
     device, where = device_held(places)
     accelerators = "|".join(name for name, d in DEVICES.items() if d.ray_resource)
     if where is not None:
-        log(f"device: {device} (--device auto: {where} holds a {DEVICES[device].ray_resource}; --device CPU trains "
-            "on CPUs instead)")
+        resource = DEVICES[device].ray_resource or ""
+        article = "an" if resource[:1] in "AEIOUFHLMNRSX" else "a"  # as the letter is said: an NPU, a GPU
+        log(f"device: {device} (--device auto: {where} holds {article} {resource}; --device CPU trains on CPUs "
+            "instead)")
     else:
         later = (f"; node type(s) {', '.join(unknown)} report their devices only when they join: give --device "
                  f"{accelerators} if they hold one" if unknown else "")

@@ -24,9 +24,10 @@ from boosttune.errors import BoosttuneError, ConfigError
 from boosttune.execution.provenance import redact
 from boosttune.ray_internals import bootstrap_address
 
-__all__ = ["DASHBOARD_PORT", "DRIVER_RESOURCE", "LOCAL_TRAIN_ENV", "briefly_connected", "cluster_address",
+__all__ = ["DASHBOARD_PORT", "DRIVER_RESOURCE", "LOCAL_TRAIN_ENV", "cluster_address", "cluster_nodes",
            "code_runtime_env", "connect_ray", "describe_code", "describe_resources", "free_port", "job_working_dir",
-           "local_train_defaults", "own_instance_env", "ray_get", "running_cluster", "trial_driver_resources", "worker_resources"]
+           "local_train_defaults", "own_instance_env", "ray_get", "running_cluster", "trial_driver_resources",
+           "worker_resources"]
 
 DRIVER_RESOURCE = "TRAIN_DRIVER"  # trial drivers take no CPU: the CPUs go to the Train workers
 
@@ -126,15 +127,14 @@ def cluster_address() -> str | None:
     return os.environ.get("RAY_ADDRESS") or running_cluster()
 
 
-@contextmanager
-def briefly_connected(address: str) -> Iterator[None]:
-    """Connected to the cluster at ``address`` for a look at its nodes, then disconnected: the run connects again
-    with its own runtime environment (the user's code), which a connection cannot change once made."""
-    ray.init(address=address, log_to_driver=False, logging_level="ERROR")
-    try:
-        yield
-    finally:
-        ray.shutdown()
+def cluster_nodes(address: str) -> list[dict[str, Any]]:
+    """The nodes of the cluster at ``address`` as :func:`ray.nodes` gives them (``Alive``, ``Resources``,
+    ``NodeManagerAddress``), read through Ray's State API without joining it: a driver joins once, with the runtime
+    environment it ships, which a connection cannot change once made."""
+    from ray.util.state import list_nodes
+
+    return [{"Alive": node.state == "ALIVE", "NodeManagerAddress": node.node_ip,
+             "Resources": dict(node.resources_total or {})} for node in list_nodes(address=address, detail=True)]
 
 
 def running_cluster() -> str | None:

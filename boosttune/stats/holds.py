@@ -161,6 +161,6 @@ def _line(answer: str, recipe: str, keep: bool, outcome: str, shown: bool, measu
                 f"({measured.words(objective)}; {sure})")
     if outcome == HOLDS:
         return f"holds: {answer} at {job}: {measured.words(objective)}, within {margin} ({sure})"
-    why = (f"a tie or slower (under {100 * TIE:.0f}% faster per job)" if measured.speedup < 1.0 + TIE
+    why = (f"a tie or slower (its per-job speed-up under {1 + TIE:.2f}x)" if measured.speedup < 1.0 + TIE
            else f"beyond the margin of {margin}")
     return f"does not hold: {answer} at {job} is {why}: {measured.words(objective)} ({sure})"

@@ -28,7 +28,7 @@ def tuned(user_project):
     """The team's ``boosttune tune``, judged by its held-out loss, with a confirm stage: runs/smoke."""
     return subprocess.run(
         [BOOSTTUNE, "tune", "experiment.yaml", "--set", "num_trials=2", "--set", "base.epochs=2",
-         "--set", "confirm_seeds=2", "--set", "confirm_candidates=1", "--set", "base.model.kwargs.objective=loss",
+         "--set", "confirm_seeds=3", "--set", "confirm_candidates=1", "--set", "base.model.kwargs.objective=loss",
          "--set", "max_drop=0.05", "--set", "prune_slow=false", "--set", "base.planned_epochs=3",
          "--confirm-epochs", "3", "--output", "runs/smoke"],
         cwd=user_project, env=user_env(), capture_output=True, text=True, timeout=560)
@@ -56,8 +56,9 @@ def test_a_project_outside_the_repository_is_tuned_confirmed_and_exported(user_p
         assert record["metrics"]["objective"] == "loss" and record["metrics"]["objective_higher_is_better"] is False
         assert record["metrics"]["val_loss"] == record["metrics"]["objective_value"] > 0
     confirm = [json.loads(p.read_text()) for p in (output / "confirm").glob("*.json")]
-    # a race of the one candidate against the baseline, within what 2 fixed seeds cost; the team's own eval data
-    assert 2 <= len(confirm) <= 4 and {r["label"] for r in confirm if r["round"] == 0} == {"O0", *(
+    # a race of the one candidate against the baseline, within what 3 fixed seeds cost (the race's minimum to name a
+    # recipe); the team's own eval data
+    assert 2 <= len(confirm) <= 6 and {r["label"] for r in confirm if r["round"] == 0} == {"O0", *(
         r["label"] for r in confirm)}
     assert all("final_eval_samples" not in r["metrics"] for r in confirm)
     # trained at the planned job (3 epochs, the search's 2): the race judges the loss where the team will train

@@ -47,10 +47,11 @@ def cluster(probe_report):
     shutil.copytree(cache_dir(), root / "cache" / "probe")  # the head's (and so its drivers') cache
     shutil.copytree(cache_dir(), root / "seed" / "probe")  # each worker node's, copied under its own tmpfs
     try:
+        (root / "home").mkdir()  # the head's home: where a job with no --output writes
         with ray_cluster([{"cpus": 0}, {"cpus": 1, "private": private}, {"cpus": 1, "private": private}],
-                         env={"BOOSTTUNE_CACHE_DIR": str(root / "cache")},
+                         env={"BOOSTTUNE_CACHE_DIR": str(root / "cache"), "HOME": str(root / "home")},
                          seed={root / "cache": root / "seed"}) as started:
-            yield {**started, "runs": root / "runs"}
+            yield {**started, "runs": root / "runs", "home": root / "home"}
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -88,6 +89,34 @@ def test_the_script_runs_alone_as_ray_submit_runs_it(cluster, tmp_path):
     output = home / "runs" / "submitted"
     assert (output / "best_recipe.json").is_file() and (output / "report.html").is_file()
     assert f"ray: connected to cluster at {cluster['gcs']}" in done.stdout
+
+
+def test_the_cluster_files_own_job_line_runs_the_smoke_main_job_to_a_report_with_nothing_added(cluster):
+    """The line cluster.yaml prints, `ray job submit --address http://127.0.0.1:8265 --working-dir . -- python
+    experiments/resnet.py --smoke`, run from boosttune's checkout with only the address swapped for this cluster's:
+    the repository ships with the job, --device auto finds no GPU or NPU on the nodes and says so, and with no
+    --output the run writes to ~/boosttune-runs on the head, says where and how to fetch it, and ends in a report."""
+    import re
+
+    from tests.helpers.commands import from_cluster_files
+
+    line = next(c for c in from_cluster_files() if c.where.startswith("cluster.yaml")
+                and c.words[:3] == ("ray", "job", "submit") and "experiments/resnet.py" in c.words)
+    words = list(line.words)
+    assert words[words.index("--address") + 1] == "http://127.0.0.1:8265" and words[-1] == "--smoke"
+    words[words.index("--address") + 1] = cluster["dashboard"]
+    words[0] = RAY  # the `ray` on the nodes' PATH, this venv's
+    done = subprocess.run(words, cwd=REPO, env=cluster["env"], capture_output=True, text=True, timeout=560)
+    log = done.stdout + done.stderr
+    assert done.returncode == 0 and "succeeded" in log, log[-4000:]
+    assert "device: CPU (--device auto: the cluster's 3 node(s) hold no GPU or NPU" in log, log[-4000:]
+    said = re.search(r"^output: (\S+) on the head \(no --output given, .*`ray rsync-down CLUSTER.yaml \1 \.`",
+                     log, re.MULTILINE)
+    assert said, log[-4000:]
+    output = Path(said[1])
+    assert output.parent == cluster["home"] / "boosttune-runs" and output.name.startswith("resnet8-")
+    assert (output / "report.html").is_file() and (output / "best_recipe.json").is_file()
+    assert "smoke: " in log and "ray: connected to cluster at" in log
 
 
 def test_storage_a_node_cannot_see_is_refused_in_one_line_before_anything_trains(cluster, tmp_path, custom_example):

@@ -93,3 +93,62 @@ def test_an_autoscaling_cluster_is_checked_against_what_its_autoscaler_may_add(t
         assert "workers_per_trial: 3 ranks of (CPU 1) each cannot be placed; the cluster holds 0 such rank(s) " \
                "(1 node(s)) and its autoscaler may add at most 2" in errors[0] and errors[0].endswith("allowed: 1 to 2")
         assert not list(Path(output).glob("trials/*.json"))
+
+
+# --- --device auto ----------------------------------------------------------------------------------------
+
+
+def _connected_to(monkeypatch, nodes, autoscaler):
+    """pick_device as it runs on a cluster's head: connected, these nodes alive, this autoscaler found."""
+    import ray
+
+    from boosttune.execution import capacity
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: True)
+    monkeypatch.setattr(ray, "nodes", lambda: nodes)
+    monkeypatch.setattr(capacity, "find_autoscaler", lambda: autoscaler)
+
+
+def test_auto_picks_the_gpu_an_autoscaler_may_start_before_any_gpu_node_is_up(monkeypatch):
+    """cluster.yaml's head holds no GPU and its GPU workers start as trials ask for them: auto still picks GPU."""
+    from boosttune.execution.capacity import pick_device
+
+    head = {"Alive": True, "NodeManagerAddress": "10.0.0.1", "Resources": {"CPU": 8.0, "TRAIN_DRIVER": 1000.0}}
+    _connected_to(monkeypatch, [head], Autoscaler((NodeType("gpu_worker", {"CPU": 4.0, "GPU": 1.0}, 4),), 4, "t"))
+    lines = []
+    assert pick_device(lines.append) == "GPU"
+    assert lines == ["device: GPU (--device auto: the autoscaler's node type gpu_worker holds a GPU; --device CPU "
+                     "trains on CPUs instead)"]
+
+
+def test_auto_picks_ascend_where_a_node_holds_npus_and_cpu_where_none_does(monkeypatch):
+    from boosttune.execution.capacity import pick_device
+
+    npu = {"Alive": True, "NodeManagerAddress": "192.168.0.11", "Resources": {"CPU": 96.0, "NPU": 8.0}}
+    _connected_to(monkeypatch, [HEAD, npu], None)
+    lines = []
+    assert pick_device(lines.append) == "Ascend" and "node 192.168.0.11 holds an NPU" in lines[0]
+    hosts = Autoscaler((NodeType("hosts", None, None),), None, "cluster-ascend.yaml")  # they say when they join
+    _connected_to(monkeypatch, [HEAD], hosts)
+    lines.clear()
+    assert pick_device(lines.append) == "CPU"
+    assert lines == ["device: CPU (--device auto: the cluster's 1 node(s) and the node types its autoscaler may start "
+                     "hold no GPU or NPU; --device GPU|Ascend chooses one); node type(s) hosts report their devices "
+                     "only when they join: give --device GPU|Ascend if they hold one"]
+
+
+def test_auto_with_no_cluster_to_join_reads_this_machine_as_ray_would(monkeypatch):
+    import ray
+
+    from boosttune.execution import capacity
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(capacity, "cluster_address", lambda: None)
+    monkeypatch.setattr(capacity, "local_resources", lambda: {"CPU": 2.0, "GPU": 2.0})
+    lines = []
+    assert capacity.pick_device(lines.append) == "GPU" and "this machine holds a GPU" in lines[0]
+    monkeypatch.setattr(capacity, "local_resources", lambda: {"CPU": 2.0})
+    lines.clear()
+    assert capacity.pick_device(lines.append) == "CPU"
+    assert lines == ["device: CPU (--device auto: this machine holds no GPU or NPU, and there is no cluster to join; "
+                     "--device GPU|Ascend chooses one)"]

@@ -24,7 +24,7 @@ def _manual(**switches):
     return {"boost": {"mode": "manual", "less_bn": False, "grad_freeze": False, **switches}}
 
 
-# The recipes of tests/trial/test_runner.py's 20 alternating trials, and what MindSpore must have built for each.
+# The recipes of tests/trial/test_runner.py's 10 alternating trials, and what MindSpore must have built for each.
 CYCLE = [
     ("O0", {}, {"grad_freeze": False, "less_bn": False, "grad_accumulation_step": 1, "train_cell": "TrainOneStepCell"}),
     ("O1", {"boost_level": "O1", "boost_config_dict": {"less_bn": {"gc_flag": False}}},
