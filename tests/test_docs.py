@@ -102,3 +102,15 @@ def test_every_relative_link_resolves(page):
         if not (page.parent / target).exists():
             missing.append(target)
     assert not missing, f"{page.name} links to files that do not exist: {missing}"
+
+
+def test_the_script_flag_table_names_every_flag_of_the_scripts():
+    """docs/cli.md's table of the experiment scripts' flags lists each flag the scripts take, and no other."""
+    from boosttune.cli.search import script_parser
+
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    table = text[text.index("| script flag | experiment-file field |"):]
+    table = table[:table.index("\n\n")]
+    shown = set(re.findall(r"`(--[a-z-]+)`", "\n".join(row.split("|")[1] for row in table.splitlines()[2:])))
+    flags = {o for a in script_parser("resnet8", "")._actions for o in a.option_strings} - {"-h", "--help"}
+    assert shown == flags, (sorted(flags - shown), sorted(shown - flags))

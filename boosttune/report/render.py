@@ -391,6 +391,8 @@ def _break_even(steps: float, total: float = math.nan) -> str:
     if not finite(steps):
         return "never" if steps == math.inf else "n/a"
     of = f" of {round(total)}" if finite(total) else ""
+    if finite(total) and steps > total:  # its compile is not paid back within the job
+        return f"beyond the job ({math.ceil(steps)} steps; it has {round(total)})"
     return "step 1" if steps <= 0 else f"{math.ceil(steps)}{of} steps"
 
 

@@ -197,7 +197,10 @@ def job_words(row: pd.Series) -> str:
     steps, total = row.get("break_even_steps"), row.get("job_steps")
     of = f" of the job's {round(total)}" if finite(total) else ""
     if isinstance(steps, (int, float)) and not math.isnan(steps):
+        beyond = finite(total) and math.isfinite(steps) and steps > total  # its compile is not paid back in the job
         text += (", never faster: slower per step" if math.isinf(steps) else
+                 f", faster per step but not within the job (its compile paid back after {math.ceil(steps)} steps,"
+                 f" the job has {round(total)})" if beyond else
                  f", faster after {math.ceil(steps)}{of} steps" if steps > 0 else ", faster from the first step")
     return text
 

@@ -77,3 +77,19 @@ def test_several_winners_say_how_the_answer_was_chosen():
     assert lossier.why_chosen.endswith("within 5% per job (a tie on speed) and less accurate.")
     alone = select_confirmed(_summary(("a", 1.24, -0.49)), ONE_PT, race=True)
     assert alone.why_chosen == ""
+
+
+def test_job_words_say_when_a_recipe_pays_its_compile_back_and_when_not_within_the_job():
+    """A recipe faster per step whose compile is paid back only after the job's last step is not "faster after 177 of
+    the job's 48 steps" (a smoke run printed that)."""
+    from boosttune.report.render import _break_even
+    from boosttune.stats.decide import job_words
+
+    row = {"job_speedup": 0.98, "job_ci_low": 0.81, "job_ci_high": 1.19, "planned_epochs": 3, "job_steps": 48}
+    beyond = job_words(pd.Series({**row, "break_even_steps": 176.2}))
+    assert beyond.endswith("faster per step but not within the job (its compile paid back after 177 steps, the job "
+                           "has 48)") and "of the job's" not in beyond
+    assert job_words(pd.Series({**row, "break_even_steps": 20.5})).endswith(", faster after 21 of the job's 48 steps")
+    assert job_words(pd.Series({**row, "break_even_steps": math.inf})).endswith(", never faster: slower per step")
+    assert job_words(pd.Series({**row, "break_even_steps": 0.0})).endswith(", faster from the first step")
+    assert _break_even(176.2, 48) == "beyond the job (177 steps; it has 48)" and _break_even(20.5, 48) == "21 of 48 steps"
