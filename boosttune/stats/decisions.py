@@ -20,7 +20,7 @@ class Exit:
     WON = "won"  # shown faster and non-inferior
     SLOWER = "slower"
     TOO_LOSSY = "too_lossy"
-    BEHIND = "behind"  # shown slower than a winner: cannot be the answer
+    BEHIND = "behind"  # likely not faster than a winner by more than a tie: cannot be the answer
     UNDECIDED = "undecided"  # max_seeds reached
     BUDGET = "budget"  # the budget could not pay for another round
     FUTILE = "futile"  # even at its optimistic bound it needs more seeds than the budget and the seed cap leave
@@ -28,7 +28,7 @@ class Exit:
     # a drop claims nothing (it stops spending on a recipe at a laxer, one-sided 90% bound): "likely", not "shown"
     TEXT = {RACING: "still racing", WON: "shown faster and non-inferior", SLOWER: "dropped: likely slower than the baseline",
             TOO_LOSSY: "dropped: likely beyond the margin",
-            BEHIND: "dropped: likely slower than a winner, so it cannot be the answer",
+            BEHIND: "dropped: likely not more than a tie faster than a winner, so it cannot be the answer",
             UNDECIDED: "undecided at the seed cap", BUDGET: "undecided when the budget ran out",
             FUTILE: "stopped: it cannot be decided within what the budget and the seed cap leave"}
 
@@ -56,7 +56,7 @@ SHORT = {Exit.WON: "won: faster, within the margin", Exit.SLOWER: "dropped: slow
 
 # Why a preset's claim does not hold here when the race dropped it (the claims table never contradicts the race).
 DROPPED = {Exit.SLOWER: "the confirm stage dropped it as likely slower than the baseline",
-           Exit.BEHIND: "the confirm stage dropped it as likely slower than the recipe that won"}
+           Exit.BEHIND: "the confirm stage dropped it as likely not more than a tie faster than the recipe that won"}
 
 # A fixed-round verdict in words; "accuracy" becomes the objective's noun.
 _TESTED = {
@@ -76,7 +76,7 @@ def decision_words(code: str, objective: Objective = ACCURACY, max_drop: float |
     raced = {Exit.WON: f"shown faster, and {objective.noun} within {margin} of the baseline's shown",
              Exit.SLOWER: "dropped: likely slower than the baseline",
              Exit.TOO_LOSSY: f"dropped: likely loses more {objective.noun} than {margin}",
-             Exit.BEHIND: "dropped: likely slower than a recipe that won, so it cannot be the answer",
+             Exit.BEHIND: "dropped: likely not more than a tie faster than a recipe that won, so it cannot be the answer",
              Exit.UNDECIDED: "not decided at the seed cap",
              Exit.BUDGET: "not decided: the budget ran out",
              Exit.FUTILE: "not decided: stopped, it could not be decided within the budget and the seed cap",

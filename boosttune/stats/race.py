@@ -20,6 +20,7 @@ from scipy import stats as _st
 from boosttune.config.experiment import RACE_MIN_SEEDS
 from boosttune.errors import ConfigError
 from boosttune.stats.decisions import Exit
+from boosttune.stats.job import TIE
 from boosttune.stats.race_model import (
     Fit,
     RecordCheck,
@@ -417,9 +418,12 @@ class Race:
         for standing in self.standings.values():  # a new winner can put a racer out of reach
             if standing.racing and best is not None and standing.name in speed_fit.effect:
                 speed, _ = bounds(standing, drop_level, drop)
-                if speed.high < math.log(best):
+                # it could become the answer only by beating the winner per job by more than a tie: the seeds it
+                # would spend go to those that still can
+                if speed.high < math.log(best * (1 + TIE)):
                     left.append(self._leave(standing, Exit.BEHIND, f"speed-up at most {math.exp(speed.high):.3f}x "
-                                                                   f"({self._drop_text(speed)}), below the winner's "
+                                                                   f"({self._drop_text(speed)}), not more than a tie "
+                                                                   f"({100 * TIE:.0f}%) above the winner's "
                                                                    f"{best:.3f}x"))
         return left
 

@@ -368,3 +368,20 @@ def test_rules_from_a_file_before_the_robust_fit_replay_as_they_were_decided():
     old = {k: v for k, v in RaceRules().to_dict().items() if k not in ("robust", "check_record", "futility")}
     assert RaceRules.from_dict(old) == RaceRules(robust=False, check_record=False, futility=False)
     assert RaceRules.from_dict(RaceRules().to_dict()) == RaceRules()
+
+
+def test_once_a_recipe_won_a_near_copy_that_cannot_beat_it_by_more_than_a_tie_leaves(tmp_path):
+    """The seed-5 main job raced grad_freeze p=0.512 (a near-copy of the answer p=0.5) to round 7 after p=0.5 had
+    won at round 3: a candidate whose optimistic speed-up is within a tie (5%) of the winner's cannot become the
+    answer, so it leaves when the winner wins and its seeds go nowhere. Planted: 1.30x and 1.27x, the copy 0.6 pt down (not shown within the 1-pt margin when the winner wins)."""
+    truth = {"winner": (1.30, 0.3), "copy": (1.27, -0.6)}
+    candidates = [Candidate(BASELINE_NAME, {"seed": 0}, "baseline", BASELINE_NAME)] + \
+        [Candidate(name, {"seed": 0, "label": name}, "test") for name in truth]
+    calls: list[str] = []
+    records, live = run_race(candidates, list(range(1000, 1010)), store=RecordStore(tmp_path / "c"),
+                             role="confirm", train=_fake_train(truth, calls), rules=RaceRules(gain_noise=1.0),
+                             log=lambda _: None, margin=ONE_POINT)
+    copy, winner = live.standings["copy"], live.standings["winner"]
+    assert winner.exit == Exit.WON and copy.exit == Exit.BEHIND, (winner.exit, copy.exit, copy.why)
+    assert copy.left_after_round == winner.left_after_round and "not more than a tie (5%) above" in copy.why
+    assert live.answer() == "winner" and len(calls) == 3 * winner.left_after_round  # nothing raced on after it
