@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 __all__ = ["HEAD_NODE_RESOURCE", "SEARCHER_PRIVATE", "TESTED_RAY", "accelerator_manager", "address_and_port",
            "adopt_search_properties", "autoscaler_config", "bootstrap_address", "data_parallel_trainer", "optuna_study",
-           "optuna_told", "optuna_trial", "reported_node_groups", "storage_fs_and_path", "task_state",
+           "optuna_told", "optuna_trial", "reported_node_groups", "state_nodes", "storage_fs_and_path", "task_state",
            "train_context_file", "unknown_layout"]
 
 # The resource Ray puts on its head node (ray._private.ray_constants.HEAD_NODE_RESOURCE_NAME)
@@ -70,6 +70,15 @@ def task_state(task_id: str) -> str | None:
 
     tasks = list_tasks(filters=[("task_id", "=", task_id)], raise_on_missing_output=False)
     return tasks[0].state if tasks else None
+
+
+def state_nodes(address: str) -> list[tuple[bool, str, dict[str, float]]]:
+    """The nodes of the cluster at ``address`` as Ray's State API (a DeveloperAPI, served by the dashboard) reports
+    them, read without joining the cluster: (alive, ip, total resources) each."""
+    from ray.util.state import list_nodes
+
+    return [(node.state == "ALIVE", node.node_ip, {k: float(v) for k, v in (node.resources_total or {}).items()})
+            for node in list_nodes(address=address, detail=True)]
 
 
 def reported_node_groups() -> list[tuple[str, dict[str, float], int]] | None:
@@ -176,6 +185,7 @@ _USES: dict[str, Callable[[], Any]] = {
         "ray.train._internal.utils", fromlist=["get_address_and_port"]).get_address_and_port,
     "ray.train.v2._internal.execution.context": train_context_file,
     "ray.util.state.list_tasks": lambda: __import__("ray.util.state", fromlist=["list_tasks"]).list_tasks,
+    "ray.util.state.list_nodes": lambda: __import__("ray.util.state", fromlist=["list_nodes"]).list_nodes,
     "ray._private.state.state.get_cluster_config": lambda: __import__(
         "ray._private.state", fromlist=["state"]).state.get_cluster_config,
     "ray/autoscaler/_private/monitor.py": lambda: _exists(MONITORS[0]),

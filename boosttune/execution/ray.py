@@ -22,7 +22,7 @@ from boosttune.config.experiment import ExperimentConfig
 from boosttune.devices import ACCELERATOR_RESOURCES
 from boosttune.errors import BoosttuneError, ConfigError
 from boosttune.execution.provenance import redact
-from boosttune.ray_internals import bootstrap_address
+from boosttune.ray_internals import bootstrap_address, state_nodes
 
 __all__ = ["DASHBOARD_PORT", "DRIVER_RESOURCE", "LOCAL_TRAIN_ENV", "cluster_address", "cluster_nodes",
            "code_runtime_env", "connect_ray", "describe_code", "describe_resources", "free_port", "job_working_dir",
@@ -131,10 +131,8 @@ def cluster_nodes(address: str) -> list[dict[str, Any]]:
     """The nodes of the cluster at ``address`` as :func:`ray.nodes` gives them (``Alive``, ``Resources``,
     ``NodeManagerAddress``), read through Ray's State API without joining it: a driver joins once, with the runtime
     environment it ships, which a connection cannot change once made."""
-    from ray.util.state import list_nodes
-
-    return [{"Alive": node.state == "ALIVE", "NodeManagerAddress": node.node_ip,
-             "Resources": dict(node.resources_total or {})} for node in list_nodes(address=address, detail=True)]
+    return [{"Alive": alive, "NodeManagerAddress": ip, "Resources": resources}
+            for alive, ip, resources in state_nodes(address)]
 
 
 def running_cluster() -> str | None:

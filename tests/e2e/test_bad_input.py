@@ -191,7 +191,7 @@ CASES = [
     ("output-under-file", "exp --output {a_file}/run", "is a file, so the folder"),
     ("output-foreign", "exp --output {foreign}", "holds files boosttune did not write"),
     ("output-holds-bench", "exp --output {bench_dir}", "holds boosttune's bench.json"),
-    ("output-holds-run", "exp --output {started}", "holds an earlier experiment; pass --resume"),
+    ("output-holds-run", "exp --output {started}", "holds an earlier experiment with other settings"),
     ("resume-other-config", "exp --resume --output {started}", "different configuration"),
     ("resume-nothing", "exp --resume --output {empty_dir}", "holds no experiment to resume"),
     # cluster resources and storage
@@ -339,8 +339,10 @@ def test_a_start_that_failed_before_any_training_leaves_the_folder_free(tmp_path
     assert json.loads((output / "experiment.json").read_text())["base"]["epochs"] == 4
     (output / "trials").mkdir()
     (output / "trials" / "baseline.json").write_text("{}")
-    assert _run(["exp", "--output", str(output)]) == 2
+    assert _run(["exp", "--output", str(output), "--epochs", "4"]) == 2  # the same settings: --resume continues it
     assert "holds an earlier experiment; pass --resume" in capsys.readouterr().err
+    assert _run(["exp", "--output", str(output)]) == 2  # other settings: --resume would be refused too
+    assert "holds an earlier experiment with other settings (see " in capsys.readouterr().err
 
 
 def test_smoke_says_what_it_set_and_what_was_given(capsys):

@@ -106,7 +106,7 @@ def _connected_to(monkeypatch, nodes, autoscaler):
 
     monkeypatch.setattr(ray, "is_initialized", lambda: True)
     monkeypatch.setattr(ray, "nodes", lambda: nodes)
-    monkeypatch.setattr(capacity, "find_autoscaler", lambda: autoscaler)
+    monkeypatch.setattr(capacity, "find_autoscaler", lambda gcs_address=None: autoscaler)
 
 
 def test_auto_picks_the_gpu_an_autoscaler_may_start_before_any_gpu_node_is_up(monkeypatch):
