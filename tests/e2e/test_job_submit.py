@@ -1,6 +1,7 @@
 """The path to a cluster, on this machine: a Ray head and two worker nodes started with ``ray start`` on loopback,
-that share no disk, and the experiment submitted as a team submits it (``ray job submit --working-dir .``, or the
-script alone as ``ray submit`` runs it).
+that share no disk, and the experiment submitted as a team submits it (``ray job submit --working-dir .``: the
+cluster file's own line for the main job, and a team's project). ``ray submit``'s way, the script alone from the
+head's home, is tests/test_commands.py's (it runs the script so, up to Ray, for every ``ray submit`` the docs show).
 
 Each worker node runs in a mount namespace of its own with a fresh tmpfs over the runs' root and over boosttune's
 cache (:mod:`tests.helpers.ray_cluster`), so nothing a worker writes there is seen on the head: every output the
@@ -66,29 +67,6 @@ def _submit(cluster: dict, project: Path, output: Path, *more: str) -> list[str]
     return [RAY, "job", "submit", "--address", cluster["dashboard"], "--working-dir", ".", "--", BOOSTTUNE, "tune",
             "experiment.yaml", "--set", "base.epochs=1", "--set", "base.steps_per_epoch=13", "--set", "confirm_seeds=0",
             "--set", "early_stopping=false", "--set", "prune_slow=false", "--output", str(output), *more]
-
-
-def test_the_script_runs_alone_as_ray_submit_runs_it(cluster, tmp_path):
-    """``ray submit cluster.yaml experiments/resnet.py ARGS`` copies only the script to the head and runs it there
-    with the installed boosttune, from the home folder, joining the running cluster."""
-    home = tmp_path / "home"
-    home.mkdir()
-    script = home / "resnet.py"
-    shutil.copy(REPO / "experiments" / "resnet.py", script)  # the script and nothing else of the project
-    env = {**cluster["env"], "RAY_ADDRESS": cluster["gcs"]}  # on a head, ray.init() finds it
-    env["PYTHONPATH"] = ""
-    # One trial at a time: a second warm worker group on the other node costs its start and proves nothing here
-    # (both nodes' trials are the team project's tests below). Batches of 16: 16 steps, the 10 steady steps a speed
-    # figure needs after the warm-up (fewer are refused before Ray starts). Its output is relative to the head's home.
-    done = subprocess.run([sys.executable, str(script), "--model", "lenet5", "--data", "digits", "--epochs", "1",
-                           "--train-limit", "256", "--val-limit", "128", "--batch-size", "16", "--trials", "2",
-                           "--concurrency", "1", "--confirm-seeds", "0", "--no-early-stop", "--keep-slow",
-                           "--output", "runs/submitted"],  # --keep-slow: the calibration is tests/probe's
-                          cwd=home, env=env, capture_output=True, text=True, timeout=400)
-    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
-    output = home / "runs" / "submitted"
-    assert (output / "best_recipe.json").is_file() and (output / "report.html").is_file()
-    assert f"ray: connected to cluster at {cluster['gcs']}" in done.stdout
 
 
 def test_the_cluster_files_own_job_line_runs_the_smoke_main_job_to_a_report_with_nothing_added(cluster):
