@@ -111,15 +111,10 @@ def fit(rounds: list[dict[str, float]], names: list[str], robust: bool = False, 
 
 def claim_sd(fit_: Fit, prior_paired: float | None, prior_df: int) -> tuple[float, int]:
     """:func:`pooled_sd`, never below the race's own sd: a record adds degrees of freedom, but never hides a spread
-    the race's own runs show (one slow run that the robust step kept). Where the race's own sd is the larger, the
-    record understated this race's noise, so its degrees of freedom are not taken either: the claim stands on the
-    race's own sd with the race's own df (a record measured on a quieter machine once let 5.6% of boundary claims
-    through, issue 62)."""
+    the race's own runs show (one slow run that the robust step kept)."""
     sd, df = pooled_sd(fit_, prior_paired, prior_df)
     own = math.sqrt(fit_.ss / fit_.df) if fit_.df > 0 else math.nan
-    if math.isfinite(own) and own > sd:
-        return own, fit_.df
-    return sd, df
+    return (max(sd, own) if math.isfinite(own) else sd), df
 
 
 def pooled_sd(fit_: Fit, prior_paired: float | None, prior_df: int) -> tuple[float, int]:
