@@ -86,38 +86,36 @@ def _lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def from_pages() -> list[Shown]:
-    found = []
+def _fenced() -> list[tuple[str, str, int, str]]:
+    """Every fenced block of the pages: (page, its language, the line its body starts on, the body)."""
+    blocks = []
     for page in pages():
         if not page.is_file():
             continue
         text = page.read_text(encoding="utf-8")
         for match in FENCE.finditer(text):
-            if match.group(1) not in SHELL_BLOCKS:
-                continue
             first = text[:match.start(2)].count("\n") + 1
-            for offset, line in _lines(match.group(2)):
-                if match.group(1) == "console" and not line.startswith("$ "):
-                    continue  # a transcript: what follows a command is its output
-                found += split_line(f"{page.relative_to(REPO)}:{first + offset}", line)
+            blocks.append((str(page.relative_to(REPO)), match.group(1), first, match.group(2)))
+    return blocks
+
+
+def from_pages() -> list[Shown]:
+    found = []
+    for page, language, first, body in _fenced():
+        if language not in SHELL_BLOCKS:
+            continue
+        for offset, line in _lines(body):
+            if language == "console" and not line.startswith("$ "):
+                continue  # a transcript: what follows a command is its output
+            found += split_line(f"{page}:{first + offset}", line)
     return found
 
 
 def commands_outside_shell_blocks() -> list[str]:
     """Lines that read as commands in a fenced block that is not a shell block (never run by the test)."""
-    wrong = []
-    for page in pages():
-        if not page.is_file():
-            continue
-        text = page.read_text(encoding="utf-8")
-        for match in FENCE.finditer(text):
-            if match.group(1) in SHELL_BLOCKS or match.group(1) in ("python", "yaml", "json", "text"):
-                continue
-            first = text[:match.start(2)].count("\n") + 1
-            for offset, line in enumerate(match.group(2).splitlines()):
-                if LOOKS_LIKE_A_COMMAND.match(line):
-                    wrong.append(f"{page.relative_to(REPO)}:{first + offset}: {line.strip()}")
-    return wrong
+    return [f"{page}:{first + offset}: {line.strip()}" for page, language, first, body in _fenced()
+            if language not in (*SHELL_BLOCKS, "python", "yaml", "json", "text")
+            for offset, line in enumerate(body.splitlines()) if LOOKS_LIKE_A_COMMAND.match(line)]
 
 
 USAGE = re.compile(r"^#\s{2,}((ray|boosttune|python3?(\.\d+)?|pip|cd) .*)$")
