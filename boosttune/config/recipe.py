@@ -19,6 +19,7 @@ from boosttune.config.boost import BoostConfig, format_validation_error, parse_b
 from boosttune.errors import BoosttuneError, ConfigError
 
 __all__ = [
+    "kin_of",
     "methods_of",
     "short_name",
     "DATASETS",
@@ -279,6 +280,27 @@ def methods_of(recipe: dict[str, Any]) -> tuple[str, ...]:
     if kind not in ("none", "group"):  # group is loss_scale_group, a boost algorithm
         methods.append(f"loss_scale {kind}")
     return tuple(methods)
+
+
+def kin_of(recipe: dict[str, Any]) -> tuple[Any, ...]:
+    """What a recipe is apart from its continuous knobs: the methods it switches on (a loss scale at amp O0 left
+    out: in fp32 it scales the loss and unscales the gradients, the same arithmetic up to rounding), each active
+    boost algorithm's discrete settings (GradientFreeze's param_groups and freeze_type, accumulation's steps, ...),
+    the optimizer and its schedule. Two recipes of one kin differ only by numbers like freeze_p or the learning rate,
+    which a search's one seed each cannot tell apart (:func:`boosttune.stats.handoff.choose`)."""
+    amp = recipe.get("amp_level") or "O0"
+    methods = tuple(sorted(m for m in methods_of(recipe) if amp != "O0" or not m.startswith("loss_scale")))
+    try:
+        settings = parse_boost_config(recipe.get("boost_config_dict") or {},
+                                      recipe.get("boost_level") or "O0").effective().settings
+    except BoosttuneError:
+        settings = {}
+    steps = {"total_steps"}  # the job's length, not a knob
+    discrete = tuple(sorted((f"{name}.{key}", value) for name, values in settings.items()
+                            for key, value in dict(values).items()
+                            if key not in steps and isinstance(value, (bool, int, str)) and not isinstance(value, float)))
+    optimizer = recipe.get("optimizer") or {}
+    return methods, discrete, optimizer.get("name"), optimizer.get("lr_schedule")
 
 
 def short_name(recipe: dict[str, Any]) -> str:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
-from boosttune.config.recipe import methods_of, short_name
+from boosttune.config.recipe import kin_of, methods_of, short_name
 from boosttune.errors import ConfigError, DataError
 from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
 from boosttune.tables.states import FINISHED, RunStatus
@@ -104,7 +104,9 @@ def pick_candidates(table: pd.DataFrame, *, margin: Margin, max_candidates: int 
     ``min_p`` likely acceptable (:mod:`boosttune.stats.handoff`: truly faster and within ``margin``, read from
     its one seed with the search's noise, ``noise`` per paired seed widened by ``search_noise``; a trial a little
     slower on its seed may still be), by that chance times its log speed-up,
-    one per family (the boost algorithms it switches on) before a second of any family. ``noise``: the device's (None: the reference table's;
+    one per family (the boost algorithms it switches on) before a second of any family, and no second that is a
+    near-copy of a chosen one (the same kin, figures within the search's noise: :func:`~boosttune.stats.handoff.
+    near_copy`). ``noise``: the device's (None: the reference table's;
     its gain sd is in accuracy points, so another objective with no measured gain noise is judged by the screen).
     A search whose O0 runs lie further apart than the handoff assumes (SEARCH_SPREAD_SD a run) reads its speed-ups
     with the spread they show. ``read_gain`` False (the confirm race trains a longer job than the search's, whose
@@ -136,8 +138,9 @@ def pick_candidates(table: pd.DataFrame, *, margin: Margin, max_candidates: int 
     speed_sd, gain_sd = search_noise(noise.speed_sd, gain_sd, objective.fraction, spread=_spread(table))
     prospects = [prospect(identity, methods_of(json.loads(row["recipe_json"])), float(row["speedup_vs_baseline"]),
                           float(row["objective_gain"]), max_drop=drop, speed_sd=speed_sd, gain_sd=gain_sd,
-                          screen=screen) for identity, (_, row) in rows.items()]
-    for choice in choose(prospects, max_candidates, min_p):
+                          screen=screen, kin=kin_of(json.loads(row["recipe_json"])))
+                 for identity, (_, row) in rows.items()]
+    for choice in choose(prospects, max_candidates, min_p, noise=(speed_sd, gain_sd)):
         row = rows[choice.prospect.key][1]
         chosen.append(_candidate(row, _trial_name(row), _why(choice, objective, drop, gain_sd, read_gain), None,
                                  seen))

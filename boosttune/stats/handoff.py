@@ -5,7 +5,10 @@ seed) stays undecided and eats the budget; and three freeze_p values of one reci
 So a searched trial is a candidate by its chance of being acceptable (truly faster, and truly within ``max_drop``)
 given its one seed and the device's noise per paired seed: among those at least MIN_P_ACCEPTABLE likely, the highest
 expected gain (that chance times the log speed-up its seed showed) first, one per family (the boost algorithms it
-switches on) before any family gets a second place. A search trial's one seed is read with the search's own noise
+switches on) before any family gets a second place. No place goes to a near-copy of a recipe already
+chosen (:func:`near_copy`: the same kin, figures the search cannot tell apart): the race would spend a seat a round on
+two recipes the search cannot tell apart, for one answer (issue 62: grad_freeze p=0.512 on 2 groups + a fixed loss scale raced to
+round 7 after p=0.5 on 2 groups had won). A search trial's one seed is read with the search's own noise
 (:func:`search_noise`: its runs are spread in time, its accuracy read on a slice), not a confirm round's. Pure: no
 Ray, no MindSpore.
 """
@@ -20,8 +23,8 @@ from scipy.stats import norm
 
 from boosttune.errors import ConfigError
 
-__all__ = ["MIN_P_ACCEPTABLE", "Choice", "Prospect", "choose", "family_text", "observed_spread", "prospect",
-           "search_noise"]
+__all__ = ["MIN_P_ACCEPTABLE", "NEAR_COPY_Z", "Choice", "Prospect", "choose", "family_text", "near_copy",
+           "observed_spread", "prospect", "search_noise"]
 
 # A searched trial races only when it is at least this likely acceptable on its one seed, read with the search's
 # noise (search_noise). benchmarks/pipeline_replay.py, the whole main job replayed on the committed tables with the
@@ -43,6 +46,11 @@ MIN_P_ACCEPTABLE = 0.1
 #   all 10,000 (pooled over its nine recipes), so sqrt(0.53^2 - 0.34^2) = 0.40 pt more.
 SEARCH_SPREAD_SD = 0.1
 SLICE_GAIN_SD = 0.40
+
+# Two trials of one kin are near-copies when their speed-ups and gains differ by less than this many sd of the
+# difference of two one-seed figures (each read with the search's noise): one sd, so that a pair the search's own
+# figures do tell apart (a second member 1.25x slower on its seed, at the search's 0.157 log-sd a trial) still races.
+NEAR_COPY_Z = 1.0
 
 
 def observed_spread(o0_speeds: Sequence[float]) -> float:
@@ -78,6 +86,7 @@ class Prospect:
     gain: float
     p_faster: float
     p_within: float
+    kin: Hashable = None  # what it is apart from its continuous knobs (config.recipe.kin_of); None: its key
 
     @property
     def p_acceptable(self) -> float:
@@ -90,7 +99,7 @@ class Prospect:
 
 
 def prospect(key: Hashable, family: Sequence[str], speedup: float, gain: float, *, max_drop: float,
-             speed_sd: float, gain_sd: float | None, screen: float | None = None) -> Prospect:
+             speed_sd: float, gain_sd: float | None, screen: float | None = None, kin: Hashable = None) -> Prospect:
     """The chance a trial is acceptable from its one seed: its log speed-up and its gain each read as the truth plus
     one paired seed's noise (normal, sd ``speed_sd`` and ``gain_sd``, a flat prior), the two independent; so the
     truth given the seed is normal around what the seed showed. ``gain_sd`` None (the objective's noise unknown):
@@ -105,7 +114,20 @@ def prospect(key: Hashable, family: Sequence[str], speedup: float, gain: float, 
         p_within = float(norm.cdf((gain + max_drop) / gain_sd))
     else:
         p_within = 1.0 if gain >= -(max_drop if screen is None else screen) else 0.0
-    return Prospect(key, tuple(sorted(family)), speedup, gain, p_faster, p_within)
+    return Prospect(key, tuple(sorted(family)), speedup, gain, p_faster, p_within, kin)
+
+
+def near_copy(a: Prospect, b: Prospect, speed_sd: float, gain_sd: float | None, z: float = NEAR_COPY_Z) -> bool:
+    """Whether ``a`` and ``b`` are the same recipe as far as the search can tell: one kin (the same methods and
+    discrete settings, only numbers like freeze_p or the learning rate apart) and one-seed figures within ``z`` sd
+    of their difference (``speed_sd``, ``gain_sd``: one trial's noise, as :func:`search_noise` gives it; gain_sd
+    None: the gains are not compared)."""
+    if a.kin is None or a.kin != b.kin:
+        return False
+    apart = z * math.sqrt(2)
+    if abs(math.log(a.speedup) - math.log(b.speedup)) > apart * speed_sd:
+        return False
+    return gain_sd is None or abs(a.gain - b.gain) <= apart * gain_sd
 
 
 @dataclass(frozen=True)
@@ -120,11 +142,13 @@ def family_text(family: Sequence[str]) -> str:
     return " + ".join(family) or "no boost"
 
 
-def choose(prospects: Sequence[Prospect], max_candidates: int,
-           min_p: float = MIN_P_ACCEPTABLE) -> list[Choice]:
+def choose(prospects: Sequence[Prospect], max_candidates: int, min_p: float = MIN_P_ACCEPTABLE,
+           noise: tuple[float, float | None] | None = None) -> list[Choice]:
     """Up to ``max_candidates`` prospects at least ``min_p`` likely acceptable, by expected gain (the chance times
     the log speed-up on their seed), the best of each family before a second of any family: a family gets a second
-    place only when no other family qualifies for it."""
+    place only when no other family qualifies for it. A near-copy of a recipe chosen before it gets no place
+    (:func:`near_copy` at ``noise``, one trial's (speed sd, gain sd); None: no near-copy rule): a fixed loss scale at
+    fp32 makes another family by name, not another recipe."""
     if not 0 <= min_p < 1:
         raise ConfigError(f"min_p: must be in [0, 1), got {min_p!r}")
     likely = sorted((p for p in prospects if p.p_acceptable >= min_p), key=lambda p: -p.expected_gain)
@@ -132,6 +156,8 @@ def choose(prospects: Sequence[Prospect], max_candidates: int,
     firsts: list[Choice] = []
     seconds: list[Choice] = []
     for p in likely:
+        if noise is not None and any(near_copy(c.prospect, p, *noise) for c in firsts + seconds):
+            continue  # the same recipe as far as the search can tell, whatever its family's name
         taken = [c for c in firsts if c.prospect.family == p.family]
         if not taken:
             others = counts[p.family] - 1

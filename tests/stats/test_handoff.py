@@ -11,7 +11,7 @@ from boosttune.errors import ConfigError
 from boosttune.objective import ACCURACY
 from boosttune.tables.results import build_results_table
 from boosttune.stages.rounds import pick_candidates
-from boosttune.stats.handoff import choose, prospect
+from boosttune.stats.handoff import choose, near_copy, prospect
 from boosttune.stats.margin import Margin
 from boosttune.stats.race import Noise
 
@@ -94,3 +94,33 @@ def test_pick_candidates_takes_max_drop_and_the_noise_and_says_why():
     noisy = Noise(speed_sd=0.5, gain_sd=3.0, df=10, source="measured")  # t2: 64% faster x 65% within = 42%
     assert [c.name for c in pick_candidates(table, margin=ONE_POINT, max_candidates=2, noise=noisy,
                                             min_p=0.5)] == ["O0"]
+
+
+def test_a_near_copy_of_a_chosen_recipe_gets_no_second_place():
+    # issue 62: p=0.512 on 2 groups + a fixed loss scale raced to round 7 beside p=0.5 on 2 groups, which had won
+    kin = (("grad_freeze",), (("grad_freeze.param_groups", 2),), "momentum", "cosine")
+    other_kin = (("grad_freeze",), (("grad_freeze.param_groups", 4),), "momentum", "cosine")
+    noise = (0.157, 0.67)  # one trial's figures as the search reads them (search_noise of the device's record)
+    winner = prospect("p=0.5", GF, 1.30, -0.3, **NOISE, kin=kin)
+    copy = prospect("p=0.512 + fixed", GF + ("loss_scale fixed",), 1.25, -0.4, **NOISE, kin=kin)
+    groups = prospect("p=0.39 on 4 groups", GF, 1.28, -0.3, **NOISE, kin=other_kin)
+    clearly_slower = prospect("p=0.9", GF, 1.02, -0.3, **NOISE, kin=kin)  # log 1.30/1.02 = 0.24 > 1.41 x 0.157
+    clearly_worse = prospect("p=0.2", GF, 1.31, -1.3, **NOISE, kin=kin)  # 1.0 pt apart > 1.41 x 0.67
+    picked = [c.prospect.key for c in choose([winner, copy, groups, clearly_slower, clearly_worse], 5, noise=noise)]
+    assert "p=0.512 + fixed" not in picked  # one kin, figures the search cannot tell apart
+    assert picked[:2] == ["p=0.5", "p=0.39 on 4 groups"] or picked[:2] == ["p=0.39 on 4 groups", "p=0.5"]
+    assert "p=0.39 on 4 groups" in picked  # another kin (4 groups): the search's figures alike, still raced
+    assert "p=0.9" in picked and "p=0.2" in picked  # one kin, but figures the search does tell apart
+    # without the noise the rule is off, as before
+    assert "p=0.512 + fixed" in [c.prospect.key for c in choose([winner, copy, groups], 5)]
+
+
+def test_near_copy_needs_one_kin_and_both_figures_within_the_noise():
+    kin = ("a",)
+    a = prospect("a", GF, 1.20, -0.2, **NOISE, kin=kin)
+    assert near_copy(a, prospect("b", GF, 1.20 * math.exp(0.2), -0.2, **NOISE, kin=kin), 0.157, 0.67)
+    assert not near_copy(a, prospect("b", GF, 1.20 * math.exp(0.23), -0.2, **NOISE, kin=kin), 0.157, 0.67)
+    assert not near_copy(a, prospect("b", GF, 1.20, -0.2 - 0.96, **NOISE, kin=kin), 0.157, 0.67)
+    assert near_copy(a, prospect("b", GF, 1.20, -0.2 - 0.96, **NOISE, kin=kin), 0.157, None)  # gains not read
+    assert not near_copy(a, prospect("b", GF, 1.20, -0.2, **NOISE, kin=("other",)), 0.157, 0.67)
+    assert not near_copy(prospect("a", GF, 1.2, 0, **NOISE), prospect("b", GF, 1.2, 0, **NOISE), 0.157, 0.67)
