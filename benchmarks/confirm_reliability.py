@@ -108,12 +108,15 @@ def fixed(n: int, alpha: float = 0.05):
     return answer
 
 
-def racing(rules_for: Callable[[int], object]):
+def racing(rules_for: Callable[[int], object], charged: bool = True):
     def answer(names: list[str], rounds: Rounds, max_drop: float) -> tuple[str | None, set[str], int]:
         from boosttune.stats.race import Race
 
         rules = rules_for(len(names))
         race, spent, r = Race(names, rules, max_drop), 0, 0
+        # the compile charges' error, as the race reads it from its compiles (stats.job.charge_variances); "before":
+        # a race that knows nothing of it
+        race.charge_var = dict(getattr(rounds, "charge_var", {})) if charged else {}
         while race.racing:
             cost = 1 + len(race.racing)
             if not rules.fits(cost, spent, 0.0, None):
@@ -156,19 +159,26 @@ class Stress:
     """What a real machine does that the race's model does not (issue 45): heavy tails (runs' noise t-distributed
     with ``tails`` df, the same sd), one 30%-slow run (``slow``: of the planted recipe where there is one, else of
     the baseline, which makes every candidate look 1.43x faster in that round; in one of the first 3 rounds),
-    unequal variances (the first recipe's noise twice the others', half for the second) and a drifted record
-    (the record the race is handed at ``record`` times the true speed noise)."""
+    unequal variances (the first recipe's noise twice the others', half for the second), a drifted record
+    (the record the race is handed at ``record`` times the true speed noise), and issue 62's two: the compile
+    charged to each recipe one draw per race (``compile_sd``: a log-speed error every round of the race shares,
+    which more seeds never average out; 0.023 at the main job's 10 epochs), and accuracy correlated through the
+    baseline (``gain_rho``: the candidates' paired gains correlate at it, not at the 0.5 of independent runs; the
+    same sd per paired seed)."""
 
     name: str
     tails: int | None = None
     slow: bool = False
     unequal: bool = False
     record: float = 1.0
+    compile_sd: float = 0.0
+    gain_rho: float | None = None
 
 
 STRESSES = (Stress("none"), Stress("t3 noise", tails=3), Stress("one 30%-slow run", slow=True),
             Stress("unequal variances", unequal=True), Stress("record at half the noise", record=0.5),
-            Stress("record at double the noise", record=2.0))
+            Stress("record at double the noise", record=2.0), Stress("compile drawn per race", compile_sd=0.023),
+            Stress("accuracy correlated, rho 0.8", gain_rho=0.8))
 SLOW = math.log(0.7)
 
 
@@ -177,6 +187,11 @@ def planted_rounds(truth: dict[str, tuple[float, float]], noise, rng: np.random.
     """Rounds drawn from ``recipe + round + noise`` (per-run sd = per paired seed / sqrt 2), cached per round so
     every method's round r is the same draw when the same generator state is used; ``stress`` bends the model."""
     run_speed, run_gain = noise.speed_sd / math.sqrt(2), noise.gain_sd / math.sqrt(2)
+    base_gain = run_gain  # O0's share of a paired gain's noise: half its variance, unless stress.gain_rho says more
+    if stress.gain_rho is not None:
+        base_gain, run_gain = noise.gain_sd * math.sqrt(stress.gain_rho), noise.gain_sd * math.sqrt(1 - stress.gain_rho)
+    charged = {n: rng.normal(0, stress.compile_sd) for n in truth} if stress.compile_sd else {n: 0.0 for n in truth}
+    charged_base = rng.normal(0, stress.compile_sd) if stress.compile_sd else 0.0
     scale = {n: (2.0 if i == 0 else 0.5 if i == 1 else 1.0) if stress.unequal else 1.0 for i, n in enumerate(truth)}
     slow_round = int(rng.integers(0, 3)) if stress.slow else -1
     slow_name = "planted" if "planted" in truth else None  # None: the baseline
@@ -190,12 +205,14 @@ def planted_rounds(truth: dict[str, tuple[float, float]], noise, rng: np.random.
     def rounds(r: int, names: list[str]) -> dict[str, tuple[float, float]]:
         if r not in drawn:
             shift_s, shift_g = rng.normal(0, 0.05), rng.normal(0, 0.5)
-            base_s = shift_s + draw(run_speed) + (SLOW if r == slow_round and slow_name is None else 0.0)
-            base_g = shift_g + draw(run_gain)
-            drawn[r] = {n: (math.exp(math.log(s) + shift_s + scale[n] * draw(run_speed) - base_s
+            base_s = (shift_s + draw(run_speed) + charged_base
+                      + (SLOW if r == slow_round and slow_name is None else 0.0))
+            base_g = shift_g + draw(base_gain)
+            drawn[r] = {n: (math.exp(math.log(s) + shift_s + scale[n] * draw(run_speed) + charged[n] - base_s
                                      + (SLOW if r == slow_round and n == slow_name else 0.0)),
                             g + shift_g + scale[n] * draw(run_gain) - base_g) for n, (s, g) in truth.items()}
         return {n: drawn[r][n] for n in names}
+    rounds.charge_var = {n: 2 * stress.compile_sd ** 2 for n in truth}  # the recipe's charge and O0's
     return rounds
 
 
@@ -298,7 +315,8 @@ def budget_reaching(truth, noise, target: float, replays: int, seed: int, max_dr
 
 
 def stress_methods(noise, budget: int | None, stress: Stress) -> dict[str, Callable]:
-    """The race before issue 45 (least squares on every run, the record trusted unchecked, no futility) and now,
+    """The race before issue 45 (least squares on every run, the record trusted unchecked, no futility, and no compile
+    charge's error in its intervals: issue 62) and now,
     each handed the record of ``stress`` (20 df) and, where the record is not the stress, with nothing measured."""
     from boosttune.stats.race import REFERENCE_NOISE, RaceRules
 
@@ -307,7 +325,7 @@ def stress_methods(noise, budget: int | None, stress: Stress) -> dict[str, Calla
 
     def rules(prior, df: int, **switches):
         return racing(lambda k: RaceRules(max_runs=budget or seeds * (k + 1), speed_noise=prior.speed_sd,
-                                          gain_noise=prior.gain_sd, noise_df=df, **switches))
+                                          gain_noise=prior.gain_sd, noise_df=df, **switches), charged=not switches)
     arms = {"record, before": rules(record, MEASURED_DF, **old), "record, after": rules(record, MEASURED_DF)}
     if stress.record == 1.0:
         arms.update({"nothing measured, before": rules(REFERENCE_NOISE, 0, **old),
@@ -315,6 +333,7 @@ def stress_methods(noise, budget: int | None, stress: Stress) -> dict[str, Calla
     return arms
 
 
+ISSUE_62_POWER, ISSUE_62_POWER_SLOW = 0.90, 0.80
 STRESS_SCENARIOS = {"nulls at the boundary": (NULLS["at the boundary"], FALSE_AT_BOUNDARY, False),
                     "nulls clearly bad": (NULLS["clearly bad"], FALSE_CLEARLY_BAD, False),
                     "1.20x / -0.7 pt": (PLANTED["1.20x / -0.7 pt"], TARGETS["1.20x / -0.7 pt"], True),
@@ -323,11 +342,14 @@ STRESS_SCENARIOS = {"nulls at the boundary": (NULLS["at the boundary"], FALSE_AT
 
 def print_stresses(noise, budget: int | None, replays: int, seed: int, max_drop: float) -> None:
     """False answers and power of the race under each stress, before and after, with the targets beside."""
-    print(f"\nstresses (issue 45): the race at the default budget, {replays} replays each; 'record': handed a "
-          f"{MEASURED_DF}-df record; before: least squares on every run, the record unchecked, no futility")
+    print(f"\nstresses (issues 45 and 62): the race at the default budget, {replays} replays each; 'record': handed a "
+          f"{MEASURED_DF}-df record; before: least squares on every run, the record unchecked, no futility, the "
+          "compile charge's error not in the intervals")
     print(f"{'stress':<28}{'scenario':<24}{'race':<27}{'false answers / power':<25}target")
     for stress in STRESSES:
         for scenario, (truth, target, is_power) in STRESS_SCENARIOS.items():
+            if scenario == "1.15x / -0.3 pt":  # issue 62's: 90% on a fresh device, 80% with one 30%-slow run
+                target = ISSUE_62_POWER_SLOW if stress.slow else ISSUE_62_POWER
             for name, method in stress_methods(noise, budget, stress).items():
                 t = planted(truth, noise, method, replays, seed, max_drop, stress)
                 rate, shown = ((t.found / t.chances, share(t.found, t.chances)) if is_power else

@@ -67,6 +67,7 @@ class ExperimentResult:
     left_out: dict[str, str] = field(default_factory=dict)  # knob -> why the search did not draw it
     answer: tuple[str, ...] = ()  # the report's first screen in words: the answer, why the stage stopped, the noise
     confirm_training_s: float | None = None  # the confirm runs' training steps (compile included), summed
+    confirm_eval_s: float | None = None  # the confirm runs' evaluations, summed
 
 
 def run_experiment(config: ExperimentConfig, output: str | Path, *, resume: bool = False,
@@ -133,13 +134,17 @@ def _run(config: ExperimentConfig, started: StartedRun, base: dict[str, Any], *,
     result.stage_s, result.baseline_note, result.left_out = times, note, {**slow, **outcome.left_out}
     if confirm is not None:
         result.confirm_training_s = training_seconds(confirm.records)
-        record_run_info(started.output, confirm_training_share=round(result.confirm_training_s / times["confirm"], 3))
+        result.confirm_eval_s = training_seconds(confirm.records, "eval_s")
+        record_run_info(started.output, confirm_training_share=round(result.confirm_training_s / times["confirm"], 3),
+                        confirm_eval_share=round(result.confirm_eval_s / times["confirm"], 3))
+    record_run_info(started.output, stage_s={name: round(seconds, 1) for name, seconds in times.items()})
     return result
 
 
-def training_seconds(records: list[RunRecord]) -> float:
-    """The training steps' seconds (compile included, evaluation and waiting not) of the runs that finished."""
-    return float(sum(r.metrics.get("train_s") or 0.0 for r in records if r.status in FINISHED))
+def training_seconds(records: list[RunRecord], figure: str = "train_s") -> float:
+    """The training steps' seconds (compile included, evaluation and waiting not) of the runs that finished; or
+    another of their figures in seconds, summed (``eval_s``: their evaluations')."""
+    return float(sum(r.metrics.get(figure) or 0.0 for r in records if r.status in FINISHED))
 
 
 def _max_drop(config: ExperimentConfig, facts: ModelFacts, baseline: RunRecord, output: Path,

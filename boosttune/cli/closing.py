@@ -35,8 +35,10 @@ def format_summary(result: ExperimentResult) -> str:
                      + f" (total {sum(result.stage_s.values()):.0f} s)")
     if result.confirm_training_s is not None and result.stage_s.get("confirm"):
         stage = result.stage_s["confirm"]
+        evaluating = result.confirm_eval_s or 0.0
         lines.append(f"confirm stage: {result.confirm_training_s:.0f} s of its {stage:.0f} s training steps "
-                     f"({result.confirm_training_s / stage:.2f}; the rest builds, evaluates and starts workers)")
+                     f"({result.confirm_training_s / stage:.2f}), {evaluating:.0f} s evaluating "
+                     f"({evaluating / stage:.2f}); the rest builds, waits and starts workers")
     lines += [f"results: {result.results_path} (and results.csv)",
               f"report:  {result.report_path} (tables also in report.md; again: boosttune report {result.output})"]
     if result.summary_path is not None:

@@ -31,6 +31,7 @@ from boosttune.tables.results import (
 )
 from boosttune.stats.confirmed import confirm_table, round_figures, summarize
 from boosttune.stats.decisions import Exit
+from boosttune.stats.job import charge_variances
 from boosttune.stats.handoff import (
     MIN_P_ACCEPTABLE,
     Choice,
@@ -295,6 +296,7 @@ def run_race(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: Re
         table = confirm_table(list(store))
         if race is None:
             race = Race([n for n in names if n != BASELINE_NAME], rules, margin.value)
+        race.charge_var = charge_variances(table)  # the compiles so far: more fresh ones, a smaller error
         for standing in race.observe(seed, round_figures(table, index, racing)):
             log(f"{role}: {standing.name} leaves the race after round {index + 1} with {standing.n} paired seeds: "
                 f"{Exit.TEXT[standing.exit]} ({standing.why})")

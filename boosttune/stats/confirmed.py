@@ -19,9 +19,10 @@ from boosttune.config.recipe import TrialRecipe
 from boosttune.objective import ACCURACY, Objective
 from boosttune.stats.job import (
     break_even_steps,
-    job_steps,
+    charge_variances,
     compile_charges,
     job_seconds,
+    job_steps,
     planned_epochs,
 )
 from boosttune.stats.margin import Margin
@@ -90,6 +91,7 @@ def replay_race(table: pd.DataFrame, rules: RaceRules | None, max_drop: float, a
         return Race.one_look({n: [(f[n] or nan)[0] for f in figures] for n in names},
                             {n: [(f[n] or nan)[1] for f in figures] for n in names}, alpha, max_drop)
     race = Race(names, rules, max_drop)
+    race.charge_var = charge_variances(table if "job_s" in table else with_job_figures(table))
     seeds = table.dropna(subset=["round"]).drop_duplicates("round").set_index("round")["seed"]
     for index in rounds:
         racing = set(race.racing)

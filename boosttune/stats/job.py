@@ -22,10 +22,18 @@ import pandas as pd
 from boosttune.tables.results import finite
 from boosttune.tables.states import FINISHED
 
-__all__ = ["TIE", "break_even_steps", "compile_charges", "job_seconds", "job_steps", "one_seed_job_speedups",
-           "planned_epochs"]
+__all__ = ["COMPILE_LOG_SD", "TIE", "break_even_steps", "charge_variances", "compile_charges", "job_seconds",
+           "job_steps", "one_seed_job_speedups", "planned_epochs"]
 
 TIE = 0.05  # a per-job gain under 5% is a tie: the answer keeps O0
+
+# One fresh compile's log-sd, the prior of charge_variances (COMPILE_PRIOR_DF df), pooled with what the recipes'
+# own fresh compiles show. The main job's confirm runs, 2026-11-29 (fresh19): O0's fresh compiles 0.92-1.50 s
+# (log-sd 0.20), GradientFreeze p=0.5's 1.38-1.95 s (0.13); a first round of six recipes compiling at once reads
+# up to 3x slower (docs/design/race.md); issue 62's simulation charged a log-sd of 0.023 of a 10-epoch job, about
+# 0.45 of a compile at its 5% share.
+COMPILE_LOG_SD = 0.3
+COMPILE_PRIOR_DF = 4
 
 
 def planned_epochs(recipe_json: Any, epochs: Any) -> int | None:
@@ -76,6 +84,38 @@ def compile_charges(table: pd.DataFrame) -> dict[str, float]:
         fresh = runs[~runs["graph_cached"].fillna(False).astype(bool)] if "graph_cached" in runs else runs
         charges[str(name)] = float(fresh["compile_s"].median()) if len(fresh) else float(runs["compile_s"].max())
     return charges
+
+
+def charge_variances(table: pd.DataFrame, baseline: str = "O0") -> dict[str, float]:
+    """recipe -> the variance the compile charges add to the log of its per-job speed-up against ``baseline``: its
+    charge's and the baseline's, each (charge / median job seconds)^2 x a fresh compile's log-variance / the fresh
+    compiles it is the median of. One figure for every seed of the recipe, so more seeds never average it out: the
+    race adds it to its intervals (issue 62: a compile drawn once per race let 7-9% of boundary claims through).
+    A fresh compile's log-sd: the recipes' own spread (within each, pooled) with COMPILE_LOG_SD as a prior.
+    ``table`` needs ``job_s`` (:func:`boosttune.stats.confirmed.confirm_table` gives it)."""
+    finished = table[table["status"].isin(FINISHED) & table["compile_s"].map(finite)]
+    if "job_s" not in finished or finished.empty:
+        return {}
+    fresh = finished[~finished["graph_cached"].fillna(False).astype(bool)] if "graph_cached" in finished else finished
+    fresh = fresh[fresh["compile_s"] > 0]
+    squares, df = COMPILE_PRIOR_DF * COMPILE_LOG_SD ** 2, COMPILE_PRIOR_DF
+    for _, runs in fresh.groupby("recipe", sort=False):
+        logs = np.log(runs["compile_s"].to_numpy(float))
+        if len(logs) > 1:
+            squares, df = squares + float(((logs - logs.mean()) ** 2).sum()), df + len(logs) - 1
+    log_var = squares / df
+    charges = compile_charges(table)
+    own: dict[str, float] = {}
+    for name, runs in finished.groupby("recipe", sort=False):
+        jobs = runs["job_s"].to_numpy(float)
+        jobs = jobs[np.isfinite(jobs) & (jobs > 0)]
+        charge = charges.get(str(name), math.nan)
+        if not len(jobs) or not finite(charge):
+            continue
+        count = max(1, int((fresh["recipe"] == name).sum()))
+        own[str(name)] = (charge / float(np.median(jobs))) ** 2 * log_var / count
+    base = own.get(baseline, 0.0)
+    return {name: value + base for name, value in own.items() if name != baseline}
 
 
 def job_seconds(row: Mapping[str, Any], charge: float | None) -> float:

@@ -209,11 +209,13 @@ def _read_bounds(data: Mapping[str, Any] | None) -> Bounds | None:
     return None if data is None else Bounds(**data)
 
 
-def _bounds(fit: Fit, name: str, sd: float, df: int, level: float) -> Bounds:
+def _bounds(fit: Fit, name: str, sd: float, df: int, level: float, fixed_var: float = 0.0) -> Bounds:
+    """``fixed_var``: the variance of an error every seed of ``name`` shares (its compile charge's), which more seeds
+    never average out: added to the estimate's."""
     estimate = fit.effect[name]
     if df == 0 or level <= 0 or not math.isfinite(sd):
         return Bounds(estimate, -math.inf, math.inf, level, df)
-    half = t_quantile(1 - level, df) * sd * fit.unit_se[name]
+    half = t_quantile(1 - level, df) * math.sqrt((sd * fit.unit_se[name]) ** 2 + fixed_var)
     return Bounds(estimate, estimate - half, estimate + half, level, df)
 
 
@@ -232,6 +234,9 @@ class Race:
         self._gain_rounds: list[dict[str, float]] = []
         self.round_seeds: list[int] = []  # each round's seed, in the order the rounds ran
         self.single_look = False  # one_look: one look at every seed, all of a candidate's alpha there
+        # name -> the variance its per-job log speed-up gets from the compile charged to it and to the baseline, one
+        # figure for every seed (stats.job.charge_variances): in every claim's and drop's interval
+        self.charge_var: dict[str, float] = {}
 
     @classmethod
     def one_look(cls, ratios: Mapping[str, Any], gains: Mapping[str, Any], alpha: float, max_drop: float,
@@ -258,7 +263,7 @@ class Race:
         figures and every candidate's standing. :meth:`from_dict` gives it back without deciding anything again."""
         return {"rules": self.rules.to_dict(), "max_drop": self.max_drop, "rounds": self.rounds,
                 "single_look": self.single_look, "speed_rounds": self._speed_rounds, "gain_rounds": self._gain_rounds,
-                "round_seeds": self.round_seeds,
+                "round_seeds": self.round_seeds, "charge_var": self.charge_var,
                 "standings": [asdict(s) for s in self.standings.values()]}
 
     @classmethod
@@ -276,6 +281,7 @@ class Race:
         # a race written before its rounds' seeds were kept: each seed once, in the order they were drawn
         race.round_seeds = [int(x) for x in data.get("round_seeds") or
                             sorted({seed for st in standings for seed in st.seeds})]
+        race.charge_var = {str(k): float(v) for k, v in (data.get("charge_var") or {}).items()}  # none before 62
         return race
 
     @property
@@ -360,7 +366,8 @@ class Race:
         else:
             speed, gain = pooled_sd(speed_fit, self.rules.speed_noise, prior_df), \
                 pooled_sd(gain_fit, self.rules.gain_noise, prior_df)
-        return _bounds(speed_fit, name, *speed, level), _bounds(gain_fit, name, *gain, level)
+        return (_bounds(speed_fit, name, *speed, level, self.charge_var.get(name, 0.0)),
+                _bounds(gain_fit, name, *gain, level))
 
     def speed_figures(self, rounds: list[dict[str, float]], level: float) -> dict[str, Bounds]:
         """Another measure of speed (log ratios to each round's baseline, by round, as the race's own) under the race's
@@ -381,14 +388,15 @@ class Race:
             return math.nan, math.nan
         (speed, gain), _ = self._noise(speed_fit, gain_fit)
 
-        def one_sided(fitted: Fit, noise: tuple[float, int], null: float) -> float:
+        def one_sided(fitted: Fit, noise: tuple[float, int], null: float, fixed_var: float = 0.0) -> float:
             sd, df = noise
-            se = sd * fitted.unit_se[name]
+            se = math.sqrt((sd * fitted.unit_se[name]) ** 2 + fixed_var)
             if df == 0 or not math.isfinite(se) or se <= 0:
                 return math.nan
             return float(_st.t.sf((fitted.effect[name] - null) / se, df))
 
-        return one_sided(speed_fit, speed, 0.0), one_sided(gain_fit, gain, -self.max_drop)
+        return (one_sided(speed_fit, speed, 0.0, self.charge_var.get(name, 0.0)),
+                one_sided(gain_fit, gain, -self.max_drop))
 
     def _judge(self, ran: list[Standing]) -> list[Standing]:
         speed_fit, gain_fit = self._fits()
@@ -397,7 +405,7 @@ class Race:
 
         def bounds(standing: Standing, level: float, noise) -> tuple[Bounds, Bounds]:
             (s_sd, s_df), (g_sd, g_df) = noise
-            return (_bounds(speed_fit, standing.name, s_sd, s_df, level),
+            return (_bounds(speed_fit, standing.name, s_sd, s_df, level, self.charge_var.get(standing.name, 0.0)),
                     _bounds(gain_fit, standing.name, g_sd, g_df, level))
 
         measured = [s for s in ran if s.name in speed_fit.effect]

@@ -17,7 +17,7 @@ from boosttune.tables.confirm_runs import BASELINE_NAME
 from boosttune.stats.decisions import Exit
 from boosttune.stats.margin import Margin
 from boosttune.stats.race import RaceRules
-from boosttune.stats.job import TIE, break_even_steps, compile_charges, job_seconds, planned_epochs
+from boosttune.stats.job import TIE, break_even_steps, charge_variances, compile_charges, job_seconds, planned_epochs
 from boosttune.outputs.summary import save_confirmed
 from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
 
@@ -180,3 +180,19 @@ def test_a_tie_is_the_answer_when_the_experiment_prefers_ties(tmp_path):
     assert load_confirmed(tmp_path, max_drop=1.0).selection.recipe == "gf"
     (tmp_path / "experiment.json").write_text(json.dumps({"max_drop": 1.0}))
     assert load_confirmed(tmp_path, max_drop=1.0).selection.recipe == BASELINE_NAME
+
+
+def test_the_charge_error_grows_with_the_compiles_share_and_shrinks_with_more_fresh_compiles():
+    def table(o0_fresh: int, gf_compile: float, gf_fresh: int) -> pd.DataFrame:
+        rows = [("O0", 1.0, i >= o0_fresh) for i in range(5)] + [("gf", gf_compile, i >= gf_fresh) for i in range(5)]
+        return pd.DataFrame({"recipe": [r for r, _, _ in rows], "status": ["completed"] * 10,
+                             "compile_s": [c for _, c, _ in rows], "graph_cached": [k for _, _, k in rows],
+                             "job_s": [20.0] * 10})
+    one = charge_variances(table(1, 2.0, 1))["gf"]
+    # one fresh compile each, no spread of their own to pool: the prior's log-sd, (1/20)^2 + (2/20)^2 of it
+    from boosttune.stats.job import COMPILE_LOG_SD
+    assert one == pytest.approx(COMPILE_LOG_SD ** 2 * ((1 / 20) ** 2 + (2 / 20) ** 2))
+    assert charge_variances(table(1, 4.0, 1))["gf"] > one  # a bigger share of the job, a bigger error
+    assert charge_variances(table(1, 2.0, 5))["gf"] < one  # its charge the median of five fresh compiles
+    assert set(charge_variances(table(1, 2.0, 1))) == {"gf"}  # the baseline's own error is in every other's
+    assert charge_variances(table(1, 2.0, 1).drop(columns="job_s")) == {}
