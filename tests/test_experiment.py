@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.benchmark_scripts import load_benchmark
 from tests.helpers.team_project import boosttune, make_project
 
 
@@ -62,9 +63,16 @@ def test_the_issues_project_once_fixed_is_searched_confirmed_and_exported_with_n
     recipe = json.loads((output / "best_recipe.json").read_text())
     assert recipe["boost_level"] in ("O0", "O1", "O2")
     # the confirm stage's training share, printed and recorded: its runs' steps over the stage's wall time
-    share = json.loads((output / "run_info.json").read_text())["confirm_training_share"]
-    printed = re.search(r"confirm stage: \d+ s of its \d+ s training steps \((\d\.\d\d);", done.stdout)
+    info = json.loads((output / "run_info.json").read_text())
+    share, evaluating = info["confirm_training_share"], info["confirm_eval_share"]
+    printed = re.search(r"confirm stage: \d+ s of its \d+ s training steps \((\d\.\d\d)\), \d+ s evaluating "
+                        r"\((\d\.\d\d)\)", done.stdout)
     assert 0.0 < share < 1.0 and printed and abs(float(printed.group(1)) - share) <= 0.006
+    assert 0.0 < evaluating < 1.0 - share and abs(float(printed.group(2)) - evaluating) <= 0.006
+    # the stage times are kept, and benchmarks/main_job.py reads this folder as the experiment wrote it
+    read = load_benchmark("main_job").read_run(output)
+    assert read["stages"]["confirm"] > 0 and read["stages"]["search"] > 0 and read["share"] == share
+    assert read["answer"] and read["answer"] != "?"
 
 
 def test_a_device_mindspore_cannot_train_on_is_refused_before_the_baseline():

@@ -1,0 +1,105 @@
+"""The main job's time per stage, its confirm stage's training share and its answer, over several runs (issue 62).
+
+README command 1 (``python experiments/resnet.py``) runs once per seed given, one after another, each into its own
+folder; or ``--read`` takes run folders made already (README command 1 in fresh clones, say). Each run's figures come
+from its own folder (run_info.json: the stage times, the confirm stage's training and evaluation shares; best_recipe.json:
+the answer). Printed: one line a run, then each target of issue 62 met or missed, by how much:
+
+- the stages (probe, baseline, search, confirm) <= 600 s, and never above 900 s;
+- the same answer in every run;
+- the confirm stage's training share >= 0.90.
+
+    python benchmarks/main_job.py --seeds 11,12,13 --out /tmp/main-jobs     # three main jobs: about 45 minutes
+    python benchmarks/main_job.py --read /tmp/a/runs/resnet8-1 /tmp/b/runs/resnet8-2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+STAGES = ("probe", "baseline", "search", "confirm")
+TARGET_S, CEILING_S, TARGET_SHARE = 600.0, 900.0, 0.90
+
+
+def read_run(folder: Path) -> dict:
+    """One run's figures from its folder; a folder that is not a finished main job is refused in one line."""
+    info_path, best_path = folder / "run_info.json", folder / "best_recipe.json"
+    if not info_path.is_file() or not best_path.is_file():
+        raise SystemExit(f"main_job.py: error: {folder}: not a finished run (no run_info.json or best_recipe.json)")
+    info, best = json.loads(info_path.read_text()), json.loads(best_path.read_text())
+    stages = info.get("stage_s")
+    if not isinstance(stages, dict):
+        raise SystemExit(f"main_job.py: error: {folder}: run_info.json has no stage times (a run before issue 62)")
+    reason = str((best.get("selection") or {}).get("reason") or "")
+    return {"folder": str(folder), "stages": {k: float(stages.get(k, 0.0)) for k in STAGES},
+            "share": info.get("confirm_training_share"), "eval_share": info.get("confirm_eval_share"),
+            "answer": reason.split(":")[0] or "?", "reason": reason}
+
+
+def run_main_job(seed: int, out: Path) -> Path:
+    folder = out / f"seed-{seed}"
+    command = [sys.executable, "experiments/resnet.py", "--seed", str(seed), "--output", str(folder)]
+    print(f"running: {' '.join(command)}", flush=True)
+    started = time.monotonic()
+    with open(out / f"seed-{seed}.log", "w") as log:
+        code = subprocess.call(command, cwd=HERE.parent, stdout=log, stderr=subprocess.STDOUT)
+    print(f"  exit {code} after {time.monotonic() - started:.0f} s (log: {out / f'seed-{seed}.log'})", flush=True)
+    return folder
+
+
+def report(runs: list[dict]) -> list[str]:
+    lines = [f"{'run':<46}{'probe':>7}{'base':>7}{'search':>8}{'confirm':>9}{'stages':>8}{'train':>7}{'eval':>6}  answer"]
+    for run in runs:
+        s = run["stages"]
+        share = "n/a" if run["share"] is None else f"{run['share']:.2f}"
+        evals = "n/a" if run["eval_share"] is None else f"{run['eval_share']:.2f}"
+        lines.append(f"{Path(run['folder']).name[:45]:<46}{s['probe']:>7.0f}{s['baseline']:>7.0f}{s['search']:>8.0f}"
+                     f"{s['confirm']:>9.0f}{sum(s.values()):>8.0f}{share:>7}{evals:>6}  {run['answer']}")
+    totals = [sum(run["stages"].values()) for run in runs]
+    worst, answers = max(totals), {run["answer"] for run in runs}
+    shares = [run["share"] for run in runs if run["share"] is not None]
+    lines.append(_target(f"stages <= {TARGET_S:.0f} s in every run (the longest {worst:.0f} s)", worst <= TARGET_S,
+                         f"by {worst - TARGET_S:.0f} s"))
+    lines.append(_target(f"stages never above {CEILING_S:.0f} s", worst <= CEILING_S, f"by {worst - CEILING_S:.0f} s"))
+    same = len(answers) == 1
+    lines.append(_target(f"the same answer in {len(runs)} runs of {len(runs)}", same,
+                         f"{len(answers)} answers: {'; '.join(sorted(answers))}"))
+    if shares:
+        low = min(shares)
+        lines.append(_target(f"confirm training share >= {TARGET_SHARE:.2f} (the lowest {low:.2f})",
+                             low >= TARGET_SHARE, f"by {TARGET_SHARE - low:.2f}"))
+    return lines
+
+
+def _target(text: str, met: bool, miss: str) -> str:
+    return f"target: {text}: {'met' if met else 'MISSED ' + miss}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seeds", default="11,12,13", help="the main jobs' --seed values, comma-separated (one run each)")
+    p.add_argument("--out", type=Path, default=None, help="folder for the runs (new or empty; required to run)")
+    p.add_argument("--read", type=Path, nargs="+", default=None, help="run folders made already: read, not run")
+    args = p.parse_args(argv)
+    if args.read:
+        folders = list(args.read)
+    else:
+        if args.out is None:
+            p.error("--out is required to run the main jobs (or --read run folders)")
+        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+        args.out.mkdir(parents=True, exist_ok=True)
+        if any(args.out.iterdir()):
+            p.error(f"--out {args.out}: not empty; choose a new folder")
+        folders = [run_main_job(seed, args.out) for seed in seeds]
+    print("\n".join(report([read_run(folder) for folder in folders])))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
