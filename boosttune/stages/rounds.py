@@ -105,9 +105,9 @@ def pick_candidates(table: pd.DataFrame, *, margin: Margin, max_candidates: int 
     ``min_p`` likely acceptable (:mod:`boosttune.stats.handoff`: truly faster and within ``margin``, read from
     its one seed with the search's noise, ``noise`` per paired seed widened by ``search_noise``; a trial a little
     slower on its seed may still be), by that chance times its log speed-up,
-    one per family (the boost algorithms it switches on) before a second of any family, and no second that is a
-    near-copy of a chosen one (the same kin, figures within the search's noise: :func:`~boosttune.stats.handoff.
-    near_copy`). ``noise``: the device's (None: the reference table's;
+    one per family (the boost algorithms it switches on) before a second of any family, and no place for a
+    near-copy of a chosen one (the same kin, figures within the search's noise:
+    :func:`~boosttune.stats.handoff.near_copy`). ``noise``: the device's (None: the reference table's;
     its gain sd is in accuracy points, so another objective with no measured gain noise is judged by the screen).
     A search whose O0 runs lie further apart than the handoff assumes (SEARCH_SPREAD_SD a run) reads its speed-ups
     with the spread they show. ``read_gain`` False (the confirm race trains a longer job than the search's, whose
