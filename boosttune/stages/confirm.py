@@ -145,12 +145,15 @@ def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, margin: Mar
                                          train_round=train_round))
     presets = sum(c.preset not in (None, BASELINE_NAME) for c in candidates)
     rules = race_rules(config, len(candidates), noise, presets)
-    seeds = confirm_seeds(config.seed, rules.max_seeds)
+    seeds = confirm_seeds(config.seed, rules.most_seeds(len(candidates) - 1))
+    past = rules.within_budget(len(candidates) - 1).extension_share
     log(f"confirm: a race of {len(candidates) - 1} candidates against the baseline, paired and interleaved rounds "
         f"on seeds {seeds[0]}, {seeds[1]}, ...; budget {rules.budget_text()}; a candidate wins when shown faster and "
         f"non-inferior (family-wise level {rules.alpha:g}, {rules.min_seeds} paired seeds at least), leaves when "
         f"likely slower or beyond the margin (one-sided {100 * rules.drop_confidence:g}%), and stops undecided at "
-        f"{rules.max_seeds} seeds")
+        f"{rules.max_seeds} seeds"
+        + (f", unless it is the only one still racing: it then goes on as far as the budget pays and is judged once "
+           f"more there ({100 * past:g}% of its alpha is kept for that look)" if past > 0 else ""))
     log(f"confirm: the noise the race starts from: {noise.text()}"
         + ("; it steers the drops only, and this race's runs are added to the device's record"
            if noise.df == 0 else "; the race's own runs join it"))

@@ -272,7 +272,7 @@ def run_race(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: Re
                           f"candidate; got {names}")
     by_name = {c.name: c for c in candidates}
     race: Race | None = None
-    runs_spent, seconds_spent = 0, 0.0
+    runs_spent, seconds_spent, noted = 0, 0.0, 0
     for index, seed in enumerate(seeds):
         racing = race.racing if race is not None else [n for n in names if n != BASELINE_NAME]
         if not racing:
@@ -300,6 +300,9 @@ def run_race(candidates: Sequence[Candidate], seeds: Sequence[int], *, store: Re
         for standing in race.observe(seed, round_figures(table, index, racing)):
             log(f"{role}: {standing.name} leaves the race after round {index + 1} with {standing.n} paired seeds: "
                 f"{Exit.TEXT[standing.exit]} ({standing.why})")
+        for note in race.notes[noted:]:
+            log(f"{role}: {note}")
+        noted = len(race.notes)
         log(_race_line(race, runs_spent))
     if race is not None:
         race.out_of_budget()

@@ -36,6 +36,10 @@ __all__ = ["Bounds", "Noise", "REFERENCE_NOISE", "Race", "RaceRules", "Standing"
 DROP_PRIOR_DF = 4  # the weight of the measured noise in a drop when the race has measured little itself
 UNCHECKED_WEIGHT = 0  # a record's most weight in a claim before the race's runs can check it (CHECK_MIN_DF)
 FUTILITY_LEVEL = 0.2  # one-sided: the optimistic bound a candidate must be unable to show from to be stopped
+# The share of a candidate's alpha kept for one more look past the seed cap: taken when it reaches the cap undecided as
+# the only candidate still racing and the run budget pays for more rounds (the cap moves with what the budget leaves);
+# never spent otherwise. benchmarks/confirm_reliability.py ("past the cap") prints what it costs and what it decides.
+EXTENSION_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,7 @@ class RaceRules:
     robust: bool = True  # set aside a run far off the model (race_model); False: least squares on every run
     check_record: bool = True  # the record weighs in a claim only once the race's own runs agree with it
     futility: bool = True  # a candidate that cannot be decided within the budget and the seed cap stops
+    extension_share: float = EXTENSION_SHARE  # of each candidate's alpha, kept for its one look past the seed cap
 
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 1:
@@ -102,6 +107,8 @@ class RaceRules:
             raise ConfigError(f"noise_df: must be >= 0, got {self.noise_df}")
         if self.first_look_share is not None and not 0 < self.first_look_share <= 1:
             raise ConfigError(f"first_look_share: must be in (0, 1], got {self.first_look_share!r}")
+        if not 0 <= self.extension_share < 1:
+            raise ConfigError(f"extension_share: must be in [0, 1), got {self.extension_share!r}")
 
     @classmethod
     def with_noise(cls, noise: Noise, **kwargs: Any) -> RaceRules:
@@ -113,18 +120,21 @@ class RaceRules:
         """Rules as race.json holds them (fields this version does not know are ignored; a file from before the robust
         fit, the record check and futility replays as it was decided)."""
         known = {f for f in cls.__dataclass_fields__}
-        older = {k: False for k in ("robust", "check_record", "futility") if k not in data}
+        older: dict[str, Any] = {k: False for k in ("robust", "check_record", "futility") if k not in data}
+        if "extension_share" not in data:  # before the cap moved: all of a candidate's alpha up to the cap
+            older["extension_share"] = 0.0
         return cls(**{**older, **{k: v for k, v in data.items() if k in known}})
 
     def spent(self, n: int) -> float:
-        """The share of a candidate's alpha spent by its looks up to ``n`` paired seeds (0 before min_seeds)."""
+        """The share of a candidate's alpha spent by its looks up to ``n`` paired seeds (0 before min_seeds), the
+        share kept for a look past the cap (``extension_share``) left out."""
         if n < self.min_seeds:
             return 0.0
         later = self.max_seeds - self.min_seeds
         if later == 0:
-            return 1.0
+            return 1.0 - self.extension_share
         first = self.first_look_share if self.first_look_share is not None else 1 / (later + 1)
-        return min(1.0, first + (1 - first) * (n - self.min_seeds) / later)
+        return (1.0 - self.extension_share) * min(1.0, first + (1 - first) * (n - self.min_seeds) / later)
 
     def fits(self, cost: int, runs_spent: int, seconds_spent: float, seconds_per_run: float | None) -> bool:
         """Whether the budget pays for a round of ``cost`` runs."""
@@ -137,11 +147,25 @@ class RaceRules:
     def within_budget(self, candidates: int) -> RaceRules:
         """The rules with ``max_seeds`` no more than a run budget can ever pay for one candidate (all the others
         leaving after the first round, each round after that one candidate and the baseline): the looks past
-        it never happen, so no alpha is spent on them. Decided before the race, from the budget alone."""
+        it never happen, so no alpha is spent on them. The share kept for a look past the cap is kept only where a
+        run budget can pay for seeds past it. Decided before the race, from the budget alone."""
         if self.max_runs is None:
-            return self
-        reachable = 1 + (self.max_runs - (candidates + 1)) // 2 if self.max_runs >= candidates + 1 else 0
-        return replace(self, max_seeds=max(self.min_seeds, min(self.max_seeds, reachable)))
+            return replace(self, extension_share=0.0)
+        reachable = self.reachable(candidates)
+        return replace(self, max_seeds=max(self.min_seeds, min(self.max_seeds, reachable)),
+                       extension_share=self.extension_share if reachable > self.max_seeds else 0.0)
+
+    def reachable(self, candidates: int) -> int:
+        """The most paired seeds a run budget pays for one of ``candidates`` (the others leaving after the first
+        round); the seed cap without a run budget."""
+        if self.max_runs is None:
+            return self.max_seeds
+        return 1 + (self.max_runs - (candidates + 1)) // 2 if self.max_runs >= candidates + 1 else 0
+
+    def most_seeds(self, candidates: int) -> int:
+        """The most paired seeds any of ``candidates`` can get: the seed cap, or past it what the budget pays."""
+        rules = self.within_budget(candidates)
+        return max(rules.max_seeds, rules.reachable(candidates)) if rules.extension_share > 0 else rules.max_seeds
 
     def budget_text(self) -> str:
         parts = ([f"{self.max_runs} runs"] if self.max_runs is not None else []) + \
@@ -189,6 +213,7 @@ class Standing:
     # the same look's estimates with 95% intervals (level 0.025 a side): the figures a page shows beside the decision
     speed95: Bounds | None = None
     gain95: Bounds | None = None
+    past_cap: bool = False  # it went on past the seed cap (the only one left racing; its one look there still ahead)
 
     @property
     def n(self) -> int:
@@ -237,6 +262,7 @@ class Race:
         # name -> the variance its per-job log speed-up gets from the compile charged to it and to the baseline, one
         # figure for every seed (stats.job.charge_variances): in every claim's and drop's interval
         self.charge_var: dict[str, float] = {}
+        self.notes: list[str] = []  # what the race did that no standing's exit says (a candidate went past the cap)
 
     @classmethod
     def one_look(cls, ratios: Mapping[str, Any], gains: Mapping[str, Any], alpha: float, max_drop: float,
@@ -433,7 +459,7 @@ class Race:
                                                                    f"({self._drop_text(speed)}), not more than a tie "
                                                                    f"({100 * TIE:.0f}%) above the winner's "
                                                                    f"{best:.3f}x"))
-        return left
+        return left + self._at_cap()
 
     def _drop(self, standing: Standing, speed: Bounds, gain: Bounds) -> list[Standing]:
         if speed.high < 0:
@@ -442,51 +468,96 @@ class Race:
         if gain.high < -self.max_drop:
             return [self._leave(standing, Exit.TOO_LOSSY, f"objective gain at most {gain.high:+.3g} "
                                                           f"({self._drop_text(gain)}), below -{self.max_drop:g}")]
-        if standing.n >= self.rules.max_seeds:
+        if standing.n >= self.rules.max_seeds and self.rules.extension_share == 0:
             return [self._leave(standing, Exit.UNDECIDED, f"{standing.n} paired seeds, the most the rules allow "
                                                           "(confirm_max_seeds, or the budget)")]
-        return []
+        return []  # at the cap with a share kept past it: _at_cap, once the look's other exits are known
+
+    def _at_cap(self) -> list[Standing]:
+        """Who reached the seed cap undecided: the only candidate still racing, with a run budget that pays for more
+        rounds, goes on past it to one more look (``extension_share`` of its alpha) at the last round the budget
+        pays; any other leaves undecided, as does one past the cap whose look did not decide it."""
+        left = []
+        racing = [s for s in self.standings.values() if s.racing]
+        for standing in racing:
+            if standing.past_cap:
+                if self._last_round_paid():
+                    left.append(self._leave(standing, Exit.UNDECIDED, (
+                        f"{standing.n} paired seeds: past the seed cap of {self.rules.max_seeds} to what the budget "
+                        f"paid, and its one look there (with {100 * self.rules.extension_share:g}% of its alpha) did "
+                        "not decide it")))
+                continue
+            if standing.n < self.rules.max_seeds:
+                continue
+            more = (self.rules.max_runs - self.runs_spent()) // 2 if self.rules.max_runs is not None else 0
+            if self.rules.extension_share > 0 and len(racing) == 1 and more > 0:
+                standing.past_cap = True
+                self.notes.append(
+                    f"{standing.name} is undecided at the seed cap of {self.rules.max_seeds} and the only candidate "
+                    f"still racing: it goes on to {standing.n + more} paired seeds, what the budget leaves, and is "
+                    f"judged once more there with the {100 * self.rules.extension_share:g}% of its alpha kept for it")
+                continue
+            left.append(self._leave(standing, Exit.UNDECIDED, f"{standing.n} paired seeds, the most the rules allow "
+                                                              "(confirm_max_seeds, or the budget)"))
+        return left
 
     def runs_spent(self) -> int:
         """Runs so far, the baseline's and failed ones included (one baseline run a round)."""
         return self.rounds + sum(s.runs for s in self.standings.values())
 
-    def reachable(self, standing: Standing) -> int:
+    def reachable(self, standing: Standing, past_cap: bool = False) -> int:
         """The most paired seeds ``standing`` can still get: the seed cap, or what the run budget pays for were it
-        the only candidate left (a round: it and the baseline)."""
-        most = self.rules.max_seeds
+        the only candidate left (a round: it and the baseline); ``past_cap``: what the budget pays past the cap."""
+        most: float = math.inf if (past_cap or standing.past_cap) else self.rules.max_seeds
         if self.rules.max_runs is not None:
             most = min(most, standing.n + max(0, self.rules.max_runs - self.runs_spent()) // 2)
-        return most
+        return int(most) if math.isfinite(most) else self.rules.max_seeds
 
     def _futile(self, standing: Standing, speed: Bounds, gain: Bounds) -> list[Standing]:
         """Stop a candidate that cannot be shown even if its truth were at its optimistic (one-sided
         ``1 - FUTILITY_LEVEL``) bound under the drops' noise, at the level of one look with all of its alpha and no
-        margin for power."""
+        margin for power: not by the seed cap, and not past it (at the share of alpha kept there, as far as the
+        budget pays) where a share is kept."""
         if standing.n < self.rules.min_seeds or self.single_look:
             return []
-        reach = self.reachable(standing)
-        level = self.rules.alpha / max(1, len(self.standings) - len(self.winners))
-        need = 0.0
-        for b, null in ((speed, 0.0), (gain, -self.max_drop)):
-            if not (math.isfinite(b.low) and math.isfinite(b.high)) or b.df == 0:
+        alpha = self.rules.alpha / max(1, len(self.standings) - len(self.winners))
+        tries = [] if standing.past_cap else [(alpha, self.reachable(standing))]
+        if self.rules.extension_share > 0 and self.rules.max_runs is not None:
+            tries.append((alpha * self.rules.extension_share, self.reachable(standing, past_cap=True)))
+        for level, reach in tries:
+            need = self._need(standing, speed, gain, level)
+            if need is None or need <= reach:
                 return []
-            se = (b.estimate - b.low) / t_quantile(1 - FUTILITY_LEVEL, b.df)
-            room = b.high - null
-            z = t_quantile(1 - level, max(b.df, 30))  # the df the claim would have by then
-            need = max(need, math.inf if room <= 0 else standing.n * (z * se / room) ** 2)
-        if need <= reach:
-            return []
         shown = "never" if math.isinf(need) else f"about {math.ceil(need)} paired seeds"
         return [self._leave(standing, Exit.FUTILE, f"even at its optimistic bounds ({math.exp(speed.high):.3f}x, "
                                                    f"{gain.high:+.3g}) it would need {shown} to be shown, and the "
                                                    f"budget and the seed cap leave it at most {reach}")]
 
+    def _need(self, standing: Standing, speed: Bounds, gain: Bounds, level: float) -> float | None:
+        """The paired seeds the optimistic bounds would need to be shown at ``level`` (None: no figures to tell)."""
+        need = 0.0
+        for b, null in ((speed, 0.0), (gain, -self.max_drop)):
+            if not (math.isfinite(b.low) and math.isfinite(b.high)) or b.df == 0:
+                return None
+            se = (b.estimate - b.low) / t_quantile(1 - FUTILITY_LEVEL, b.df)
+            room = b.high - null
+            z = t_quantile(1 - level, max(b.df, 30))  # the df the claim would have by then
+            need = max(need, math.inf if room <= 0 else standing.n * (z * se / room) ** 2)
+        return need
+
     def level(self, standing: Standing) -> float:
         """The one-sided level ``standing`` may claim at now (0: it may not)."""
         if self.single_look:
             return self.rules.alpha / max(1, len(self.standings) - len(self.winners)) if standing.n >= 2 else 0.0
+        if standing.past_cap:  # past the cap: one look, with the share kept for it, at the last round the budget pays
+            if not self._last_round_paid():
+                return 0.0
+            return self.rules.alpha / max(1, len(self.standings) - len(self.winners)) * self.rules.extension_share
         return claim_level(self.rules, standing.n, len(self.standings), len(self.winners))
+
+    def _last_round_paid(self) -> bool:
+        """Whether the run budget pays for no further round of one candidate and the baseline."""
+        return self.rules.max_runs is not None and self.rules.max_runs - self.runs_spent() < 2
 
     def _strength(self, speed: Bounds, gain: Bounds) -> float:
         """How far the weaker of the two claims is from its null, in its own interval widths (ordering only)."""

@@ -21,7 +21,7 @@ from boosttune.objective import ACCURACY
 from boosttune.stats.confirmed import confirm_table, replay_race
 from boosttune.stats.decisions import Exit
 from boosttune.stats.margin import Margin
-from boosttune.stats.race import Race, RaceRules, claim_level
+from boosttune.stats.race import EXTENSION_SHARE, Race, RaceRules, claim_level
 from boosttune.execution.runs import RecordStore, RunRecord
 from boosttune.tables.confirm_runs import BASELINE_NAME
 from tests.helpers.benchmark_scripts import load_benchmark
@@ -171,7 +171,10 @@ def test_holm_passes_a_winners_share_on_and_spending_sums_to_alpha():
     rules = RaceRules(alpha=0.05, min_seeds=3, max_seeds=10)
     assert claim_level(rules, 2, 4, 0) == 0.0 and claim_level(rules, 11, 4, 0) == 0.0
     assert claim_level(rules, 5, 4, 1) == pytest.approx(claim_level(rules, 5, 4, 0) * 4 / 3)
-    assert sum(claim_level(rules, n, 4, 0) for n in range(1, 12)) == pytest.approx(0.05 / 4)
+    # up to the cap: all but the share kept for one look past it; with that look, all of a candidate's alpha
+    assert sum(claim_level(rules, n, 4, 0) for n in range(1, 12)) == pytest.approx(0.05 / 4 * (1 - EXTENSION_SHARE))
+    plain = RaceRules(alpha=0.05, min_seeds=3, max_seeds=10, extension_share=0.0)
+    assert sum(claim_level(plain, n, 4, 0) for n in range(1, 12)) == pytest.approx(0.05 / 4)
 
 
 def test_undecided_at_the_cap_and_when_the_budget_runs_out():
@@ -184,6 +187,63 @@ def test_undecided_at_the_cap_and_when_the_budget_runs_out():
     assert [s.exit for s in race.out_of_budget()] == [Exit.BUDGET]
     assert RaceRules(max_runs=6).fits(2, 4, 0, None) and not RaceRules(max_runs=6).fits(3, 4, 0, None)
     assert not RaceRules(max_minutes=1).fits(2, 2, 40.0, 15.0) and RaceRules(max_minutes=1).fits(1, 2, 40.0, 15.0)
+
+
+def _undecided_alone(rules: RaceRules) -> Race:
+    """One candidate 0.75 pt down (not shown within the 1-pt margin, not shown beyond it), raced until it leaves or
+    the budget pays for no more rounds."""
+    race, spent = Race(["close"], rules, MARGIN), 0
+    while race.racing and rules.fits(2, spent, 0.0, None):
+        spent += 2
+        wobble = (-1) ** race.rounds
+        race.observe(race.rounds, {"close": (1.2 * math.exp(0.02 * wobble), -0.75 + 0.3 * wobble)})
+    race.out_of_budget()
+    return race
+
+
+def test_the_only_candidate_left_at_the_cap_goes_past_it_to_one_look_where_the_budget_ends():
+    """Issue 62: grad_freeze p=0.5 (-0.6 pt, 1.2x) raced alone to the 10-seed cap with a third of the budget left and
+    stopped undecided. Alone at the cap, it goes on to the last round the budget pays and is judged once more there,
+    with the share of its alpha kept for that look; with no share kept it stops at the cap as before."""
+    rules = RaceRules(max_runs=30, speed_noise=0.05, gain_noise=0.6, noise_df=20)
+    race = _undecided_alone(rules)
+    close = race.standings["close"]
+    assert close.past_cap and close.n == 15 and close.exit == Exit.UNDECIDED and "past the seed cap of 10" in close.why
+    assert race.notes == ["close is undecided at the seed cap of 10 and the only candidate still racing: it goes on "
+                          "to 15 paired seeds, what the budget leaves, and is judged once more there with the 25% of "
+                          "its alpha kept for it"]
+    fixed = _undecided_alone(replace(rules, extension_share=0.0)).standings["close"]
+    assert fixed.n == 10 and fixed.exit == Exit.UNDECIDED and not fixed.past_cap and not race.rules.max_seeds < 10
+    # no run budget: nothing past the cap to keep a share for, so none is kept
+    assert Race(["close"], replace(rules, max_runs=None), MARGIN).rules.extension_share == 0.0
+    # two at the cap (futility off, so neither leaves before it): neither is the only one left, both leave there
+    both = Race(["a", "b"], replace(rules, max_runs=40, futility=False), MARGIN)
+    while both.racing:
+        wobble = (-1) ** both.rounds
+        both.observe(both.rounds, {n: (1.2 * math.exp(0.02 * wobble), -0.85 + 0.3 * wobble) for n in both.racing})
+    assert {(s.n, s.exit, s.past_cap) for s in both.standings.values()} == {(10, Exit.UNDECIDED, False)}
+    # race.json keeps it; a race written before the cap moved replays with no share kept
+    again = Race.from_dict(race.to_dict())
+    assert again.standings["close"].past_cap and again.rules == race.rules
+    old = {k: v for k, v in race.rules.to_dict().items() if k != "extension_share"}
+    assert RaceRules.from_dict(old).extension_share == 0.0
+    with pytest.raises(ConfigError, match="extension_share"):
+        RaceRules(extension_share=1.0)
+
+
+def test_past_the_cap_a_recipe_half_a_point_inside_the_margin_is_decided_more_often_and_nulls_stay_below_alpha():
+    """The look past the cap has the power the issue asks for (a recipe about 0.5 pt inside the margin decided rather
+    than left at the cap) and spends only the share kept for it: candidates on their nulls, alone past the cap,
+    claim no more often than alpha."""
+    moving = RaceRules(alpha=0.05, max_runs=40, speed_noise=0.08, gain_noise=0.6, noise_df=20)
+    fixed = replace(moving, extension_share=0.0)
+    _, won_fixed, runs_fixed = _simulate({"close": (1.2, -0.5)}, fixed, races=300, seed=5)
+    _, won_moving, runs_moving = _simulate({"close": (1.2, -0.5)}, moving, races=300, seed=5)
+    assert won_moving["close"] >= won_fixed["close"] + 0.15 and runs_moving > runs_fixed
+    nulls = replace(moving, alpha=0.10)
+    for name, truth in NULLS.items():
+        rate, _, _ = _simulate({name: truth}, nulls, races=400, seed=2)
+        assert rate <= nulls.alpha + 3 * math.sqrt(nulls.alpha * (1 - nulls.alpha) / 400), name
 
 
 @pytest.mark.parametrize("bad, field", [(dict(alpha=0.0), "confirm_alpha"), (dict(min_seeds=1), "confirm_max_seeds"),
