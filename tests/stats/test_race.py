@@ -336,6 +336,39 @@ def test_the_race_reaches_summary_race_json_and_report_and_is_rejudged_at_anothe
     assert "A race:" in page and "slow: seeds 1000; dropped: likely slower than the baseline" in page
 
 
+@pytest.mark.parametrize("gain, exit_", [(-0.7, Exit.WON), (-0.75, Exit.UNDECIDED)])
+def test_past_the_cap_from_the_stage_to_the_page(tmp_path, gain, exit_):
+    """The confirm stage's race with one candidate 0.7-0.75 pt down at a 0.3-pt record: undecided at the 10-seed cap,
+    it goes on to the 15 seeds the 30-run budget pays (the log says so), and wins there or leaves undecided; the
+    summary and the page say which."""
+    from boosttune.outputs.judged import judge_run
+    from boosttune.outputs.summary import save_confirmed
+    from boosttune.report import ReportInputs, write_report
+
+    rules = RaceRules(max_runs=30, gain_noise=0.3, speed_noise=0.05, noise_df=20)
+    candidates = [Candidate(BASELINE_NAME, {"seed": 0}, "baseline", BASELINE_NAME), Candidate("close", {"seed": 0}, "test")]
+    lines: list[str] = []
+    records, race = run_race(candidates, list(range(1000, 1000 + rules.most_seeds(1))),
+                             store=RecordStore(tmp_path / "confirm"), role="confirm",
+                             train=_fake_train({"close": (1.2, gain)}, []), rules=rules, log=lines.append,
+                             margin=ONE_POINT)
+    assert rules.most_seeds(1) == 15
+    assert "confirm: close is undecided at the seed cap of 10 and the only candidate still racing: it goes on to 15 " \
+           "paired seeds, what the budget leaves, and is judged once more there with the 25% of its alpha kept for " \
+           "it" in lines
+    confirmed = save_confirmed(records, tmp_path, margin=ONE_POINT, rules=rules, race=race)
+    summary = pd.read_csv(tmp_path / "summary.csv").set_index("recipe")
+    assert (summary.at["close", "race_exit"], summary.at["close", "n_seeds"]) == (exit_, 15)
+    page = write_report(ReportInputs(judge_run("bench", ONE_POINT, decision=confirmed), "race",
+                                     folder=tmp_path))[0].read_text()
+    if exit_ == Exit.WON:
+        assert confirmed.selection.recipe == "close"
+    else:
+        assert ("it stopped because its one look past the seed cap of 10, at the last round the budget paid (15 "
+                "paired seeds), did not decide it") in page
+        assert "past it, the only candidate left racing is judged once, at 25% of its error rate" in page
+
+
 def test_the_decision_is_made_once_written_to_race_json_and_read_back_without_judging_again(tmp_path, monkeypatch):
     """The live race is the decision: saving and loading the folder read it; nothing replays the runs unless the
     margin changes (a re-judged decision is written in its place)."""
