@@ -244,8 +244,20 @@ def select_confirmed(summary: pd.DataFrame, margin: Margin, race: bool = False,
             f"under {100 * TIE:.0f}% is a tie), so the answer keeps the baseline ({best['recipe']}: "
             f"{best['verdict_text']})"), True, max_drop, (str(best["recipe"]), float(best["_speed"])))
     others = summary[summary["recipe"] != BASELINE_NAME]
-    why = "; ".join(f"{r['recipe']}: {r['verdict_text']}" for _, r in others.iterrows()) or "no candidate ran"
+    why = "; ".join(_in_brief(r, margin) for _, r in others.iterrows()) or "no candidate ran"
     shown = "won the race (shown faster and non-inferior, " if race else "is shown faster than the O0 baseline ("
     reason = (f"no recipe {shown}within {max_drop:.3g} {margin.objective.unit} of its {margin.objective.label}), so "
               f"the answer is the baseline ({why})")
     return ConfirmedSelection(BASELINE_NAME, baseline, reason, True, max_drop)
+
+
+def _in_brief(row: pd.Series, margin: Margin) -> str:
+    """A recipe's decision in a few words with its estimates, for a line that names every candidate (the full
+    sentence is its ``verdict_text``, in summary.csv and on the page)."""
+    speed = row.get("job_speedup")
+    speed = speed if finite(speed) else row.get("step_speedup")
+    figures = [f"{float(speed):.2f}x per job"] if finite(speed) else []
+    if finite(row.get("objective_gain")):
+        figures.append(margin.objective.format_gain(float(row["objective_gain"])))
+    said = decision_words(str(row.get("verdict")), margin.objective, margin.value)
+    return f"{row['recipe']}: {said}" + (f" ({', '.join(figures)})" if figures else "")

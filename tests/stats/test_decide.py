@@ -79,6 +79,17 @@ def test_several_winners_say_how_the_answer_was_chosen():
     assert alone.why_chosen == ""
 
 
+def test_when_no_recipe_won_the_answer_names_each_in_a_few_words_with_its_estimates():
+    """Session 20: the bench's "answer:" line repeated every candidate's full verdict sentence (hundreds of words)."""
+    summary = _summary(("p=0.5", 1.21, -0.67), ("O1", 0.84, -1.89)).assign(qualifies=False)
+    summary["verdict"] = ["baseline", "undecided", "slower"]
+    summary["verdict_text"] = ["the O0 baseline", "a long sentence " * 40, "another long sentence " * 40]
+    chosen = select_confirmed(summary, ONE_PT, race=True)
+    assert chosen.recipe == "O0" and "long sentence" not in chosen.reason
+    assert chosen.reason.endswith("so the answer is the baseline (p=0.5: not decided at the seed cap (1.21x per job, "
+                                  "-0.67 pt); O1: dropped: likely slower than the baseline (0.84x per job, -1.89 pt))")
+
+
 def test_job_words_say_when_a_recipe_pays_its_compile_back_and_when_not_within_the_job():
     """A recipe faster per step whose compile is paid back only after the job's last step is not "faster after 177 of
     the job's 48 steps" (a smoke run printed that)."""
