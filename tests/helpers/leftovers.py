@@ -103,7 +103,7 @@ class DriverGrowth:
                 self.samples.append((count, me.memory_info().rss / 2**20, me.num_fds()))
                 if self.log:
                     self.log(f"{count} records, driver RSS {self.samples[-1][1]:.0f} MB, {self.samples[-1][2]} open fds")
-            time.sleep(0.5)
+            time.sleep(0.2)
 
     def since(self, record: int) -> tuple[float, int, int, int]:
         """(RSS growth in MB, open-fd growth, from record, to record): from the first sample at or after

@@ -71,8 +71,10 @@ def test_search_end_to_end(tmp_path, fresh_ray, capsys, monkeypatch):
     # Never overwrites a finished run: the same command again is refused before anything starts.
     assert main(command) == 2 and "pass --resume" in capsys.readouterr().err
     # The driver does not grow with the runs it drives (benchmarks/soak.py measures it over 50 trials).
+    # Two records can land between two samples (CI, 2026-11-29: samples at records 1, 3, 4, 5), so the span is
+    # from the first sample at or after record 2 to the last, which must have seen all five records.
     rss_mb, fds, first, last = growth.since(2)
-    assert last - first >= 3 and rss_mb < DRIVER_GROWTH_MB and fds < DRIVER_GROWTH_FDS, growth.samples
+    assert last >= 5 and last - first >= 2 and rss_mb < DRIVER_GROWTH_MB and fds < DRIVER_GROWTH_FDS, growth.samples
     records = _records(tmp_path / "run")
     assert records["baseline"]["status"] == "completed" and records["baseline"]["preset"] == "O0"
     tune_records = [r for k, r in records.items() if k != "baseline"]
