@@ -165,7 +165,7 @@ class RaceRules:
     def most_seeds(self, candidates: int) -> int:
         """The most paired seeds any of ``candidates`` can get: the seed cap, or past it what the budget pays."""
         rules = self.within_budget(candidates)
-        return max(rules.max_seeds, rules.reachable(candidates)) if rules.extension_share > 0 else rules.max_seeds
+        return rules.reachable(candidates) if rules.extension_share > 0 else rules.max_seeds  # kept: reachable > cap
 
     def budget_text(self) -> str:
         parts = ([f"{self.max_runs} runs"] if self.max_runs is not None else []) + \
@@ -469,8 +469,7 @@ class Race:
             return [self._leave(standing, Exit.TOO_LOSSY, f"objective gain at most {gain.high:+.3g} "
                                                           f"({self._drop_text(gain)}), below -{self.max_drop:g}")]
         if standing.n >= self.rules.max_seeds and self.rules.extension_share == 0:
-            return [self._leave(standing, Exit.UNDECIDED, f"{standing.n} paired seeds, the most the rules allow "
-                                                          "(confirm_max_seeds, or the budget)")]
+            return [self._capped(standing)]
         return []  # at the cap with a share kept past it: _at_cap, once the look's other exits are known
 
     def _at_cap(self) -> list[Standing]:
@@ -497,9 +496,12 @@ class Race:
                     f"still racing: it goes on to {standing.n + more} paired seeds, what the budget leaves, and is "
                     f"judged once more there with the {100 * self.rules.extension_share:g}% of its alpha kept for it")
                 continue
-            left.append(self._leave(standing, Exit.UNDECIDED, f"{standing.n} paired seeds, the most the rules allow "
-                                                              "(confirm_max_seeds, or the budget)"))
+            left.append(self._capped(standing))
         return left
+
+    def _capped(self, standing: Standing) -> Standing:
+        return self._leave(standing, Exit.UNDECIDED, f"{standing.n} paired seeds, the most the rules allow "
+                                                     "(confirm_max_seeds, or the budget)")
 
     def runs_spent(self) -> int:
         """Runs so far, the baseline's and failed ones included (one baseline run a round)."""
