@@ -24,7 +24,7 @@ from boosttune.check import CheckReport, check_in_fresh_process
 from boosttune.config.experiment import MAX_DROP, ExperimentConfig
 from boosttune.errors import UnsupportedError
 from boosttune.stages.baseline import convergence_note, judge_baseline, train_baseline
-from boosttune.stages.confirm import ConfirmOutcome, confirm_length, run_confirm_stage
+from boosttune.stages.confirm import ConfirmOutcome, confirm_length, run_confirm_stage, speed_floor
 from boosttune.finish import finish_run
 from boosttune.outputs.judged import judge_run
 from boosttune.outputs.summary import SUMMARY_NAME, save_confirmed
@@ -111,6 +111,9 @@ def _run(config: ExperimentConfig, started: StartedRun, base: dict[str, Any], *,
         speed = started.placed.speed.ratios if started.placed.speed is not None else None
         start = plan_start(config, started.output, started.report, ctx, base, slow, log, speed)
         setup = search_setup(config, started, facts, ctx, base, baseline, start, max_drop.value, log)
+        if config.confirm_seeds:  # a trial the confirm stage would never race stops in the search
+            setup = replace(setup, speed_floor=speed_floor(config, baseline, facts.objective,
+                                                           started.interleaves(config.confirm_interleave), length))
         if pool is not None:
             pool.ensure(setup.max_concurrent)
             setup = replace(setup, pool=started.client)

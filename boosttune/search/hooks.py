@@ -16,6 +16,7 @@ from boosttune.execution.runs import CURVE_KEYS, RunRecord
 from boosttune.objective import ACCURACY, Objective
 from boosttune.ray_internals import adopt_search_properties
 from boosttune.search.setup import SearchSetup
+from boosttune.search.speed import TOO_SLOW, stopped_for_speed
 
 __all__ = ["CancelEnded", "FailureBudget", "FailureStopper", "Progress", "RecordStopped", "UnlearnedFirst", "figures",
            "study_left_out"]
@@ -60,6 +61,9 @@ class Progress(tune.Callback):
                f"same recipe as {result['duplicate_of']}" if result.get("duplicate_of") else
                "trained again (the search's speed reference pools it with the baseline stage's run)" if o0 else
                "finished")
+        if how.startswith("stopped"):
+            record = self.search.records.get(trial.trial_id)
+            how += f", {TOO_SLOW} (the speed floor)" if record is not None and stopped_for_speed(record.reason) else ""
         objective = self.search.objective
         shown = figures(result, objective)
         speed, delta = result.get("speedup_vs_baseline"), result.get("objective_gain")
@@ -168,13 +172,13 @@ class RecordStopped:
     def __init__(self, setup: SearchSetup) -> None:
         self.setup = setup
 
-    def __call__(self, trial: Any, rung: int, history: list[dict[str, Any]]) -> None:
+    def __call__(self, trial: Any, rung: int, history: list[dict[str, Any]], reason: str | None = None) -> None:
         live = [r for r in history if not r.get("final")]
         last = live[-1] if live else history[-1]
         metrics = {k: v for k, v in last.items() if isinstance(v, (int, float, str, bool)) and k in _KEPT}
         curve = [{k: r.get(k) for k in CURVE_KEYS} for r in live]
-        reason = (f"stopped after epoch {rung} by the multi-objective scheduler: slower and worse on "
-                  f"{self.setup.objective.label} than the trials ahead of it at that epoch")
+        reason = reason or (f"stopped after epoch {rung} by the multi-objective scheduler: slower and worse on "
+                            f"{self.setup.objective.label} than the trials ahead of it at that epoch")
         # Tune stamps every result with its wall-clock time and the trial's running time: when it started.
         started = None
         if isinstance(last.get("timestamp"), (int, float)) and isinstance(last.get("time_total_s"), (int, float)):

@@ -239,21 +239,26 @@ class MultiObjectiveASHA(_scheduler_base()):
     """A Ray Tune scheduler: MO-ASHA on ``metrics`` (all maximised), one rung ladder for all trials; with a
     ``baseline`` curve, the last metric (the accuracy, in its units) is judged against it (:class:`RungLadder`).
 
-    ``on_stop(trial, rung, history)`` is called once for each trial it stops, with the results the trial
-    reported so far, so the caller can record it (Tune only marks it terminated).
+    ``on_stop(trial, rung, history, reason)`` is called once for each trial it stops, with the results the trial
+    reported so far and why (None: the rung ladder's rule), so the caller can record it (Tune only marks it
+    terminated). ``too_slow(trial, result)``, asked at each rung before the ladder, stops a trial by another rule
+    (the search's speed floor, :mod:`boosttune.search.speed`): the reason it stops, or None.
     """
 
     def __init__(self, metrics: Sequence[str], *, time_attr: str = "epoch", max_t: int, grace_period: int = 1,
                  reduction_factor: float = 3, keep_front: bool = True, margin: Sequence[float] | None = None,
                  baseline: BaselineCurve | None = None,
-                 on_stop: Callable[[Any, int, list[dict[str, Any]]], None] | None = None):
+                 on_stop: Callable[[Any, int, list[dict[str, Any]], str | None], None] | None = None,
+                 too_slow: Callable[[Any, dict[str, Any]], str | None] | None = None):
         super().__init__()
         self.metrics = tuple(metrics)
         self.time_attr = time_attr
         self.ladder = RungLadder(grace_period, reduction_factor, max_t, keep_front,
                                  tuple(margin) if margin is not None else None, baseline)
         self.on_stop = on_stop
+        self.too_slow = too_slow
         self.history: dict[str, list[dict[str, Any]]] = {}
+        self.too_slow_at: dict[str, tuple[int, str]] = {}  # trial id -> (the rung, why): stopped by ``too_slow``
 
     def set_search_properties(self, metric, mode, **spec) -> bool:
         return True  # it ranks by its own metrics, whatever the Tuner's single metric is
@@ -265,13 +270,22 @@ class MultiObjectiveASHA(_scheduler_base()):
         epoch = result.get(self.time_attr)
         if epoch is None or any(m not in result for m in self.metrics):
             return self.CONTINUE
-        if self.ladder.report(trial.trial_id, int(epoch), [result[m] for m in self.metrics]):
+        if trial.trial_id in self.too_slow_at:
+            return self.STOP
+        reason = self.too_slow(trial, result) if self.too_slow is not None and int(epoch) in self.ladder.milestones \
+            else None
+        if reason is not None:
+            self.too_slow_at[trial.trial_id] = (int(epoch), reason)
+            rung = int(epoch)
+        elif self.ladder.report(trial.trial_id, int(epoch), [result[m] for m in self.metrics]):
             return self.CONTINUE
+        else:
+            rung = self.ladder.stopped_at[trial.trial_id]
         if self.on_stop is not None:
-            self.on_stop(trial, self.ladder.stopped_at[trial.trial_id], self.history[trial.trial_id])
+            self.on_stop(trial, rung, self.history[trial.trial_id], reason)
         return self.STOP
 
     def debug_string(self) -> str:
         counts = ", ".join(f"epoch {m}: {len(r)}" for m, r in self.ladder.recorded.items())
         return (f"MultiObjectiveASHA on {', '.join(self.metrics)} (rungs {counts}; "
-                f"{len(self.ladder.stopped_at)} stopped)")
+                f"{len(self.ladder.stopped_at) + len(self.too_slow_at)} stopped)")

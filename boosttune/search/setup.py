@@ -21,6 +21,7 @@ from boosttune.execution.start import StartedRun
 from boosttune.search.start_points import StartPoints
 from boosttune.objective import ACCURACY, Objective
 from boosttune.search.lossy import LossyJudge
+from boosttune.search.speed import SpeedFloor
 from boosttune.space import SpaceContext, equivalence_key, recipe_from_params
 from boosttune.trial.parts import ModelFacts
 
@@ -52,6 +53,7 @@ class SearchSetup:
     baseline_by_epoch: dict[int, float] = field(default_factory=dict)  # the baseline's objective at each epoch
     lossy_drop: float | None = None  # more than this below O0 at an epoch (gain units) is lossy; None: no such rule
     remeasure_baseline: bool = False  # O0's start point trains again (once): the search's speed reference pools both
+    speed_floor: SpeedFloor | None = None  # a trial too slow for the confirm stage to race stops at its rung; None: no
 
     def __post_init__(self) -> None:
         # Every trial is scored against the baseline: a missing figure is refused here, by name, not in a trial.

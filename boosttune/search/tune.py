@@ -42,6 +42,7 @@ from boosttune.search.resume import left_to_run, not_recorded, set_aside, state_
 from boosttune.search.scheduler import NOISE_FLOOR_PT, BaselineCurve, MultiObjectiveASHA
 from boosttune.search.setup import SearchSetup
 from boosttune.space import define_by_run
+from boosttune.tables.confirm_runs import BASELINE_NAME
 from boosttune.tables.states import RunStatus
 
 # Ray's OptunaSearch (subclassed below) loads Optuna with it: about 0.2 s on top of ray.tune's own import.
@@ -267,9 +268,10 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
                 search_alg=searcher, scheduler=scheduler, num_samples=num_samples,
                 metric=metric if single else None, mode=mode if single else None,
                 max_concurrent_trials=setup.max_concurrent, time_budget_s=config.time_budget_s,
-                # A trial's Tune actor only waits on its Ray Train run: the next trial takes it (Ray starts a new
-                # one if the last trial's thread has not ended), not a fresh Python process each (~3 s on 2 cores).
-                reuse_actors=True,
+                # On warm workers a trial's Tune actor only waits on its run: the next trial takes it, not a fresh
+                # Python process each (~3 s on 2 cores). Not without them: a stopped trial's thread then waits on
+                # its Ray Train run's teardown past the 2 s Tune gives a reused actor, and Tune errors the next trial.
+                reuse_actors=setup.pool is not None,
             ),
             run_config=run_config,
         ), output)
@@ -305,7 +307,35 @@ def _scheduler(config: ExperimentConfig, setup: SearchSetup, *, single: bool):
     return MultiObjectiveASHA(["throughput_sps", "objective_score"], time_attr="epoch", max_t=epochs,
                               grace_period=1, reduction_factor=config.reduction_factor,
                               margin=(0.0, setup.early_stop_margin), baseline=baseline_curve(setup),
-                              on_stop=RecordStopped(setup))
+                              on_stop=RecordStopped(setup), too_slow=_too_slow(setup))
+
+
+def _too_slow(setup: SearchSetup) -> Callable[[Any, dict[str, Any]], str | None] | None:
+    """The speed floor as the scheduler asks it (:mod:`boosttune.search.speed`); None without one."""
+    floor = setup.speed_floor
+    if floor is None:
+        return None
+
+    def judge(trial: Any, result: dict[str, Any]) -> str | None:
+        speeds, complete = o0_speeds(setup)
+        return floor.verdict(preset=setup.spec(trial.trial_id, dict(trial.config)).preset,
+                             throughput=result.get("throughput_sps"), rse=result.get("throughput_rse"),
+                             epoch=int(result["epoch"]), o0_speeds=speeds, complete=complete)
+
+    return judge
+
+
+def o0_speeds(setup: SearchSetup) -> tuple[list[float], bool]:
+    """O0's throughputs the results table will pool, as far as known now, and whether that is all of them: the
+    baseline stage's run, and the search's own O0 run once it finished (``remeasure_baseline``)."""
+    speeds = [float(setup.baseline_throughput_sps)]
+    if not setup.remeasure_baseline:
+        return speeds, True
+    keys = [key for key, name in setup.presets.items() if name == BASELINE_NAME]
+    again = [setup.first_of_key.get(f"{key}{REMEASURED}") for key in keys]
+    found = [r.metrics.get("throughput_sps") for r in again if r is not None]
+    speeds += [float(v) for v in found if isinstance(v, (int, float)) and v > 0]
+    return speeds, bool(found)
 
 
 def baseline_curve(setup: SearchSetup) -> BaselineCurve | None:
@@ -335,6 +365,16 @@ def _scheduler_line(config: ExperimentConfig, setup: SearchSetup, scheduler: Mul
             f"there, as does one beaten on both speed and {label} by more than the noise ({how})")
 
 
+def _floor_line(setup: SearchSetup, scheduler: MultiObjectiveASHA) -> str:
+    """What the speed floor stops (:mod:`boosttune.search.speed`), at the bar O0's runs known now give."""
+    floor, (speeds, complete) = setup.speed_floor, o0_speeds(setup)
+    rungs = ", ".join(map(str, scheduler.ladder.milestones))
+    later = "" if complete else "; a searched trial is judged once the search's own O0 run is in (the reference moves)"
+    return (f"search: at epoch {rungs} a trial below {floor.slowest(speeds, 0.0):.2f}x O0 stops there, too slow for "
+            f"the confirm stage to race (less than {100 * floor.min_p:.0f}% likely faster with the search's noise); "
+            f"a preset stops too and is raced all the same, O0 never{later}")
+
+
 def _log_start(config: ExperimentConfig, setup: SearchSetup, metric: Any, n_startup: int, url: str, scheduler: Any,
                log: Callable[[str], None]) -> None:
     how = "drawing at random" if config.sampler == "random" else f"modelling after {n_startup} trials"
@@ -342,6 +382,8 @@ def _log_start(config: ExperimentConfig, setup: SearchSetup, metric: Any, n_star
         f"(seed {config.seed}, {how}), {setup.workers} worker(s) per trial, Optuna study {config.name!r} in {redact(url)}")
     if isinstance(scheduler, MultiObjectiveASHA):
         log(_scheduler_line(config, setup, scheduler))
+        if scheduler.too_slow is not None:
+            log(_floor_line(setup, scheduler))
     if setup.lossy is not None:
         objective = setup.objective
         log(f"search: a trial more than {setup.lossy_drop:.3g} {objective.unit} of {objective.label} below O0 at the "

@@ -6,6 +6,7 @@ The rounds are :mod:`boosttune.stages.rounds`; their figures and the race, :mod:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -22,6 +23,7 @@ from boosttune.objective import Objective
 from boosttune.tables.results import canonical_json
 from boosttune.stages.baseline import last_epoch_gain
 from boosttune.stages.rounds import (
+    BASELINE_WHY,
     Candidate,
     TrainRound,
     baseline_candidate,
@@ -32,6 +34,8 @@ from boosttune.stages.rounds import (
 )
 from boosttune.tables.confirm_runs import BASELINE_NAME
 from boosttune.stages.noise import NoiseRecord, RunMode, noise_record
+from boosttune.search.speed import SpeedFloor
+from boosttune.stats.handoff import MIN_P_ACCEPTABLE, slowest_handed_on
 from boosttune.stats.race import REFERENCE_NOISE, Noise, Race, RaceRules
 from boosttune.stats.margin import Margin, Tolerance
 
@@ -189,6 +193,16 @@ def handoff(config: ExperimentConfig, table: pd.DataFrame, margin: Margin, turns
         picked = pick_candidates(table, max_candidates=config.confirm_candidates, screen=screen, margin=margin,
                                  noise=seen_with)
     return [_as_confirmed(config, c, length) for c in picked], record, noise
+
+
+def speed_floor(config: ExperimentConfig, baseline: RunRecord, objective: Objective, turns: bool = False,
+                length: ConfirmLength | None = None) -> SpeedFloor:
+    """The search's speed floor at the handoff's bar (:mod:`boosttune.search.speed`): the device's noise as
+    :func:`handoff` will read it for this baseline (its record for the confirm stage's runs, else the reference's)."""
+    candidate = _as_confirmed(config, Candidate(BASELINE_NAME, baseline.recipe, BASELINE_WHY, BASELINE_NAME),
+                              length or ConfirmLength(config.recipe.epochs))
+    _, noise = device_noise(config, candidate, objective, turns)
+    return SpeedFloor(partial(slowest_handed_on, noise.speed_sd), MIN_P_ACCEPTABLE)
 
 
 def _as_confirmed(config: ExperimentConfig, candidate: Candidate, length: ConfirmLength | None = None) -> Candidate:

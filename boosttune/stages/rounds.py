@@ -21,6 +21,7 @@ import pandas as pd
 from boosttune.config.recipe import kin_of, methods_of, short_name
 from boosttune.errors import ConfigError, DataError
 from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
+from boosttune.search.speed import stopped_for_speed
 from boosttune.tables.states import FINISHED, RunStatus
 from boosttune.objective import ACCURACY, Objective
 from boosttune.tables.results import (
@@ -99,7 +100,8 @@ def baseline_candidate(table: pd.DataFrame) -> Candidate:
 def pick_candidates(table: pd.DataFrame, *, margin: Margin, max_candidates: int = 3, screen: float = 3.0,
                     noise: Noise | None = None,
                     min_p: float = MIN_P_ACCEPTABLE, read_gain: bool = True) -> list[Candidate]:
-    """The baseline, the O1/O2-equivalent presets, and the searched recipes the race can likely confirm.
+    """The baseline, the O1/O2-equivalent presets (finished, or stopped by the search for their speed alone:
+    :mod:`boosttune.search.speed`), and the searched recipes the race can likely confirm.
 
     A searched candidate is a finished trial within ``screen`` of the baseline's objective on its one seed, at least
     ``min_p`` likely acceptable (:mod:`boosttune.stats.handoff`: truly faster and within ``margin``, read from
@@ -120,7 +122,11 @@ def pick_candidates(table: pd.DataFrame, *, margin: Margin, max_candidates: int 
     finished = table[table["status"].isin(FINISHED if read_gain else (*FINISHED, RunStatus.STOPPED))]
     seen: set[str] = set()
     chosen = [_candidate(_baseline_row(table), BASELINE_NAME, BASELINE_WHY, BASELINE_NAME, seen)]
-    presets = finished[finished["preset"].notna() & (finished["preset"] != BASELINE_NAME)]
+    # a preset the search stopped for its speed (boosttune.search.speed) is raced all the same
+    reasons = table["reason"] if "reason" in table else pd.Series(None, index=table.index, dtype=object)
+    slow = table[(table["status"] == RunStatus.STOPPED) & reasons.map(stopped_for_speed).astype(bool)]
+    raced = pd.concat([finished, slow[~slow.index.isin(finished.index)]])
+    presets = raced[raced["preset"].notna() & (raced["preset"] != BASELINE_NAME)]
     for _, row in presets.iterrows():  # MindSpore's own claims get a verdict on every run
         chosen.append(_candidate(row, str(row["preset"]), "MindSpore's preset as this device runs it",
                                  str(row["preset"]), seen))

@@ -21,7 +21,7 @@ from scipy.stats import norm
 from boosttune.errors import ConfigError
 
 __all__ = ["MIN_P_ACCEPTABLE", "NEAR_COPY_Z", "Choice", "Prospect", "choose", "family_text", "near_copy",
-           "observed_spread", "prospect", "search_noise"]
+           "observed_spread", "prospect", "search_noise", "slowest_handed_on"]
 
 # A searched trial races only when it is at least this likely acceptable on its one seed, read with the search's
 # noise (search_noise). benchmarks/pipeline_replay.py, the whole main job replayed on the committed tables with the
@@ -71,6 +71,21 @@ def search_noise(speed_sd: float, gain_sd: float | None, fraction: bool = True,
     speed = math.sqrt(speed_sd ** 2 + 2 * max(spread, SEARCH_SPREAD_SD) ** 2)
     gain = gain_sd if gain_sd is None or not fraction else math.sqrt(gain_sd ** 2 + SLICE_GAIN_SD ** 2)
     return speed, gain
+
+
+def slowest_handed_on(speed_sd: float, o0_speeds: Sequence[float], own_sd: float = 0.0,
+                      min_p: float = MIN_P_ACCEPTABLE) -> float:
+    """The one-seed speed-up below which the handoff never races a searched trial: under it the trial is less than
+    ``min_p`` likely faster (:func:`prospect`'s ``p_faster`` with the search's noise, :func:`search_noise` at the
+    spread O0's runs ``o0_speeds`` show), so less than ``min_p`` likely acceptable, whatever its accuracy. The
+    search stops such a trial at a rung (issue 62: a trial that cannot be handed on spends no more epochs).
+    ``own_sd``: the reading's own log sd (a rung's throughput read on one epoch's steps), added to the search's."""
+    if not speed_sd > 0 or not own_sd >= 0:
+        raise ConfigError(f"noise: speed_sd must be > 0 and own_sd >= 0, got {speed_sd!r}, {own_sd!r}")
+    if not 0 < min_p < 1:
+        raise ConfigError(f"min_p: must be in (0, 1), got {min_p!r}")
+    sd, _ = search_noise(speed_sd, None, spread=observed_spread(o0_speeds))
+    return math.exp(float(norm.ppf(min_p)) * math.hypot(sd, own_sd))
 
 
 @dataclass(frozen=True)

@@ -268,6 +268,65 @@ def test_multi_objective_scheduler_stops_a_trial_beaten_on_both_objectives(tmp_p
     assert first.run_id in front and (second.run_id not in front if expected_stop else True)
 
 
+def test_the_speed_floor_stops_a_trial_the_confirm_stage_would_never_race_at_its_first_rung(tmp_path, fresh_ray):
+    """Real Ray Tune + Train + MindSpore on a warm worker, as an experiment trains: O0 first (the baseline stage's
+    speed reference), then a search of two trials that run fp16 on a CPU (about 0.4x on a small ResNet here): below
+    the handoff's bar with the reference noise, each stops at epoch 1 for its speed and says so, the second trains
+    after the first was stopped on the same Tune actor, and the handoff leaves both out."""
+    from functools import partial
+
+    from boosttune.execution.ray import connect_ray
+    from boosttune.execution.ray_train import train_run
+    from boosttune.execution.warm import WarmPool
+    from boosttune.execution.runs import RunSpec
+    from boosttune.objective import ACCURACY
+    from boosttune.search.setup import SearchSetup
+    from boosttune.search.speed import SpeedFloor, stopped_for_speed
+    from boosttune.search.tune import run_search
+    from boosttune.space import SpaceContext, equivalence_key, preset_params, recipe_from_params
+    from boosttune.stages.rounds import pick_candidates
+    from boosttune.stats.handoff import MIN_P_ACCEPTABLE, slowest_handed_on
+    from boosttune.stats.margin import Margin
+    from boosttune.stats.race import REFERENCE_NOISE
+    from boosttune.tables.results import build_results_table
+
+    base = {**BASE, "model": "resnet8", "data": {"name": "digits", "image_size": 8}, "epochs": 3,
+            "steps_per_epoch": 20}
+    config = parse_experiment({"name": "floor", "base": base, "num_trials": 2, "seed": 0, "sampler": "random"})
+    ctx = SpaceContext(total_steps=60, param_count=10, base_learning_rate=0.05)
+    o0 = preset_params("O0", ctx, base)
+    output = tmp_path / "run"
+    output.mkdir()
+    connect_ray(lambda m: None)
+    o0_key = equivalence_key(recipe_from_params(o0, ctx, base))
+    slowest = partial(slowest_handed_on, REFERENCE_NOISE.speed_sd)
+    lines: list[str] = []
+    with WarmPool(slots=1, env={}, storage_path=str(tmp_path / "train")) as pool:
+        baseline = train_run(RunSpec(run_id="baseline", role="baseline", label="O0", preset="O0", key=o0_key,
+                                     recipe=recipe_from_params(o0, ctx, base).to_dict()), output=output,
+                             pool=pool.client())
+        reference = baseline.metrics["throughput_sps"]
+        setup = SearchSetup(base=base, ctx=ctx, env={}, workers=1, output=str(output), presets={o0_key: "O0"},
+                            baseline_objective=baseline.metrics["objective_value"], max_drop=1.0, target=None,
+                            max_concurrent=1, baseline_throughput_sps=reference, pool=pool.client(),
+                            speed_floor=SpeedFloor(slowest, MIN_P_ACCEPTABLE))
+        outcome = run_search(config, output, setup=setup, points=[{**o0, "amp_level": lv} for lv in ("O2", "O3")],
+                             resume=False, log=lines.append)
+    assert len(outcome.records) == 2, lines
+    for record in outcome.records:
+        speedup = record.metrics["throughput_sps"] / reference
+        assert speedup < slowest([reference], 0.1)  # the planted effect: far below the bar, whatever one epoch's noise
+        assert record.status == "stopped" and record.rung == 1 and len(record.curve) == 1, record.reason
+        assert stopped_for_speed(record.reason) and f"{speedup:.2f}x O0 at epoch 1" in record.reason
+    assert any("too slow for the confirm stage to race" in line for line in lines)  # the start line
+    assert sum("stopped at epoch 1/3, too slow to be raced (the speed floor)" in line for line in lines) == 2
+    study = optuna.load_study(study_name="floor", storage=f"sqlite:///{output / 'optuna.db'}")
+    assert [t.state.name for t in study.trials] == ["COMPLETE"] * 2  # told with their rung's figures, as any stopped
+    table = build_results_table([baseline.to_dict(), *(r.to_dict() for r in outcome.records)],
+                                ray_version=ray.__version__)
+    assert [c.name for c in pick_candidates(table, margin=Margin(ACCURACY, 1.0), min_p=0.0)] == ["O0"]
+
+
 def test_a_start_point_outside_the_searched_space_trains_but_is_not_told_to_the_sampler(tmp_path, fresh_ray):
     """LessBN measured slow: the search never draws it, yet the O1-equivalent preset still trains as it is (and is not
     trained again when the search resumes past a saved state it cannot read). On warm workers, as an experiment's

@@ -69,3 +69,54 @@ def test_the_multi_objective_scheduler_judges_trials_against_the_baselines_curve
     assert baseline_curve(no_curve) is None  # without O0's curve: trials compared with each other only
     assert "beaten on both speed and val_acc (by more than 5 pt" in _scheduler_line(
         config, no_curve, _scheduler(config, no_curve, single=False))
+
+
+def test_the_speed_floor_stops_a_slow_preset_at_once_and_a_slow_searched_trial_once_o0s_second_run_is_in(tmp_path):
+    """The scheduler as the search builds it, with the speed floor the experiment hands it: results as Tune passes
+    them, the records as the search keeps them, the progress line and the start line."""
+    from functools import partial
+
+    from boosttune.config.experiment import parse_experiment
+    from boosttune.execution.runs import RunRecord
+    from boosttune.search.hooks import Progress
+    from boosttune.search.setup import SearchSetup
+    from boosttune.search.speed import SpeedFloor, stopped_for_speed
+    from boosttune.search.tune import REMEASURED, _floor_line, _scheduler, o0_speeds
+    from boosttune.space import SpaceContext, equivalence_key, preset_params, recipe_from_params
+    from boosttune.stats.handoff import MIN_P_ACCEPTABLE, slowest_handed_on
+
+    base = {"model": "lenet5", "epochs": 4, "batch_size": 32, "data": {"name": "digits"}}
+    config = parse_experiment({"name": "floor", "base": base, "num_trials": 4})
+    ctx = SpaceContext(total_steps=40, param_count=10, base_learning_rate=0.05)
+    o0 = preset_params("O0", ctx, base)
+    slow = {**o0, "amp_level": "O2"}
+    searched = {**o0, "optimizer.learning_rate": 0.02}
+    key = lambda params: equivalence_key(recipe_from_params(params, ctx, base))  # noqa: E731
+    setup = SearchSetup(base=base, ctx=ctx, env={}, workers=1, output=str(tmp_path),
+                        presets={key(o0): "O0", key(slow): "O2-equivalent"}, baseline_objective=0.84, max_drop=1.0,
+                        target=None, max_concurrent=1, baseline_throughput_sps=1000.0, remeasure_baseline=True,
+                        speed_floor=SpeedFloor(partial(slowest_handed_on, 0.067), MIN_P_ACCEPTABLE))
+    scheduler = _scheduler(config, setup, single=False)
+    assert "below 0.82x O0 stops there" in _floor_line(setup, scheduler)
+    assert "judged once the search's own O0 run is in" in _floor_line(setup, scheduler)
+    trial = lambda tid, params: SimpleNamespace(trial_id=tid, config=params)  # noqa: E731
+    result = lambda sps, epoch=1: {"epoch": epoch, "throughput_sps": sps, "objective_score": 80.0,  # noqa: E731
+                                   "throughput_rse": 0.01, "timestamp": 10.0, "time_total_s": 2.0}
+    # Before O0's second run: the preset at 0.5x stops, the searched trial at 0.5x goes on (the reference may move)
+    assert scheduler.on_trial_result(None, trial("p", slow), result(500.0)) == scheduler.STOP
+    assert scheduler.on_trial_result(None, trial("s", searched), result(500.0)) == scheduler.CONTINUE
+    # O0 ran again at 1000 samples/s: the reference is complete; the searched trial stops at its next rung
+    setup.first_of_key.put(RunRecord(run_id="o0", role="search", recipe=base, label="O0", status="completed",
+                                     metrics={"throughput_sps": 1000.0}), name=f"{key(o0)}{REMEASURED}")
+    assert o0_speeds(setup) == ([1000.0, 1000.0], True)
+    assert scheduler.on_trial_result(None, trial("s", searched), result(500.0, epoch=2)) == scheduler.STOP
+    assert scheduler.on_trial_result(None, trial("f", searched), result(1200.0)) == scheduler.CONTINUE
+    assert scheduler.on_trial_result(None, trial("o", o0), result(100.0)) == scheduler.CONTINUE  # O0: never
+    stopped = {r.run_id: r for r in setup.records}
+    assert set(stopped) == {"p", "s"} and all(r.status == "stopped" for r in stopped.values())
+    assert stopped["p"].rung == 1 and stopped["s"].rung == 2 and all(map(stopped_for_speed, (r.reason for r in stopped.values())))
+    assert "0.50x O0 at epoch 2" in stopped["s"].reason and "preset all the same" in stopped["p"].reason
+    lines: list[str] = []
+    Progress(setup, 4, lines.append).on_trial_complete(0, [], SimpleNamespace(
+        trial_id="s", config=searched, last_result={**result(500.0, epoch=2), "speedup_vs_baseline": 0.5}))
+    assert "stopped at epoch 2/4, too slow to be raced (the speed floor)" in lines[0]

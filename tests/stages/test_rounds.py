@@ -370,3 +370,27 @@ def test_a_round_across_slots_gives_every_recipe_every_slot_and_a_slower_slot_fa
     claimed = sum(answer == "null" for answer, _ in rotated)
     assert claimed <= 0.05 * races + 2, f"{claimed} of {races} races claimed a null candidate"
     assert sum(answer == "null" for answer, _ in pinned) >= 0.5 * races
+
+
+def test_a_preset_the_search_stopped_for_its_speed_is_raced_and_a_searched_trial_stopped_so_is_not():
+    """The search's speed floor (boosttune.search.speed) stops a trial below the handoff's bar; MindSpore's preset is
+    raced all the same (its verdict comes from the confirm stage's runs), a searched trial never: at the planned
+    job too, where the scheduler's stopped trials are candidates."""
+    from boosttune.search.speed import SpeedFloor
+    from boosttune.stats.handoff import MIN_P_ACCEPTABLE, slowest_handed_on
+
+    floor = SpeedFloor(lambda speeds, own: slowest_handed_on(0.067, speeds, own), MIN_P_ACCEPTABLE)
+    slow = lambda trial_id, preset, sps, extra: {  # noqa: E731
+        **_search_record(trial_id, preset, sps, 0.60, extra), "status": "stopped", "rung": 1,
+        "reason": floor.verdict(preset=preset, throughput=sps, rse=None, epoch=1, o0_speeds=[100.0], complete=True)}
+    records = [_search_record("baseline", "O0", 100, 0.90, {}),
+               slow("t1", "O1-equivalent", 70, {"boost_level": "O1"}),
+               slow("t2", None, 60, {"amp_level": "O2"}),
+               {**_search_record("t3", "O2-equivalent", 60, 0.60, {"boost_level": "O2"}), "status": "stopped",
+                "rung": 1, "reason": "stopped after epoch 1 by the multi-objective scheduler: slower and worse"},
+               _search_record("t4", None, 120, 0.895, {"optimizer": {"learning_rate": 0.1}})]
+    table = build_results_table(records, ray_version="x")
+    names = [c.name for c in pick_candidates(table, margin=ONE_PT, max_candidates=3)]
+    assert names == ["O0", "O1-equivalent", "no boost (t4)"]  # the preset the rung scheduler stopped is not raced
+    names = [c.name for c in pick_candidates(table, margin=ONE_PT, max_candidates=3, read_gain=False)]
+    assert names == ["O0", "O1-equivalent", "O2-equivalent", "no boost (t4)"]  # at the planned job, it is

@@ -125,3 +125,23 @@ def test_near_copy_needs_one_kin_and_both_figures_within_the_noise():
     assert near_copy(a, prospect("b", GF, 1.20, -0.2 - 0.5, **NOISE, kin=kin), 0.157, None)  # gains not read
     assert not near_copy(a, prospect("b", GF, 1.20, -0.2, **NOISE, kin=("other",)), 0.157, 0.67)
     assert not near_copy(prospect("a", GF, 1.2, 0, **NOISE), prospect("b", GF, 1.2, 0, **NOISE), 0.157, 0.67)
+
+
+def test_the_slowest_speed_up_handed_on_is_where_a_prospect_is_min_p_likely_faster():
+    """The search's speed floor and the handoff read a trial with one noise: at the bar, exactly min_p likely faster;
+    a wider spread of O0's runs or a noisier reading lowers it (the handoff is more lenient there, so is the floor)."""
+    from boosttune.stats.handoff import MIN_P_ACCEPTABLE, observed_spread, search_noise, slowest_handed_on
+
+    for speeds in ([1965.0], [1965.0, 1651.0], [1000.0, 1000.0]):
+        bar = slowest_handed_on(0.067, speeds)
+        sd, _ = search_noise(0.067, None, spread=observed_spread(speeds))
+        chance = prospect("k", (), bar, 0.0, max_drop=1.0, speed_sd=sd, gain_sd=0.5)
+        assert chance.p_faster == pytest.approx(MIN_P_ACCEPTABLE)
+        assert prospect("k", (), bar * 0.99, 0.0, max_drop=1.0, speed_sd=sd, gain_sd=0.5).p_acceptable < MIN_P_ACCEPTABLE
+    assert slowest_handed_on(0.067, [1000.0]) == pytest.approx(0.818, abs=0.001)  # the 0.82x of the main job's logs
+    assert slowest_handed_on(0.067, [1965.0, 1651.0]) < slowest_handed_on(0.067, [1000.0])
+    assert slowest_handed_on(0.067, [1000.0], own_sd=0.05) < slowest_handed_on(0.067, [1000.0])
+    assert slowest_handed_on(0.067, [1000.0], min_p=0.5) == pytest.approx(1.0)
+    for bad in ({"speed_sd": 0.0}, {"own_sd": -0.1}, {"min_p": 1.0}):
+        with pytest.raises(ConfigError, match=next(iter(bad)).split("_")[0]):
+            slowest_handed_on(**{"speed_sd": 0.067, "o0_speeds": [1000.0], **bad})
