@@ -182,7 +182,8 @@ class ExperimentConfig(BaseModel):
         description="Ray's accelerator model for GPU/Ascend ranks, e.g. A100 or Ascend910B (unset: any)")
     early_stopping: bool = Field(
         True, description="stop hopeless trials early: ASHA on one objective, multi-objective successive halving in "
-                          "Pareto mode (a trial clearly beaten on both speed and the objective at a rung stops there)")
+                          "Pareto mode (a trial clearly beaten on both speed and the objective at a rung stops there, "
+                          "and, before a confirm stage, one too slow for it to race)")
     reduction_factor: float = Field(2.0, gt=1.0, description="successive halving's reduction factor")
     early_stop_margin: float | None = Field(
         None, ge=0.0,
