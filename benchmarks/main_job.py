@@ -9,6 +9,10 @@ the answer). Printed: one line a run, then each target of issue 62 met or missed
 - the same answer in every run;
 - the confirm stage's training share >= 0.90.
 
+And for each run, what the search's speed floor saved (boosttune/search/speed.py): the trials it stopped, the epochs
+they did not train and what those would have taken at each trial's own time per epoch so far (an estimate; the
+search's time itself is the measured figure).
+
     python benchmarks/main_job.py --seeds 11,12,13 --out /tmp/main-jobs     # three main jobs: about 45 minutes
     python benchmarks/main_job.py --read /tmp/a/runs/resnet8-1 /tmp/b/runs/resnet8-2
 """
@@ -21,6 +25,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from boosttune.search.speed import stopped_for_speed
 
 HERE = Path(__file__).resolve().parent
 STAGES = ("probe", "baseline", "search", "confirm")
@@ -39,7 +45,33 @@ def read_run(folder: Path) -> dict:
     reason = str((best.get("selection") or {}).get("reason") or "")
     return {"folder": str(folder), "stages": {k: float(stages.get(k, 0.0)) for k in STAGES},
             "share": info.get("confirm_training_share"), "eval_share": info.get("confirm_eval_share"),
-            "answer": reason.split(":")[0] or "?", "reason": reason}
+            "answer": "Keep O0" if (best.get("selection") or {}).get("fell_back_to_baseline")
+            else reason.split(":")[0] or "?", "reason": reason, "floor": floor_stops(folder / "trials")}
+
+
+def floor_stops(trials: Path) -> list[dict]:
+    """The search's trials the speed floor stopped: name, the rung, the epochs left, the seconds an epoch took."""
+    stops = []
+    for path in sorted(trials.glob("*.json")) if trials.is_dir() else ():
+        record = json.loads(path.read_text())
+        if record.get("status") != "stopped" or not stopped_for_speed(record.get("reason")):
+            continue
+        rung, epochs = int(record.get("rung") or 0), int((record.get("recipe") or {}).get("epochs") or 0)
+        train_s = float((record.get("metrics") or {}).get("train_s") or 0.0)
+        stops.append({"name": record.get("label") or record["trial_id"], "rung": rung, "left": max(0, epochs - rung),
+                      "epochs": epochs, "epoch_s": train_s / rung if rung else 0.0})
+    return stops
+
+
+def floor_line(run: dict) -> str:
+    stops = run["floor"]
+    if not stops:
+        return f"  {Path(run['folder']).name}: the speed floor stopped no trial"
+    which = ", ".join(f"{s['name']} at epoch {s['rung']}/{s['epochs']}" for s in stops)
+    left = sum(s["left"] for s in stops)
+    saved = sum(s["left"] * s["epoch_s"] for s in stops)
+    return (f"  {Path(run['folder']).name}: the speed floor stopped {len(stops)} trial(s) ({which}): {left} epochs not "
+            f"trained, about {saved:.0f} s at their own epoch times")
 
 
 def run_main_job(seed: int, out: Path) -> Path:
@@ -61,6 +93,7 @@ def report(runs: list[dict]) -> list[str]:
         evals = "n/a" if run["eval_share"] is None else f"{run['eval_share']:.2f}"
         lines.append(f"{Path(run['folder']).name[:45]:<46}{s['probe']:>7.0f}{s['baseline']:>7.0f}{s['search']:>8.0f}"
                      f"{s['confirm']:>9.0f}{sum(s.values()):>8.0f}{share:>7}{evals:>6}  {run['answer']}")
+    lines += ["search's speed floor:", *(floor_line(run) for run in runs)]
     totals = [sum(run["stages"].values()) for run in runs]
     worst, answers = max(totals), {run["answer"] for run in runs}
     shares = [run["share"] for run in runs if run["share"] is not None]

@@ -42,3 +42,28 @@ def test_a_folder_that_is_not_a_finished_run_is_refused_in_one_line(tmp_path):
         bench.main(["--read", str(tmp_path)])
     with pytest.raises(SystemExit):
         bench.main([])  # running needs --out
+
+
+def test_what_the_speed_floor_saved_is_read_from_the_trials_records(tmp_path, capsys):
+    """The stopped trials' records as the search writes them: a stop for speed counts, the rung scheduler's does
+    not; the epochs left at the trial's own time per epoch so far."""
+    from boosttune.search.speed import TOO_SLOW
+
+    bench = load_benchmark("main_job")
+    stages = {"probe": 5, "baseline": 30, "search": 200, "confirm": 340}
+    a = _folder(tmp_path, "a", stages, 0.85, "Keep O0")
+    b = _folder(tmp_path, "b", stages, 0.85, "Keep O0")
+    (a / "trials").mkdir()
+    for trial_id, label, rung, reason in (("t1", "O1-equivalent", 1, f"{TOO_SLOW}: 0.70x O0 at epoch 1, below"),
+                                          ("t2", None, 2, f"{TOO_SLOW}: 0.75x O0 at epoch 2, below"),
+                                          ("t3", None, 1, "stopped after epoch 1 by the multi-objective scheduler")):
+        (a / "trials" / f"{trial_id}.json").write_text(json.dumps({
+            "trial_id": trial_id, "label": label, "status": "stopped", "rung": rung, "reason": reason,
+            "recipe": {"epochs": 10}, "metrics": {"train_s": 3.0 * rung}}))
+    (a / "trials" / "t4.json").write_text(json.dumps({"trial_id": "t4", "status": "completed", "recipe": {"epochs": 10},
+                                                      "metrics": {"train_s": 30.0}}))
+    bench.main(["--read", str(a), str(b)])
+    out = capsys.readouterr().out
+    assert ("a: the speed floor stopped 2 trial(s) (O1-equivalent at epoch 1/10, t2 at epoch 2/10): 17 epochs not "
+            "trained, about 51 s at their own epoch times") in out
+    assert "b: the speed floor stopped no trial" in out
