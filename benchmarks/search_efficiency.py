@@ -43,6 +43,8 @@ sys.path.insert(0, str(HERE.parent))
 from boosttune.config.experiment import MAX_DROP  # noqa: E402  (the main job's margin, in points)
 from boosttune.stats.select import hypervolume  # noqa: E402  (the report draws the same measure)
 from boosttune.search.scheduler import NOISE_FLOOR_PT, BaselineCurve, RungLadder  # noqa: E402
+from boosttune.stats.handoff import slowest_handed_on  # noqa: E402  (the search's speed floor's bar)
+from boosttune.stats.race import REFERENCE_NOISE  # noqa: E402
 
 TABLE = HERE / "data" / "search_table"
 SPEED_FLOOR, DROP_CEILING_PT = 0.8, 5.0
@@ -352,6 +354,62 @@ def direct_stop_error(strategy: Strategy, table: Table, acceptable: set[int]) ->
     return StopError(stopped, len(acceptable))
 
 
+# --- the speed floor (issue 62): trials too slow for the confirm stage to race ------------------------------
+
+@dataclass(frozen=True)
+class FloorReplay:
+    bar: float  # the slowest speed-up the handoff races, one O0 run at the reference noise
+    rows: int  # the recipes replayed
+    stopped: dict[int, int]  # row -> the rung the floor stopped it at
+    clear: set[int]  # rows whose final speed-up clears the bar: the handoff may race them
+    saved_s: float  # training seconds the stopped rows did not spend
+    total_s: float  # every row's training seconds, trained to the end
+
+    @property
+    def false_stops(self) -> StopError:
+        """Of the rows whose final figure clears the bar, those the floor stopped: the floor's own error."""
+        return StopError(len(self.clear & set(self.stopped)), len(self.clear))
+
+
+def speed_floor_replay(rows: list[Row], epochs: int, at: tuple[int, ...] | None = None,
+                       speed_sd: float = REFERENCE_NOISE.speed_sd) -> FloorReplay:
+    """The search's speed floor (boosttune.search.speed) on searched recipes: a recipe's speed-up at a rung in ``at``
+    (the table's, against the nearby O0 runs at that epoch; None: the last rung only, as the search judges a searched
+    trial) below the bar stops it there."""
+    bar = slowest_handed_on(speed_sd, [1.0])
+    milestones = RungLadder(1, 2, epochs).milestones
+    at = at or (milestones[-1],)
+    stopped = {row.row: rung for row in rows if (rung := next((m for m in at if row.speedup[m - 1] < bar), None))}
+    by_row = {row.row: row for row in rows}
+    saved = sum(by_row[r].train_s[-1] - by_row[r].train_s[rung - 1] for r, rung in stopped.items())
+    return FloorReplay(bar=bar, rows=len(rows), stopped=stopped,
+                       clear={row.row for row in rows if row.speedup[-1] >= bar},
+                       saved_s=saved, total_s=sum(row.train_s[-1] for row in rows))
+
+
+def print_speed_floor(table: Table) -> None:
+    """The floor as the search applies it to searched trials (the last rung) and at every rung, on all the table's
+    recipes and on those the main job searches on this CPU (no amp, no DimReduce: the calibration leaves them out)."""
+    milestones = RungLadder(1, 2, table.epochs).milestones
+    main = [r for r in table.rows if not r.params.get("boost.dim_reduce") and r.params.get("amp_level", "O0") == "O0"]
+    bar = speed_floor_replay(table.rows, table.epochs).bar
+    print(f"\nspeed floor (issue 62, boosttune/search/speed.py): a searched trial below {bar:.3f}x O0 (one O0 run, "
+          f"the reference noise) stops at the last rung; target: recipes whose final speed-up clears the bar, stopped, "
+          f"< {STOP_ERROR_TARGET:.0%}")
+    header = f"{'  rule':<44}{'recipes':<28}{'stopped':>9}{'training saved':>16}{'cleared, stopped':>20}{'target':>10}"
+    print(header)
+    print("-" * len(header))
+    for rule, at in ((f"the last rung (epoch {milestones[-1]}), as shipped", None),
+                     (f"every rung (epoch {', '.join(map(str, milestones))})", tuple(milestones))):
+        for name, rows in (("all", table.rows), ("the main job's kinds", main)):
+            floor = speed_floor_replay(rows, table.epochs, at)
+            error = floor.false_stops
+            print(f"  {rule:<42}{name + f' ({floor.rows})':<28}{len(floor.stopped):>9}"
+                  f"{floor.saved_s / floor.total_s:>16.1%}{str(error):>20}"
+                  f"{'met' if error.share < STOP_ERROR_TARGET else 'MISSED':>10}")
+    print("  (a preset stops at its first rung: the confirm stage races it all the same, so no stop of one is an error)")
+
+
 @dataclass(frozen=True)
 class _Config:
     """The fields of ExperimentConfig that start_points reads. The table holds one O0 run, every trial's reference:
@@ -418,7 +476,11 @@ def main(argv: list[str] | None = None) -> int:
                         f"(default {DEFAULT_MF}: the search's own); each replayed with the old rule and against "
                         "O0's curve (+curve, the search's rule)")
     p.add_argument("--only", default="", help="comma-separated name parts: replay only the strategies that contain one")
+    p.add_argument("--floor", action="store_true", help="print only the speed floor's replay (a second)")
     args = p.parse_args(argv)
+    if args.floor:
+        print_speed_floor(load_table(args.table))
+        return 0
 
     import optuna
 
@@ -470,6 +532,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{(str(reach) if reach else f'>{two_n}'):>21}"
               f"{str(replayed_stop_error(reps, acceptable)) if '+MF' in name else '-':>20}")
     print_stop_errors(table, strategies, results)
+    print_speed_floor(table)
     return 0
 
 

@@ -1,11 +1,11 @@
-"""The search's speed floor: a trial too slow for the confirm stage to race stops at its rung (issue 62, item 4).
+"""The search's speed floor: a trial too slow for the confirm stage to race stops at a rung (issue 62, item 4).
 
 Below :func:`boosttune.stats.handoff.slowest_handed_on` a trial is less than ``MIN_P_ACCEPTABLE`` likely faster than
-O0, so the handoff never races it: it stops. A preset stops too (the confirm stage races MindSpore's presets on every
-run, on its own runs); O0 never. A searched trial is judged only once O0's runs that the results table pools are all
-in. Ray Tune's schedulers stop by rank or dominance, none by a bar another stage sets, so this is our own; the bar's
-statistics stay with the handoff (a later stage), handed in as ``slowest``. Why and what was measured:
-docs/design/early-stopping.md#the-speed-floor.
+O0, so the handoff never races it. A preset stops at its first rung (the confirm stage races MindSpore's presets on
+every run, on its own runs); a searched trial only at the last rung, once O0's pooled runs are all in (earlier, a
+GradientFreeze recipe still speeds up as it freezes); O0 never. Ray Tune's schedulers stop by rank or dominance, none
+by a bar another stage sets, so this is our own; the bar's statistics stay with the handoff, handed in as
+``slowest``. Why and what was measured: docs/design/early-stopping.md#the-speed-floor.
 """
 
 from __future__ import annotations
@@ -40,17 +40,18 @@ class SpeedFloor:
     min_p: float
 
     def verdict(self, *, preset: str | None, throughput: float | None, rse: float | None, epoch: int,
-                o0_speeds: Sequence[float], complete: bool) -> str | None:
+                o0_speeds: Sequence[float], complete: bool, last_rung: bool) -> str | None:
         """The reason a trial stops at ``epoch``; None when it goes on.
 
         ``throughput``: its samples per second at the rung (steady-state steps so far); ``rse``: that figure's
         relative standard error (None: not measured); ``o0_speeds``: O0's runs known now; ``complete``: whether
-        they are every run the results table will pool.
+        they are every run the results table will pool; ``last_rung``: whether ``epoch`` is the search's last rung
+        (a searched trial is judged there only).
         """
         speeds = [float(v) for v in o0_speeds if v is not None and math.isfinite(v) and v > 0]
         if preset == BASELINE_NAME or not speeds or throughput is None or not math.isfinite(throughput):
             return None
-        if preset is None and not complete:
+        if preset is None and not (complete and last_rung):
             return None
         reference = math.exp(sum(math.log(v) for v in speeds) / len(speeds))
         own = float(rse) if rse is not None and math.isfinite(rse) and rse > 0 else 0.0

@@ -39,7 +39,7 @@ from boosttune.search.hooks import (
 )
 from boosttune.search.lossy import CONSTRAINT, AvoidLossy, LossyJudge, constrainable
 from boosttune.search.resume import left_to_run, not_recorded, set_aside, state_reads_back
-from boosttune.search.scheduler import NOISE_FLOOR_PT, BaselineCurve, MultiObjectiveASHA
+from boosttune.search.scheduler import NOISE_FLOOR_PT, BaselineCurve, MultiObjectiveASHA, rungs
 from boosttune.search.setup import SearchSetup
 from boosttune.space import define_by_run
 from boosttune.tables.confirm_runs import BASELINE_NAME
@@ -307,11 +307,12 @@ def _scheduler(config: ExperimentConfig, setup: SearchSetup, *, single: bool):
     return MultiObjectiveASHA(["throughput_sps", "objective_score"], time_attr="epoch", max_t=epochs,
                               grace_period=1, reduction_factor=config.reduction_factor,
                               margin=(0.0, setup.early_stop_margin), baseline=baseline_curve(setup),
-                              on_stop=RecordStopped(setup), too_slow=_too_slow(setup))
+                              on_stop=RecordStopped(setup),
+                              too_slow=_too_slow(setup, rungs(1, config.reduction_factor, epochs)[-1]))
 
 
-def _too_slow(setup: SearchSetup) -> Callable[[Any, dict[str, Any]], str | None] | None:
-    """The speed floor as the scheduler asks it (:mod:`boosttune.search.speed`); None without one."""
+def _too_slow(setup: SearchSetup, last_rung: int) -> Callable[[Any, dict[str, Any]], str | None] | None:
+    """The speed floor as the scheduler asks it at each rung (:mod:`boosttune.search.speed`); None without one."""
     floor = setup.speed_floor
     if floor is None:
         return None
@@ -320,7 +321,8 @@ def _too_slow(setup: SearchSetup) -> Callable[[Any, dict[str, Any]], str | None]
         speeds, complete = o0_speeds(setup)
         return floor.verdict(preset=setup.spec(trial.trial_id, dict(trial.config)).preset,
                              throughput=result.get("throughput_sps"), rse=result.get("throughput_rse"),
-                             epoch=int(result["epoch"]), o0_speeds=speeds, complete=complete)
+                             epoch=int(result["epoch"]), o0_speeds=speeds, complete=complete,
+                             last_rung=int(result["epoch"]) == last_rung)
 
     return judge
 
@@ -368,11 +370,12 @@ def _scheduler_line(config: ExperimentConfig, setup: SearchSetup, scheduler: Mul
 def _floor_line(setup: SearchSetup, scheduler: MultiObjectiveASHA) -> str:
     """What the speed floor stops (:mod:`boosttune.search.speed`), at the bar O0's runs known now give."""
     floor, (speeds, complete) = setup.speed_floor, o0_speeds(setup)
-    rungs = ", ".join(map(str, scheduler.ladder.milestones))
-    later = "" if complete else "; a searched trial is judged once the search's own O0 run is in (the reference moves)"
-    return (f"search: at epoch {rungs} a trial below {floor.slowest(speeds, 0.0):.2f}x O0 stops there, too slow for "
-            f"the confirm stage to race (less than {100 * floor.min_p:.0f}% likely faster with the search's noise); "
-            f"a preset stops too and is raced all the same, O0 never{later}")
+    first, last = scheduler.ladder.milestones[0], scheduler.ladder.milestones[-1]
+    later = "" if complete else ", and once the search's own O0 run is in (the reference moves)"
+    return (f"search: a trial below {floor.slowest(speeds, 0.0):.2f}x O0 is too slow for the confirm stage to race "
+            f"(less than {100 * floor.min_p:.0f}% likely faster with the search's noise): a preset stops at epoch "
+            f"{first} (the confirm stage races it all the same), a searched trial at epoch {last}, where its speed has "
+            f"settled{later}; O0 never")
 
 
 def _log_start(config: ExperimentConfig, setup: SearchSetup, metric: Any, n_startup: int, url: str, scheduler: Any,

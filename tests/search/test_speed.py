@@ -14,10 +14,10 @@ FLOOR = SpeedFloor(partial(slowest_handed_on, 0.067), MIN_P_ACCEPTABLE)  # 0.82x
 
 
 def verdict(speedup: float, *, preset: str | None = None, complete: bool = True, rse: float | None = None,
-            o0: tuple[float, ...] = (1000.0,)) -> str | None:
+            o0: tuple[float, ...] = (1000.0,), last_rung: bool = True) -> str | None:
     reference = math.exp(sum(map(math.log, o0)) / len(o0))
     return FLOOR.verdict(preset=preset, throughput=speedup * reference, rse=rse, epoch=1, o0_speeds=o0,
-                         complete=complete)
+                         complete=complete, last_rung=last_rung)
 
 
 def test_a_searched_trial_below_the_handoffs_bar_stops_and_one_above_goes_on():
@@ -27,12 +27,14 @@ def test_a_searched_trial_below_the_handoffs_bar_stops_and_one_above_goes_on():
     assert verdict(0.83) is None and verdict(1.3) is None
 
 
-def test_a_searched_trial_is_judged_only_once_the_reference_is_complete_and_a_preset_at_once():
-    """Before the search's own O0 run is in, the reference the table will use is unknown: no searched trial stops.
-    A preset is raced whatever the search saw, so it stops on what is known; O0 never stops."""
-    assert verdict(0.5, complete=False) is None
-    reason = verdict(0.5, preset="O1-equivalent", complete=False)
-    assert stopped_for_speed(reason) and "races MindSpore's preset all the same" in reason
+def test_a_searched_trial_is_judged_at_the_last_rung_once_the_reference_is_complete_and_a_preset_at_once():
+    """Before the search's own O0 run is in, the reference the table will use is unknown; before the last rung, a
+    trial's speed has not settled (GradientFreeze speeds up as it freezes): no searched trial stops. A preset is
+    raced whatever the search saw, so it stops on what is known, at any rung; O0 never stops."""
+    assert verdict(0.5, complete=False) is None and verdict(0.5, last_rung=False) is None
+    for complete, last_rung in ((False, False), (True, True)):
+        reason = verdict(0.5, preset="O1-equivalent", complete=complete, last_rung=last_rung)
+        assert stopped_for_speed(reason) and "races MindSpore's preset all the same" in reason
     assert verdict(0.1, preset="O0") is None
 
 
@@ -41,7 +43,7 @@ def test_the_reference_is_o0s_runs_pooled_and_their_spread_and_the_readings_nois
     # 0.26) makes the handoff, and the floor, more lenient: 0.80x goes on there.
     assert verdict(0.80, o0=(1000.0, 1440.0)) is None
     assert stopped_for_speed(FLOOR.verdict(preset=None, throughput=0.5 * 1200, rse=None, epoch=2,
-                                           o0_speeds=(1000.0, 1440.0), complete=True))
+                                           o0_speeds=(1000.0, 1440.0), complete=True, last_rung=True))
     assert verdict(0.81) is not None and verdict(0.81, rse=0.08) is None  # one epoch's steps read noisily
     assert verdict(0.81, rse=float("nan")) is not None
 
@@ -49,7 +51,8 @@ def test_the_reference_is_o0s_runs_pooled_and_their_spread_and_the_readings_nois
 @pytest.mark.parametrize("throughput, o0", [(None, (1000.0,)), (float("nan"), (1000.0,)), (100.0, ()),
                                             (100.0, (0.0, float("nan")))])
 def test_a_missing_figure_stops_nothing(throughput, o0):
-    assert FLOOR.verdict(preset=None, throughput=throughput, rse=None, epoch=1, o0_speeds=o0, complete=True) is None
+    assert FLOOR.verdict(preset=None, throughput=throughput, rse=None, epoch=1, o0_speeds=o0, complete=True,
+                         last_rung=True) is None
 
 
 def test_only_the_floors_reason_reads_as_a_stop_for_speed():

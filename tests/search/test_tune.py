@@ -268,11 +268,11 @@ def test_multi_objective_scheduler_stops_a_trial_beaten_on_both_objectives(tmp_p
     assert first.run_id in front and (second.run_id not in front if expected_stop else True)
 
 
-def test_the_speed_floor_stops_a_trial_the_confirm_stage_would_never_race_at_its_first_rung(tmp_path, fresh_ray):
+def test_the_speed_floor_stops_a_trial_the_confirm_stage_would_never_race_at_its_last_rung(tmp_path, fresh_ray):
     """Real Ray Tune + Train + MindSpore on a warm worker, as an experiment trains: O0 first (the baseline stage's
     speed reference), then a search of two trials that run fp16 on a CPU (about 0.4x on a small ResNet here): below
-    the handoff's bar with the reference noise, each stops at epoch 1 for its speed and says so, the second trains
-    after the first was stopped on the same Tune actor, and the handoff leaves both out."""
+    the handoff's bar with the reference noise, each stops at the last rung (epoch 2 of 3) for its speed and says
+    so, the second trains after the first was stopped on the same Tune actor, and the handoff leaves both out."""
     from functools import partial
 
     from boosttune.execution.ray import connect_ray
@@ -316,10 +316,10 @@ def test_the_speed_floor_stops_a_trial_the_confirm_stage_would_never_race_at_its
     for record in outcome.records:
         speedup = record.metrics["throughput_sps"] / reference
         assert speedup < slowest([reference], 0.1)  # the planted effect: far below the bar, whatever one epoch's noise
-        assert record.status == "stopped" and record.rung == 1 and len(record.curve) == 1, record.reason
-        assert stopped_for_speed(record.reason) and f"{speedup:.2f}x O0 at epoch 1" in record.reason
-    assert any("too slow for the confirm stage to race" in line for line in lines)  # the start line
-    assert sum("stopped at epoch 1/3, too slow to be raced (the speed floor)" in line for line in lines) == 2
+        assert record.status == "stopped" and record.rung == 2 and len(record.curve) == 2, record.reason
+        assert stopped_for_speed(record.reason) and f"{speedup:.2f}x O0 at epoch 2" in record.reason
+    assert any("is too slow for the confirm stage to race" in line for line in lines)  # the start line
+    assert sum("stopped at epoch 2/3, too slow to be raced (the speed floor)" in line for line in lines) == 2
     study = optuna.load_study(study_name="floor", storage=f"sqlite:///{output / 'optuna.db'}")
     assert [t.state.name for t in study.trials] == ["COMPLETE"] * 2  # told with their rung's figures, as any stopped
     table = build_results_table([baseline.to_dict(), *(r.to_dict() for r in outcome.records)],

@@ -97,8 +97,10 @@ def test_the_speed_floor_stops_a_slow_preset_at_once_and_a_slow_searched_trial_o
                         target=None, max_concurrent=1, baseline_throughput_sps=1000.0, remeasure_baseline=True,
                         speed_floor=SpeedFloor(partial(slowest_handed_on, 0.067), MIN_P_ACCEPTABLE))
     scheduler = _scheduler(config, setup, single=False)
-    assert "below 0.82x O0 stops there" in _floor_line(setup, scheduler)
-    assert "judged once the search's own O0 run is in" in _floor_line(setup, scheduler)
+    assert "below 0.82x O0 is too slow" in _floor_line(setup, scheduler)
+    assert "a preset stops at epoch 1" in _floor_line(setup, scheduler)
+    assert "a searched trial at epoch 2, where its speed has settled, and once the search's own O0 run is in" \
+        in _floor_line(setup, scheduler)  # 4 epochs: rungs at 1 and 2
     trial = lambda tid, params: SimpleNamespace(trial_id=tid, config=params)  # noqa: E731
     result = lambda sps, epoch=1: {"epoch": epoch, "throughput_sps": sps, "objective_score": 80.0,  # noqa: E731
                                    "throughput_rse": 0.01, "timestamp": 10.0, "time_total_s": 2.0}
@@ -109,8 +111,9 @@ def test_the_speed_floor_stops_a_slow_preset_at_once_and_a_slow_searched_trial_o
     setup.first_of_key.put(RunRecord(run_id="o0", role="search", recipe=base, label="O0", status="completed",
                                      metrics={"throughput_sps": 1000.0}), name=f"{key(o0)}{REMEASURED}")
     assert o0_speeds(setup) == ([1000.0, 1000.0], True)
+    assert scheduler.on_trial_result(None, trial("e", searched), result(500.0)) == scheduler.CONTINUE  # not the last
     assert scheduler.on_trial_result(None, trial("s", searched), result(500.0, epoch=2)) == scheduler.STOP
-    assert scheduler.on_trial_result(None, trial("f", searched), result(1200.0)) == scheduler.CONTINUE
+    assert scheduler.on_trial_result(None, trial("f", searched), result(1200.0, epoch=2)) == scheduler.CONTINUE
     assert scheduler.on_trial_result(None, trial("o", o0), result(100.0)) == scheduler.CONTINUE  # O0: never
     stopped = {r.run_id: r for r in setup.records}
     assert set(stopped) == {"p", "s"} and all(r.status == "stopped" for r in stopped.values())

@@ -382,7 +382,8 @@ def test_a_preset_the_search_stopped_for_its_speed_is_raced_and_a_searched_trial
     floor = SpeedFloor(lambda speeds, own: slowest_handed_on(0.067, speeds, own), MIN_P_ACCEPTABLE)
     slow = lambda trial_id, preset, sps, extra: {  # noqa: E731
         **_search_record(trial_id, preset, sps, 0.60, extra), "status": "stopped", "rung": 1,
-        "reason": floor.verdict(preset=preset, throughput=sps, rse=None, epoch=1, o0_speeds=[100.0], complete=True)}
+        "reason": floor.verdict(preset=preset, throughput=sps, rse=None, epoch=1, o0_speeds=[100.0], complete=True,
+                               last_rung=True)}
     records = [_search_record("baseline", "O0", 100, 0.90, {}),
                slow("t1", "O1-equivalent", 70, {"boost_level": "O1"}),
                slow("t2", None, 60, {"amp_level": "O2"}),
