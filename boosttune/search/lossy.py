@@ -20,10 +20,14 @@ from optuna.trial import FrozenTrial, TrialState
 from boosttune import algorithms
 from boosttune.objective import Objective
 
-__all__ = ["CONSTRAINT", "AvoidLossy", "LossyJudge", "constrainable", "describe", "lossy_algorithms", "shortfall",
-           "switches_on", "told"]
+__all__ = ["CONSTRAINT", "UNSETTLED", "AvoidLossy", "LossyJudge", "constrainable", "describe", "lossy_algorithms",
+           "shortfall", "switches_on", "told"]
 
 CONSTRAINT = "lossy"  # the Optuna constraint's key: shortfall beyond the lossy drop, > 0 infeasible
+# An Optuna trial's user attribute: the speed floor stopped it (boosttune.search.speed), a preset at its first rung
+# among them. Its reading may prove an algorithm, never convict one: it stopped for its speed, and one epoch's
+# accuracy of a LessBN recipe is often 20-40 points behind O0's and ends within a point (the committed search table).
+UNSETTLED = "stopped_for_speed"
 
 
 def shortfall(value: Any, epoch: Any, objective: Objective, baseline_final: float,
@@ -102,10 +106,12 @@ class LossyJudge:
 
 
 def told(study: Study) -> list[tuple[dict[str, Any], float]]:
-    """(params, ``lossy`` constraint value) of the study's finished trials that carry it."""
+    """(params, ``lossy`` constraint value) of the study's finished trials that carry it; a trial the speed floor
+    stopped (:data:`UNSETTLED`) only where it was not lossy (it may prove an algorithm, never convict one)."""
     return [(trial.params, trial.constraints[CONSTRAINT])
             for trial in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-            if CONSTRAINT in trial.constraints]
+            if CONSTRAINT in trial.constraints
+            and not (trial.user_attrs.get(UNSETTLED) and trial.constraints[CONSTRAINT] > 0)]
 
 
 def constrainable(study: Study) -> bool:

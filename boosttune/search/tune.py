@@ -25,7 +25,7 @@ from boosttune.errors import BoosttuneError, ConfigError, TrialError, describe_e
 from boosttune.execution.provenance import redact
 from boosttune.execution.ray import trial_driver_resources
 from boosttune.execution.ray_train import train_run
-from boosttune.execution.runs import RunRecord, RunSpec
+from boosttune.execution.runs import RecordStore, RunRecord, RunSpec
 from boosttune.objective import ACCURACY, Objective
 from boosttune.ray_internals import optuna_study, optuna_told, optuna_trial
 from boosttune.search.hooks import (
@@ -37,10 +37,11 @@ from boosttune.search.hooks import (
     UnlearnedFirst,
     study_left_out,
 )
-from boosttune.search.lossy import CONSTRAINT, AvoidLossy, LossyJudge, constrainable
+from boosttune.search.lossy import CONSTRAINT, UNSETTLED, AvoidLossy, LossyJudge, constrainable
 from boosttune.search.resume import left_to_run, not_recorded, set_aside, state_reads_back
 from boosttune.search.scheduler import NOISE_FLOOR_PT, BaselineCurve, MultiObjectiveASHA, rungs
 from boosttune.search.setup import SearchSetup
+from boosttune.search.speed import stopped_for_speed
 from boosttune.space import define_by_run
 from boosttune.tables.confirm_runs import BASELINE_NAME
 from boosttune.tables.states import RunStatus
@@ -422,7 +423,7 @@ def _searcher(config: ExperimentConfig, setup: SearchSetup, metric: Any, mode: A
         sampler = AvoidLossy(sampler, judge.forced)
     searcher = _OptunaSearch(space=define_by_run(setup.ctx, setup.base), metric=metric, mode=mode,
                              points_to_evaluate=points, sampler=sampler, study_name=config.name, storage=storage,
-                             judge=judge)
+                             judge=judge, records=setup.records)
     return UnlearnedFirst(searcher, setup.outside) if setup.outside else searcher
 
 
@@ -434,15 +435,20 @@ class _OptunaSearch(OptunaSearch):
     existed) gets none: GP and NSGA-II need the same constraints on every trial.
     """
 
-    def __init__(self, *args: Any, judge: LossyJudge | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, judge: LossyJudge | None = None, records: RecordStore | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.judge = judge
+        self.records = records  # the search's run records: a stop for speed is marked UNSETTLED
 
     def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
         trial = optuna_trial(self, trial_id)
         if (self.judge is not None and result and not error and trial is not None
                 and not optuna_told(self, trial_id) and constrainable(optuna_study(self))):
             trial.set_constraint(CONSTRAINT, self.judge.violation(result))
+            record = self.records.get(trial_id) if self.records is not None else None
+            if record is not None and stopped_for_speed(record.reason):
+                trial.set_user_attr(UNSETTLED, True)
         super().on_trial_complete(trial_id, result=result, error=error)
 
 

@@ -57,6 +57,33 @@ def test_the_algorithm_a_lossy_trial_alone_explains_is_left_out():
     assert lossy_algorithms([(_params(dim_reduce=True), 10.0)], forced={"dim_reduce"}) == {}
 
 
+def test_a_trial_the_speed_floor_stopped_may_prove_an_algorithm_but_never_convicts_one():
+    """The O1-equivalent preset stopped for its speed at epoch 1 (boosttune.search.speed) 25 pt behind O0 there: told
+    to Optuna as it read (infeasible), but not evidence that LessBN cannot train; GradientFreeze proven by another
+    trial, LessBN is left out only by a lossy reading of a trial that was not stopped for speed."""
+    from boosttune.search.lossy import UNSETTLED, told
+
+    switch = optuna.distributions.CategoricalDistribution([False, True])
+
+    def study_of(unsettled: bool) -> optuna.Study:
+        study = optuna.create_study(directions=["maximize", "maximize"])
+        for switches, accuracy, attrs in (({"grad_freeze": True, "less_bn": False}, 0.70, {}),
+                                          ({"grad_freeze": True, "less_bn": True}, 0.476,
+                                           {UNSETTLED: True} if unsettled else {})):
+            violation = JUDGE.violation({"objective_value": accuracy, "epoch": 1})
+            study.add_trial(optuna.trial.create_trial(
+                params=_params(**switches), distributions={f"boost.{n}": switch for n in switches},
+                values=[1000.0, accuracy], user_attrs=attrs, system_attrs={f"constraints:{CONSTRAINT}": violation}))
+        return study
+
+    marked = study_of(unsettled=True)
+    lossy = marked.trials[1]
+    assert lossy.constraints[CONSTRAINT] == pytest.approx(5.0) and lossy.user_attrs[UNSETTLED]  # Optuna sees it
+    assert told(marked) == [(marked.trials[0].params, marked.trials[0].constraints[CONSTRAINT])]
+    assert JUDGE.left_out(marked) == {}
+    assert set(JUDGE.left_out(study_of(unsettled=False))) == {"boost.less_bn"}  # as before the floor
+
+
 def _search(sampler, lossy_dim_reduce: bool, n: int = 12) -> collections.Counter:
     """``n`` draws from the space after two told trials (a GradientFreeze start point and a DimReduce recipe)."""
     study = optuna.create_study(directions=["maximize", "maximize"], sampler=AvoidLossy(sampler))

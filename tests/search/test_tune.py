@@ -280,6 +280,7 @@ def test_the_speed_floor_stops_a_trial_the_confirm_stage_would_never_race_at_its
     from boosttune.execution.warm import WarmPool
     from boosttune.execution.runs import RunSpec
     from boosttune.objective import ACCURACY
+    from boosttune.search.lossy import CONSTRAINT, UNSETTLED
     from boosttune.search.setup import SearchSetup
     from boosttune.search.speed import SpeedFloor, stopped_for_speed
     from boosttune.search.tune import run_search
@@ -309,7 +310,7 @@ def test_the_speed_floor_stops_a_trial_the_confirm_stage_would_never_race_at_its
         setup = SearchSetup(base=base, ctx=ctx, env={}, workers=1, output=str(output), presets={o0_key: "O0"},
                             baseline_objective=baseline.metrics["objective_value"], max_drop=1.0, target=None,
                             max_concurrent=1, baseline_throughput_sps=reference, pool=pool.client(),
-                            speed_floor=SpeedFloor(slowest, MIN_P_ACCEPTABLE))
+                            lossy_drop=20.0, speed_floor=SpeedFloor(slowest, MIN_P_ACCEPTABLE))
         outcome = run_search(config, output, setup=setup, points=[{**o0, "amp_level": lv} for lv in ("O2", "O3")],
                              resume=False, log=lines.append)
     assert len(outcome.records) == 2, lines
@@ -322,6 +323,8 @@ def test_the_speed_floor_stops_a_trial_the_confirm_stage_would_never_race_at_its
     assert sum("stopped at epoch 2/3, too slow to be raced (the speed floor)" in line for line in lines) == 2
     study = optuna.load_study(study_name="floor", storage=f"sqlite:///{output / 'optuna.db'}")
     assert [t.state.name for t in study.trials] == ["COMPLETE"] * 2  # told with their rung's figures, as any stopped
+    # with their 'lossy' constraint, marked so that neither convicts an algorithm (boosttune.search.lossy)
+    assert all(CONSTRAINT in t.constraints and t.user_attrs.get(UNSETTLED) for t in study.trials)
     table = build_results_table([baseline.to_dict(), *(r.to_dict() for r in outcome.records)],
                                 ray_version=ray.__version__)
     assert [c.name for c in pick_candidates(table, margin=Margin(ACCURACY, 1.0), min_p=0.0)] == ["O0"]
