@@ -50,16 +50,18 @@ def read_run(folder: Path) -> dict:
 
 
 def floor_stops(trials: Path) -> list[dict]:
-    """The search's trials the speed floor stopped: name, the rung, the epochs left, the seconds an epoch took."""
+    """The search's trials the speed floor stopped: name, the rung, the epochs left, the seconds an epoch took (its
+    steps so far, the compile left out: a later epoch pays none)."""
     stops = []
     for path in sorted(trials.glob("*.json")) if trials.is_dir() else ():
         record = json.loads(path.read_text())
         if record.get("status") != "stopped" or not stopped_for_speed(record.get("reason")):
             continue
         rung, epochs = int(record.get("rung") or 0), int((record.get("recipe") or {}).get("epochs") or 0)
-        train_s = float((record.get("metrics") or {}).get("train_s") or 0.0)
+        metrics = record.get("metrics") or {}
+        steady_s = float(metrics.get("train_s") or 0.0) - float(metrics.get("compile_s") or 0.0)  # compile paid once
         stops.append({"name": record.get("label") or record["trial_id"], "rung": rung, "left": max(0, epochs - rung),
-                      "epochs": epochs, "epoch_s": train_s / rung if rung else 0.0})
+                      "epochs": epochs, "epoch_s": steady_s / rung if rung else 0.0})
     return stops
 
 

@@ -59,7 +59,7 @@ def test_what_the_speed_floor_saved_is_read_from_the_trials_records(tmp_path, ca
                                           ("t3", None, 1, "stopped after epoch 1 by the multi-objective scheduler")):
         (a / "trials" / f"{trial_id}.json").write_text(json.dumps({
             "trial_id": trial_id, "label": label, "status": "stopped", "rung": rung, "reason": reason,
-            "recipe": {"epochs": 10}, "metrics": {"train_s": 3.0 * rung}}))
+            "recipe": {"epochs": 10}, "metrics": {"train_s": 3.0 * rung + 1.5, "compile_s": 1.5}}))
     (a / "trials" / "t4.json").write_text(json.dumps({"trial_id": "t4", "status": "completed", "recipe": {"epochs": 10},
                                                       "metrics": {"train_s": 30.0}}))
     bench.main(["--read", str(a), str(b)])
