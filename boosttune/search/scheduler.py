@@ -258,7 +258,7 @@ class MultiObjectiveASHA(_scheduler_base()):
         self.on_stop = on_stop
         self.too_slow = too_slow
         self.history: dict[str, list[dict[str, Any]]] = {}
-        self.too_slow_at: dict[str, tuple[int, str]] = {}  # trial id -> (the rung, why): stopped by ``too_slow``
+        self.too_slow_at: set[str] = set()  # the trials ``too_slow`` stopped
 
     def set_search_properties(self, metric, mode, **spec) -> bool:
         return True  # it ranks by its own metrics, whatever the Tuner's single metric is
@@ -275,7 +275,7 @@ class MultiObjectiveASHA(_scheduler_base()):
         reason = self.too_slow(trial, result) if self.too_slow is not None and int(epoch) in self.ladder.milestones \
             else None
         if reason is not None:
-            self.too_slow_at[trial.trial_id] = (int(epoch), reason)
+            self.too_slow_at.add(trial.trial_id)
             rung = int(epoch)
         elif self.ladder.report(trial.trial_id, int(epoch), [result[m] for m in self.metrics]):
             return self.CONTINUE

@@ -39,7 +39,7 @@ from boosttune.search.hooks import (
 )
 from boosttune.search.lossy import CONSTRAINT, UNSETTLED, AvoidLossy, LossyJudge, constrainable
 from boosttune.search.resume import left_to_run, not_recorded, set_aside, state_reads_back
-from boosttune.search.scheduler import NOISE_FLOOR_PT, BaselineCurve, MultiObjectiveASHA, rungs
+from boosttune.search.scheduler import NOISE_FLOOR_PT, BaselineCurve, MultiObjectiveASHA
 from boosttune.search.setup import SearchSetup
 from boosttune.search.speed import stopped_for_speed
 from boosttune.space import define_by_run
@@ -305,11 +305,12 @@ def _scheduler(config: ExperimentConfig, setup: SearchSetup, *, single: bool):
         return None
     if single:
         return ASHAScheduler(time_attr="epoch", max_t=epochs, grace_period=1, reduction_factor=2)
-    return MultiObjectiveASHA(["throughput_sps", "objective_score"], time_attr="epoch", max_t=epochs,
-                              grace_period=1, reduction_factor=config.reduction_factor,
-                              margin=(0.0, setup.early_stop_margin), baseline=baseline_curve(setup),
-                              on_stop=RecordStopped(setup),
-                              too_slow=_too_slow(setup, rungs(1, config.reduction_factor, epochs)[-1]))
+    scheduler = MultiObjectiveASHA(["throughput_sps", "objective_score"], time_attr="epoch", max_t=epochs,
+                                   grace_period=1, reduction_factor=config.reduction_factor,
+                                   margin=(0.0, setup.early_stop_margin), baseline=baseline_curve(setup),
+                                   on_stop=RecordStopped(setup))
+    scheduler.too_slow = _too_slow(setup, scheduler.ladder.milestones[-1])  # its own ladder's last rung
+    return scheduler
 
 
 def _too_slow(setup: SearchSetup, last_rung: int) -> Callable[[Any, dict[str, Any]], str | None] | None:
