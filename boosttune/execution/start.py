@@ -131,8 +131,9 @@ class StartedRun:
         each); at once across the open pool's slots when it has several (:func:`train_on_slots`); else one after
         another."""
         if self.pool is not None and self.client is not None and len(specs) > 1:
-            if self.turns:
+            if self.turns:  # a slot for each run, and no idle group beside them (WarmPool.shrink)
                 self.pool.ensure(len(specs))
+                self.pool.shrink(len(specs))
                 return train_in_turns(specs, output=self.output, pool=self.client)
             if self.pool.slots > 1:
                 return train_on_slots(specs, output=self.output, pool=self.client, slots=self.pool.slots)

@@ -84,6 +84,7 @@ class _Dispatcher:
         self._closed: str | None = None
         self._workers: list[Any] = []  # every warm rank's actor handle (Ctrl-C ends the groups with them)
         self._turns: dict[str, _Turns] = {}  # run id -> the turn group it takes epochs in (shared by the group)
+        self._retired: set[str] = set()  # slot indices whose groups end once idle (:meth:`WarmPool.shrink`)
 
     async def _notify(self) -> None:
         async with self._changed:
@@ -118,9 +119,9 @@ class _Dispatcher:
                 if index < len(history):
                     run_id = history[index]
                     return run_id, self._runs[run_id].payload
-                if self._closed:
-                    return None
                 pinned = self._pinned.get(slot.split(".")[0])  # the slot's index, whatever its generation
+                if self._closed or (slot.split(".")[0] in self._retired and not pinned):
+                    return None
                 if rank == 0 and (pinned or self._queue):
                     run_id = (pinned or self._queue).popleft()
                     history.append(run_id)
@@ -228,6 +229,12 @@ class _Dispatcher:
         turns = self._turns.get(run_id)
         if turns is not None:
             turns.next_after(run_id)
+        await self._notify()
+
+    async def retire(self, indices: list[str]) -> None:
+        """The groups of these slot indices end once idle: their next :meth:`take` is None (a run pinned to one of
+        them is still taken first)."""
+        self._retired.update(indices)
         await self._notify()
 
     async def close(self, reason: str) -> None:
@@ -352,7 +359,10 @@ class WarmPool:
         self._name = f"boosttune-warm-{self._id}"
         self._dispatcher = _Dispatcher.options(name=self._name).remote()
         self._closing = threading.Event()
-        self._threads: list[threading.Thread] = []
+        self._threads: dict[int, threading.Thread] = {}  # slot index -> the thread that keeps its group
+        self._ended: list[threading.Thread] = []  # the threads of groups retired by :meth:`shrink`
+        self._retired: set[int] = set()
+        self._next_index = 0
         self.replaced = 0  # groups started again after a run failed or a worker died
         self.ensure(slots)
 
@@ -363,18 +373,37 @@ class WarmPool:
     def ensure(self, slots: int) -> None:
         """At least ``slots`` warm groups (more trials at once)."""
         while len(self._threads) < slots:
-            index = len(self._threads)
+            index, self._next_index = self._next_index, self._next_index + 1
             thread = threading.Thread(target=self._keep_slot, args=(index,), name=f"boosttune-warm-{index}",
                                       daemon=True)
-            self._threads.append(thread)
+            self._threads[index] = thread
             thread.start()
+
+    def shrink(self, slots: int) -> int:
+        """Keep the first ``slots`` groups; the others end once idle (after the run they hold, if any). How many end.
+
+        An idle group is not free: each of its processes (the rank and Ray Train's controller, placement-group
+        cleaner, dataset manager and synchronization actor) wakes a hundred times a second, and on the 2-core machine
+        30 idle Ray processes cost a training run beside them 18% of its throughput (docs/benchmarks.md, "Idle warm
+        groups"). A race's rounds shrink as candidates leave, so the groups its first round needed would otherwise
+        slow every later round."""
+        gone = sorted(self._threads)[max(slots, 0):]
+        if not gone:
+            return 0
+        self._retired.update(gone)
+        ray.get(self._dispatcher.retire.remote([str(index) for index in gone]))
+        for index in gone:
+            self._ended.append(self._threads.pop(index))
+        self.log(f"workers: {len(gone)} idle warm worker group(s) closed, {len(self._threads)} kept (an idle group's "
+                 "processes slow the runs that train)")
+        return len(gone)
 
     def client(self) -> WarmClient:
         return WarmClient(self._name)
 
     def _keep_slot(self, index: int) -> None:
         generation, failed_starts = 0, 0
-        while not self._closing.is_set():
+        while not self._closing.is_set() and index not in self._retired:
             slot = f"{index}.{generation}"
             trainer = build_trainer({"device_target": self.device_target}, num_workers=self.num_workers,
                                     env=self.env, storage_path=self.storage_path,
@@ -388,7 +417,7 @@ class WarmPool:
                 return  # the pool closed
             except Exception as e:  # noqa: BLE001  Ray's report of a run that failed or a worker that died
                 reason = worker_error_reason(e)
-            if self._closing.is_set():
+            if self._closing.is_set() or index in self._retired:
                 return
             failed = ray.get(self._dispatcher.fail_slot.remote(slot, reason))
             failed_starts = 0 if failed else failed_starts + 1
@@ -419,7 +448,7 @@ class WarmPool:
         except Exception:  # noqa: BLE001  Ray is going away too
             return
         deadline = time.monotonic() + timeout
-        for thread in self._threads:
+        for thread in [*self._threads.values(), *self._ended]:
             thread.join(max(0.0, deadline - time.monotonic()))
         if not interrupted:
             ray.kill(self._dispatcher)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 
 import numpy as np
 import psutil
@@ -156,3 +157,39 @@ def test_runs_that_take_turns_train_their_epochs_one_after_another_and_a_failed_
     assert [run_id for _, run_id in ends] == ["a", "b"] * 3
     assert records["a"].metrics["objective_value"] == alone.metrics["objective_value"]  # the same run, trained alone
     assert "epochs_in_turn" not in alone.metrics
+
+
+def _ray_processes(kind: str) -> list[psutil.Process]:
+    return [p for p in psutil.process_iter(["cmdline"]) if f"ray::{kind}" in " ".join(p.info["cmdline"] or [])]
+
+
+def test_a_shrunk_pool_ends_the_idle_groups_and_the_kept_ones_train_on(local_ray, tmp_path):
+    """What the confirm race does as candidates leave: a round of three runs in turn, then a round of two on a pool
+    shrunk to two groups. The third group's processes end (its rank and Ray Train's controller), the two kept groups
+    train the next round in turn in the same processes, and a pool grown again trains on a new group."""
+    from boosttune.execution.ray_train import train_in_turns
+    from boosttune.execution.start import TURN_CPUS
+
+    def round_of(names: str, seed: int) -> list:
+        specs = [RunSpec(run_id=f"{name}{seed}", role="bench", recipe={**BASE, "seed": seed, "warmup_steps": 2 + k})
+                 for k, name in enumerate(names)]
+        records = train_in_turns(specs, output=tmp_path, pool=pool.client())
+        assert all(r.status == "completed" and r.metrics["epochs_in_turn"] for r in records), [r.reason for r in records]
+        return records
+
+    logged: list[str] = []
+    with WarmPool(slots=3, env=local_ray, storage_path=str(tmp_path / "ray"), cpus_per_rank=TURN_CPUS,
+                  log=logged.append) as pool:
+        first = round_of("abc", 1)
+        assert len(_train_workers()) == 3 and len(_ray_processes("TrainController")) >= 3
+        assert pool.shrink(3) == 0 and pool.shrink(2) == 1 and pool.slots == 2
+        assert logged[-1].startswith("workers: 1 idle warm worker group(s) closed, 2 kept")
+        deadline = time.monotonic() + 60
+        while (len(_train_workers()), len(_ray_processes("TrainController"))) != (2, 2):
+            assert time.monotonic() < deadline, (_train_workers(), _ray_processes("TrainController"))
+            time.sleep(0.5)
+        second = round_of("ab", 2)
+        assert {r.metrics["pid"] for r in second} < {r.metrics["pid"] for r in first}  # the kept groups' processes
+        pool.ensure(3)
+        third = round_of("abc", 3)
+        assert len({r.metrics["pid"] for r in third} - {r.metrics["pid"] for r in first}) == 1  # one new group
