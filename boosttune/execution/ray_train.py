@@ -458,12 +458,15 @@ def _payload(spec: RunSpec, output: Path) -> dict[str, Any]:
             "work_dir": str(output / "work")}
 
 
-def train_on_slots(specs: list[RunSpec], *, output: str | Path, pool: Any, slots: int) -> list[RunRecord]:
-    """Train ``specs`` at once on the warm ``pool``'s ``slots`` slots, run ``i`` on slot ``i % slots`` (a slot's
-    runs one after another); their records, in order. The rounds rotate their runs' order, so over the rounds every
+def train_on_slots(specs: list[RunSpec], *, output: str | Path, pool: Any, slots: int | list[int]) -> list[RunRecord]:
+    """Train ``specs`` at once on the warm ``pool``'s slots (``slots``: how many, from 0, or the live indices,
+    :attr:`~boosttune.execution.warm.WarmPool.indices`), run ``i`` on the ``i % len``-th (a slot's runs one after
+    another); their records, in order. The rounds rotate their runs' order, so over the rounds every
     recipe meets every slot as often (a Latin square): a slower node favours none."""
     output, started = Path(output), time.time()
-    summaries = pool.run_on_slots([(spec.run_id, _payload(spec, output), i % slots) for i, spec in enumerate(specs)])
+    indices = list(range(slots)) if isinstance(slots, int) else list(slots)  # a pool's live slots (WarmPool.indices)
+    summaries = pool.run_on_slots([(spec.run_id, _payload(spec, output), indices[i % len(indices)])
+                                   for i, spec in enumerate(specs)])
     return _round_records(specs, summaries, output, started)
 
 

@@ -136,7 +136,7 @@ class StartedRun:
                 self.pool.shrink(len(specs))
                 return train_in_turns(specs, output=self.output, pool=self.client)
             if self.pool.slots > 1:
-                return train_on_slots(specs, output=self.output, pool=self.client, slots=self.pool.slots)
+                return train_on_slots(specs, output=self.output, pool=self.client, slots=self.pool.indices)
         return [self.train(spec) for spec in specs]
 
     @contextmanager

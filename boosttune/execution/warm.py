@@ -370,6 +370,12 @@ class WarmPool:
     def slots(self) -> int:
         return len(self._threads)
 
+    @property
+    def indices(self) -> list[int]:
+        """The live groups' slot indices, in order (after :meth:`shrink` and :meth:`ensure` they need not run from
+        0: a run pinned to a slot names one of these)."""
+        return sorted(self._threads)
+
     def ensure(self, slots: int) -> None:
         """At least ``slots`` warm groups (more trials at once)."""
         while len(self._threads) < slots:
@@ -417,9 +423,11 @@ class WarmPool:
                 return  # the pool closed
             except Exception as e:  # noqa: BLE001  Ray's report of a run that failed or a worker that died
                 reason = worker_error_reason(e)
-            if self._closing.is_set() or index in self._retired:
+            if self._closing.is_set():
                 return
             failed = ray.get(self._dispatcher.fail_slot.remote(slot, reason))
+            if index in self._retired:  # its run, if it held one, is failed; no group starts again
+                return
             failed_starts = 0 if failed else failed_starts + 1
             if failed_starts >= _START_FAILURES:
                 self.log(f"warm workers: slot {index} could not start {failed_starts} times: {reason}")

@@ -167,7 +167,7 @@ def test_a_shrunk_pool_ends_the_idle_groups_and_the_kept_ones_train_on(local_ray
     """What the confirm race does as candidates leave: a round of three runs in turn, then a round of two on a pool
     shrunk to two groups. The third group's processes end (its rank and Ray Train's controller), the two kept groups
     train the next round in turn in the same processes, and a pool grown again trains on a new group."""
-    from boosttune.execution.ray_train import train_in_turns
+    from boosttune.execution.ray_train import train_in_turns, train_on_slots
     from boosttune.execution.start import TURN_CPUS
 
     def round_of(names: str, seed: int) -> list:
@@ -191,5 +191,9 @@ def test_a_shrunk_pool_ends_the_idle_groups_and_the_kept_ones_train_on(local_ray
         second = round_of("ab", 2)
         assert {r.metrics["pid"] for r in second} < {r.metrics["pid"] for r in first}  # the kept groups' processes
         pool.ensure(3)
+        assert pool.indices == [0, 1, 3]  # a new index: the retired one's group may still be ending
         third = round_of("abc", 3)
         assert len({r.metrics["pid"] for r in third} - {r.metrics["pid"] for r in first}) == 1  # one new group
+        pinned = train_on_slots([RunSpec(run_id="pinned", role="bench", recipe=BASE)], output=tmp_path,
+                                pool=pool.client(), slots=pool.indices[2:])  # a run pinned to the new slot
+        assert pinned[0].status == "completed" and pinned[0].metrics["warm_slot"] == 3
