@@ -119,8 +119,9 @@ class _Dispatcher:
                 if index < len(history):
                     run_id = history[index]
                     return run_id, self._runs[run_id].payload
-                pinned = self._pinned.get(slot.split(".")[0])  # the slot's index, whatever its generation
-                if self._closed or (slot.split(".")[0] in self._retired and not pinned):
+                slot_index = slot.split(".")[0]  # whatever its generation
+                pinned = self._pinned.get(slot_index)
+                if self._closed or (slot_index in self._retired and not pinned):
                     return None
                 if rank == 0 and (pinned or self._queue):
                     run_id = (pinned or self._queue).popleft()
@@ -361,7 +362,6 @@ class WarmPool:
         self._closing = threading.Event()
         self._threads: dict[int, threading.Thread] = {}  # slot index -> the thread that keeps its group
         self._ended: list[threading.Thread] = []  # the threads of groups retired by :meth:`shrink`
-        self._retired: set[int] = set()
         self._next_index = 0
         self.replaced = 0  # groups started again after a run failed or a worker died
         self.ensure(slots)
@@ -396,7 +396,6 @@ class WarmPool:
         gone = sorted(self._threads)[max(slots, 0):]
         if not gone:
             return 0
-        self._retired.update(gone)
         ray.get(self._dispatcher.retire.remote([str(index) for index in gone]))
         for index in gone:
             self._ended.append(self._threads.pop(index))
@@ -409,7 +408,7 @@ class WarmPool:
 
     def _keep_slot(self, index: int) -> None:
         generation, failed_starts = 0, 0
-        while not self._closing.is_set() and index not in self._retired:
+        while not self._closing.is_set() and index in self._threads:  # not retired by :meth:`shrink`
             slot = f"{index}.{generation}"
             trainer = build_trainer({"device_target": self.device_target}, num_workers=self.num_workers,
                                     env=self.env, storage_path=self.storage_path,
@@ -426,7 +425,7 @@ class WarmPool:
             if self._closing.is_set():
                 return
             failed = ray.get(self._dispatcher.fail_slot.remote(slot, reason))
-            if index in self._retired:  # its run, if it held one, is failed; no group starts again
+            if index not in self._threads:  # retired: its run, if it held one, is failed; no group starts again
                 return
             failed_starts = 0 if failed else failed_starts + 1
             if failed_starts >= _START_FAILURES:
