@@ -316,19 +316,23 @@ def budget_reaching(truth, noise, target: float, replays: int, seed: int, max_dr
 
 def stress_methods(noise, budget: int | None, stress: Stress) -> dict[str, Callable]:
     """The race before issue 45 (least squares on every run, the record trusted unchecked, no futility, and no compile
-    charge's error in its intervals: issue 62) and now,
+    charge's error in its intervals: issue 62), now without the release of a candidate shown unacceptable (issue 62:
+    ``release_alpha``), and now,
     each handed the record of ``stress`` (20 df) and, where the record is not the stress, with nothing measured."""
     from boosttune.stats.race import REFERENCE_NOISE, RaceRules
 
     seeds, record = default_seeds(), replace(noise, speed_sd=noise.speed_sd * stress.record)
-    old = dict(robust=False, check_record=False, futility=False)
+    old = dict(robust=False, check_record=False, futility=False, release_alpha=False)
 
-    def rules(prior, df: int, **switches):
+    def rules(prior, df: int, charged: bool = True, **switches):
         return racing(lambda k: RaceRules(max_runs=budget or seeds * (k + 1), speed_noise=prior.speed_sd,
-                                          gain_noise=prior.gain_sd, noise_df=df, **switches), charged=not switches)
-    arms = {"record, before": rules(record, MEASURED_DF, **old), "record, after": rules(record, MEASURED_DF)}
+                                          gain_noise=prior.gain_sd, noise_df=df, **switches), charged=charged)
+    arms = {"record, before": rules(record, MEASURED_DF, False, **old),
+            "record, no release": rules(record, MEASURED_DF, release_alpha=False),
+            "record, after": rules(record, MEASURED_DF)}
     if stress.record == 1.0:
-        arms.update({"nothing measured, before": rules(REFERENCE_NOISE, 0, **old),
+        arms.update({"nothing measured, before": rules(REFERENCE_NOISE, 0, False, **old),
+                     "nothing measured, no rel.": rules(REFERENCE_NOISE, 0, release_alpha=False),
                      "nothing measured, after": rules(REFERENCE_NOISE, 0)})
     return arms
 
@@ -344,7 +348,8 @@ def print_stresses(noise, budget: int | None, replays: int, seed: int, max_drop:
     """False answers and power of the race under each stress, before and after, with the targets beside."""
     print(f"\nstresses (issues 45 and 62): the race at the default budget, {replays} replays each; 'record': handed a "
           f"{MEASURED_DF}-df record; before: least squares on every run, the record unchecked, no futility, the "
-          "compile charge's error not in the intervals")
+          "compile charge's error not in the intervals; no release: today's race but a candidate shown unacceptable "
+          "keeps its share of alpha")
     print(f"{'stress':<28}{'scenario':<24}{'race':<27}{'false answers / power':<25}target")
     for stress in STRESSES:
         for scenario, (truth, target, is_power) in STRESS_SCENARIOS.items():
