@@ -9,7 +9,10 @@ the answer). Printed: one line a run, then each target of issue 62 met or missed
 - the same answer in every run;
 - the confirm stage's training share >= 0.90.
 
-And for each run, what the search's speed floor saved (boosttune/search/speed.py): the trials it stopped, the epochs
+And for each run, its own confirm runs replayed with this version's race rules (``RULE_SWITCHES`` at their defaults,
+the rest as the run decided): the answer and the round it was decided, beside the run's own, so that runs made at an
+older commit can be read under today's race. A candidate the rules would have trained longer ends at the runs it
+had. And for each run, what the search's speed floor saved (boosttune/search/speed.py): the trials it stopped, the epochs
 they did not train and what those would have taken at each trial's own time per epoch so far (an estimate; the
 search's time itself is the measured figure).
 
@@ -76,6 +79,34 @@ def floor_line(run: dict) -> str:
             f"trained, about {saved:.0f} s at their own epoch times")
 
 
+def rejudged(folder: Path) -> str:
+    """One line: the run's race as decided and replayed from its stored runs with this version's rule switches."""
+    from dataclasses import replace
+
+    import pandas as pd
+
+    from boosttune.stats.confirmed import replay_race
+    from boosttune.stats.race import RULE_SWITCHES, RaceRules
+
+    table_path, race_path = folder / "confirm.parquet", folder / "race.json"
+    if not table_path.is_file() or not race_path.is_file():
+        return f"  {folder.name}: no confirm race to replay (no confirm.parquet or race.json)"
+    decision = json.loads(race_path.read_text())["decision"]
+    if decision.get("single_look"):
+        return f"  {folder.name}: fixed rounds, not a race: nothing to replay"
+    decided = RaceRules.from_dict(decision["rules"])
+    today = replace(decided, **{k: getattr(RaceRules(), k) for k in RULE_SWITCHES})
+    table, margin = pd.read_parquet(table_path), float(decision["max_drop"])
+    texts = []
+    for label, rules in (("as decided", decided), ("this version's rules", today)):
+        race = replay_race(table, rules, margin)
+        answer = race.answer()
+        won = next((s.left_after_round for s in race.standings.values() if s.name == answer), None)
+        texts.append(f"{label}: {answer or 'no winner'}" + (f" (won at round {won})" if won else "")
+                     + f", {len(race.winners)} won of {len(race.standings)}")
+    return f"  {folder.name}: " + "; ".join(texts)
+
+
 def run_main_job(seed: int, out: Path) -> Path:
     folder = out / f"seed-{seed}"
     command = [sys.executable, "experiments/resnet.py", "--seed", str(seed), "--output", str(folder)]
@@ -96,6 +127,8 @@ def report(runs: list[dict]) -> list[str]:
         lines.append(f"{Path(run['folder']).name[:45]:<46}{s['probe']:>7.0f}{s['baseline']:>7.0f}{s['search']:>8.0f}"
                      f"{s['confirm']:>9.0f}{sum(s.values()):>8.0f}{share:>7}{evals:>6}  {run['answer']}")
     lines += ["search's speed floor:", *(floor_line(run) for run in runs)]
+    lines += ["each run's confirm runs, replayed with this version's race rules:",
+              *(rejudged(Path(run["folder"])) for run in runs)]
     totals = [sum(run["stages"].values()) for run in runs]
     worst, answers = max(totals), {run["answer"] for run in runs}
     shares = [run["share"] for run in runs if run["share"] is not None]

@@ -31,7 +31,7 @@ from boosttune.stats.race_model import (
     t_quantile,
 )
 
-__all__ = ["Bounds", "Noise", "REFERENCE_NOISE", "Race", "RaceRules", "Standing", "claim_level"]
+__all__ = ["Bounds", "Noise", "REFERENCE_NOISE", "RULE_SWITCHES", "Race", "RaceRules", "Standing", "claim_level"]
 
 DROP_PRIOR_DF = 4  # the weight of the measured noise in a drop when the race has measured little itself
 UNCHECKED_WEIGHT = 0  # a record's most weight in a claim before the race's runs can check it (CHECK_MIN_DF)
@@ -43,6 +43,9 @@ EXTENSION_SHARE = 0.25
 # The log slow-down one run may show by chance that a drop on speed must survive (Race._spared): a run 30% slow, the
 # stress benchmarks/confirm_reliability.py plants ("one 30%-slow run"; issue 45: what this 2-core machine did).
 HICCUP = math.log(1 / 0.7)
+# The rules' on/off switches, each added after races were written without it: a race.json that lacks one replays
+# with it off (RaceRules.from_dict), as it was decided; this version's rules have each at its default.
+RULE_SWITCHES = ("robust", "check_record", "futility", "release_alpha", "spare_one_run")
 
 
 @dataclass(frozen=True)
@@ -125,8 +128,7 @@ class RaceRules:
         """Rules as race.json holds them (fields this version does not know are ignored; a file from before the robust
         fit, the record check, futility, the release of alpha or the spared run replays as it was decided)."""
         known = {f for f in cls.__dataclass_fields__}
-        switches = ("robust", "check_record", "futility", "release_alpha", "spare_one_run")
-        older: dict[str, Any] = {k: False for k in switches if k not in data}
+        older: dict[str, Any] = {k: False for k in RULE_SWITCHES if k not in data}
         if "extension_share" not in data:  # before the cap moved: all of a candidate's alpha up to the cap
             older["extension_share"] = 0.0
         return cls(**{**older, **{k: v for k, v in data.items() if k in known}})

@@ -67,3 +67,37 @@ def test_what_the_speed_floor_saved_is_read_from_the_trials_records(tmp_path, ca
     assert ("a: the speed floor stopped 2 trial(s) (O1-equivalent at epoch 1/10, t2 at epoch 2/10): 17 epochs not "
             "trained, about 51 s at their own epoch times") in out
     assert "b: the speed floor stopped no trial" in out
+
+
+def test_each_runs_race_is_replayed_with_this_versions_rules(tmp_path, capsys):
+    """A race decided under older rules (no release of alpha, no spared run), saved as the confirm stage saves it:
+    the line gives its answer as decided and from its stored runs under this version's rules, which may only decide
+    it as soon or sooner here (the two bad recipes release their shares)."""
+    import re
+
+    from boosttune.outputs.summary import save_confirmed
+    from boosttune.stages.rounds import Candidate, run_race
+    from boosttune.execution.runs import RecordStore
+    from boosttune.stats.race import RaceRules
+    from boosttune.tables.confirm_runs import BASELINE_NAME
+    from tests.stats.test_race import ONE_POINT, _fake_train
+
+    bench = load_benchmark("main_job")
+    truth = {"fast": (1.3, 0.3), "slow": (0.5, 0.0), "lossy": (1.2, -6.0)}
+    rules = RaceRules(max_runs=20, gain_noise=1.0, speed_noise=0.03, noise_df=20, release_alpha=False,
+                      spare_one_run=False)
+    candidates = [Candidate(BASELINE_NAME, {"seed": 0}, "baseline", BASELINE_NAME)] + \
+        [Candidate(name, {"seed": 0, "label": name}, "test") for name in truth]
+    folder = _folder(tmp_path, "raced", {"probe": 5, "baseline": 30, "search": 200, "confirm": 340}, 0.85, "Use fast")
+    records, race = run_race(candidates, list(range(1000, 1010)), store=RecordStore(folder / "confirm"),
+                             role="confirm", train=_fake_train(truth, []), rules=rules, log=lambda _: None,
+                             margin=ONE_POINT)
+    save_confirmed(records, folder, margin=ONE_POINT, rules=rules, race=race)
+    plain = _folder(tmp_path, "plain", {"probe": 5, "baseline": 30, "search": 200, "confirm": 340}, 0.85, "Use fast")
+    assert bench.main(["--read", str(folder), str(plain)]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.strip().startswith("raced: as decided"))
+    rounds = [int(r) for r in re.findall(r"fast \(won at round (\d+)\)", line)]
+    assert "as decided: fast" in line and "this version's rules: fast" in line and len(rounds) == 2, line
+    assert rounds[1] <= rounds[0] == race.standings["fast"].left_after_round
+    assert "plain: no confirm race to replay" in out
