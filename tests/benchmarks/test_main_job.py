@@ -80,7 +80,9 @@ def test_each_runs_race_is_replayed_with_this_versions_rules(tmp_path, capsys):
     from boosttune.execution.runs import RecordStore
     from boosttune.stats.race import RaceRules
     from boosttune.tables.confirm_runs import BASELINE_NAME
-    from tests.stats.test_race import ONE_POINT, _fake_train
+    from boosttune.objective import ACCURACY
+    from boosttune.stats.margin import Margin
+    from tests.helpers.race_runs import fake_race_train
 
     bench = load_benchmark("main_job")
     truth = {"fast": (1.3, 0.3), "slow": (0.5, 0.0), "lossy": (1.2, -6.0)}
@@ -90,9 +92,9 @@ def test_each_runs_race_is_replayed_with_this_versions_rules(tmp_path, capsys):
         [Candidate(name, {"seed": 0, "label": name}, "test") for name in truth]
     folder = _folder(tmp_path, "raced", {"probe": 5, "baseline": 30, "search": 200, "confirm": 340}, 0.85, "Use fast")
     records, race = run_race(candidates, list(range(1000, 1010)), store=RecordStore(folder / "confirm"),
-                             role="confirm", train=_fake_train(truth, []), rules=rules, log=lambda _: None,
-                             margin=ONE_POINT)
-    save_confirmed(records, folder, margin=ONE_POINT, rules=rules, race=race)
+                             role="confirm", train=fake_race_train(truth, []), rules=rules, log=lambda _: None,
+                             margin=Margin(ACCURACY, 1.0))
+    save_confirmed(records, folder, margin=Margin(ACCURACY, 1.0), rules=rules, race=race)
     plain = _folder(tmp_path, "plain", {"probe": 5, "baseline": 30, "search": 200, "confirm": 340}, 0.85, "Use fast")
     assert bench.main(["--read", str(folder), str(plain)]) == 0
     out = capsys.readouterr().out

@@ -22,9 +22,10 @@ from boosttune.stats.confirmed import confirm_table, replay_race
 from boosttune.stats.decisions import Exit
 from boosttune.stats.margin import Margin
 from boosttune.stats.race import EXTENSION_SHARE, Race, RaceRules, claim_level
-from boosttune.execution.runs import RecordStore, RunRecord
+from boosttune.execution.runs import RecordStore
 from boosttune.tables.confirm_runs import BASELINE_NAME
 from tests.helpers.benchmark_scripts import load_benchmark
+from tests.helpers.race_runs import fake_race_train as _fake_train
 
 MARGIN = 1.0
 ONE_POINT = Margin(ACCURACY, MARGIN)  # the margin the races below are judged at, resolved
@@ -335,21 +336,6 @@ def test_past_the_cap_a_recipe_half_a_point_inside_the_margin_is_decided_more_of
 def test_bad_rules_name_the_field(bad, field):
     with pytest.raises(ConfigError, match=field):
         RaceRules(**bad)
-
-
-def _fake_train(truth: dict[str, tuple[float, float]], calls: list[str]):
-    """A training stand-in: throughput and accuracy from the truth, with a per-seed wobble (a unit of logic)."""
-    def train(spec) -> RunRecord:
-        calls.append(spec.run_id)
-        rng = np.random.default_rng(spec.recipe["seed"] * 7 + len(spec.label))
-        speed, gain = truth.get(spec.label, (1.0, 0.0))
-        sps = 1000.0 * speed * math.exp(rng.normal(0, 0.03))
-        acc = 0.85 + (gain + rng.normal(0, 0.2)) / 100
-        return RunRecord(run_id=spec.run_id, role=spec.role, status="completed", recipe=spec.recipe,
-                         label=spec.label, preset=spec.preset, round=spec.round,
-                         metrics={"throughput_sps": sps, "objective_value": acc, "val_acc": acc, "wall_s": 1.0},
-                         curve=[{"epoch": 1, "train_s": 1.0, "objective_value": acc}])
-    return train
 
 
 def test_run_race_spends_seeds_on_the_undecided_resumes_and_replays_the_same(tmp_path):
