@@ -91,14 +91,17 @@ def replay_race(table: pd.DataFrame, rules: RaceRules | None, max_drop: float, a
         return Race.one_look({n: [(f[n] or nan)[0] for f in figures] for n in names},
                             {n: [(f[n] or nan)[1] for f in figures] for n in names}, alpha, max_drop)
     race = Race(names, rules, max_drop)
-    race.charge_var = charge_variances(table if "job_s" in table else with_job_figures(table))
     seeds = table.dropna(subset=["round"]).drop_duplicates("round").set_index("round")["seed"]
     for index in rounds:
         racing = set(race.racing)
         present = set(table.loc[table["round"] == index, "recipe"].dropna())
         if not racing or BASELINE_NAME not in present:
             break
-        race.observe(int(seeds.loc[index]), round_figures(table, index, [n for n in race.racing if n in present]))
+        # the runs up to this round, as the live race read them then: each recipe's compile charge (and so its job
+        # figures) and the charge's error come from the compiles made so far
+        so_far = _ratios_per_round(table[table["round"] <= index])
+        race.charge_var = charge_variances(so_far)
+        race.observe(int(seeds.loc[index]), round_figures(so_far, index, [n for n in race.racing if n in present]))
     race.out_of_budget()
     return race
 

@@ -366,6 +366,22 @@ def test_run_race_spends_seeds_on_the_undecided_resumes_and_replays_the_same(tmp
     assert again == [] and resumed.race.to_dict() == live.to_dict()
 
 
+def test_a_replay_reads_each_round_with_the_compiles_made_by_then(tmp_path):
+    """The live race charges each recipe the compiles made so far (its charge's error shrinking as fresh ones come
+    in); its replay from the stored runs does the same round by round, so it decides as the live race did (a replay
+    that read every round with the whole table's charges decided a main job's race otherwise, 2026-12-01)."""
+    truth = {"fast": (1.12, -0.3), "slowish": (0.93, 0.0), "close": (1.04, 0.0), "lossy": (1.2, -1.1)}
+    candidates = [Candidate(BASELINE_NAME, {"seed": 0, "epochs": 1}, "baseline", BASELINE_NAME)] + \
+        [Candidate(name, {"seed": 0, "epochs": 1, "label": name}, "test") for name in truth]
+    rules = RaceRules(max_runs=40, speed_noise=0.03, gain_noise=0.3, noise_df=20)
+    records, live = run_race(candidates, list(range(1000, 1012)), store=RecordStore(tmp_path / "c"), role="confirm",
+                             train=_fake_train(truth, [], compile_s=3.0), rules=rules, log=lambda _: None,
+                             margin=ONE_POINT)
+    table = confirm_table(records)
+    assert table["compile_s"].notna().all() and live.charge_var
+    assert _by_name(replay_race(table, rules, MARGIN)) == _by_name(live)
+
+
 def _by_name(race) -> dict:
     """Each candidate's decision (its estimates to 1e-9: a replay fits its candidates in another order)."""
     return {s.name: (s.exit, s.left_after_round, s.seeds, s.runs, s.why, pytest.approx(s.speed.estimate, rel=1e-9),
