@@ -458,43 +458,48 @@ class Race:
         for standing in measured:
             if standing.racing:
                 speed, gain = bounds(standing, drop_level, drop)
-                left += self._drop(standing, self._spared(standing, speed, drop_level, drop[0]), gain)
+                left += self._drop(standing, *self._spared(standing, speed, drop_level, drop[0]), gain)
             if standing.racing and standing.name in shown_out:  # shown at a claim's level, under the claims' noise
-                left += self._drop(standing, *shown_out[standing.name])
+                speed, gain = shown_out[standing.name]
+                left += self._drop(standing, speed, "", gain)
         for standing in measured:
             if standing.racing and self.rules.futility:
                 left += self._futile(standing, *bounds(standing, FUTILITY_LEVEL, drop))
         best = max((w.speedup for w in self.winners), default=None)
         for standing in self.standings.values():  # a new winner can put a racer out of reach
             if standing.racing and best is not None and standing.name in speed_fit.effect:
-                speed = self._spared(standing, bounds(standing, drop_level, drop)[0], drop_level, drop[0])
+                speed, read = self._spared(standing, bounds(standing, drop_level, drop)[0], drop_level, drop[0])
                 # it could become the answer only by beating the winner per job by more than a tie: the seeds it
                 # would spend go to those that still can
                 if speed.high < math.log(best * (1 + TIE)):
                     left.append(self._leave(standing, Exit.BEHIND, f"speed-up at most {math.exp(speed.high):.3f}x "
-                                                                   f"({self._drop_text(speed)}{self._spared_text(standing)}), "
+                                                                   f"({self._drop_text(speed)}{read}), "
                                                                    f"not more than a tie "
                                                                    f"({100 * TIE:.0f}%) above the winner's "
                                                                    f"{best:.3f}x"))
         return left + self._at_cap()
 
-    def _spared(self, standing: Standing, speed: Bounds, level: float, noise: tuple[float, int]) -> Bounds:
+    def _spared(self, standing: Standing, speed: Bounds, level: float,
+                noise: tuple[float, int]) -> tuple[Bounds, str]:
         """The speed bounds a drop reads: under ``robust``, once they would drop ``standing``, its figures with its
         slowest run set aside (issue 62: one 30%-slow run of a recipe 1.15x faster, in its first round, made it look
         0.8x and dropped it at once; one run cannot be told from the machine's hiccup until there are more). With one
         paired seed that leaves nothing: its one run is read as if a hiccup of HICCUP had slowed it, so only a recipe
-        slower even then leaves after one round. The noise is the whole fit's."""
+        slower even then leaves after one round. The noise is the whole fit's. Returns the bounds and how they were
+        read (words for the drop's reason; empty when read as they are)."""
         if not (self.rules.robust and self.rules.spare_one_run) or not speed.high < 0 or self.single_look:
-            return speed
+            return speed, ""
         rounds = [dict(r) for r in self._speed_rounds]
         mine = [i for i, r in enumerate(rounds) if standing.name in r]
         if len(mine) < 2:  # its one run as if it had been slowed by a hiccup as large as HICCUP
-            return replace(speed, estimate=speed.estimate + HICCUP, low=speed.low + HICCUP, high=speed.high + HICCUP)
+            return (replace(speed, estimate=speed.estimate + HICCUP, low=speed.low + HICCUP, high=speed.high + HICCUP),
+                    f", its one run read as {100 * (1 - math.exp(-HICCUP)):.0f}% slow by chance")
         del rounds[min(mine, key=lambda i: rounds[i][standing.name])][standing.name]
         prior = self.rules.speed_noise
         refit = fit(rounds, list(self.standings), True, None if prior is None else prior ** 2 / 2,
                     max(self.rules.noise_df, DROP_PRIOR_DF))
-        return _bounds(refit, standing.name, *noise, level, self.charge_var.get(standing.name, 0.0))
+        return (_bounds(refit, standing.name, *noise, level, self.charge_var.get(standing.name, 0.0)),
+                ", its slowest run set aside")
 
     def family(self) -> int:
         """How many candidates share alpha now (Holm's K - W): every candidate but the winners and, under
@@ -522,10 +527,11 @@ class Race:
                                   f"others (alpha now over {self.family()} candidate(s))")
         return shown
 
-    def _drop(self, standing: Standing, speed: Bounds, gain: Bounds) -> list[Standing]:
+    def _drop(self, standing: Standing, speed: Bounds, read: str, gain: Bounds) -> list[Standing]:
+        """``read``: how the speed bounds were read (``_spared``), said in the reason."""
         if speed.high < 0:
             return [self._leave(standing, Exit.SLOWER, f"speed-up at most {math.exp(speed.high):.3f}x "
-                                                       f"({self._drop_text(speed)}{self._spared_text(standing)})")]
+                                                       f"({self._drop_text(speed)}{read})")]
         if gain.high < -self.max_drop:
             return [self._leave(standing, Exit.TOO_LOSSY, f"objective gain at most {gain.high:+.3g} "
                                                           f"({self._drop_text(gain)}), below -{self.max_drop:g}")]
@@ -630,12 +636,6 @@ class Race:
             scores.append((b.estimate - null) / width if math.isfinite(width) and width > 0 else
                           (math.inf if b.estimate > null and width == 0 else -math.inf))
         return min(scores)
-
-    def _spared_text(self, standing: Standing) -> str:
-        if not (self.rules.robust and self.rules.spare_one_run) or self.single_look:
-            return ""
-        return (f", its one run read as {100 * (1 - math.exp(-HICCUP)):.0f}% slow by chance" if standing.n < 2
-                else ", its slowest run set aside")
 
     def _drop_text(self, b: Bounds) -> str:
         return f"one-sided {100 * (1 - b.level):g}%, {b.df} df"
