@@ -28,6 +28,7 @@ from boosttune.stats.race_model import (
     claim_sd,
     fit,
     pooled_sd,
+    residual_t,
     t_quantile,
 )
 
@@ -43,9 +44,14 @@ EXTENSION_SHARE = 0.25
 # The log slow-down one run may show by chance that a drop on speed must survive (Race._spared): a run 30% slow, the
 # stress benchmarks/confirm_reliability.py plants ("one 30%-slow run"; issue 45: what this 2-core machine did).
 HICCUP = math.log(1 / 0.7)
+# How far below the model (its externally studentized residual) a candidate's slowest run must be for the release of
+# alpha and futility to read it as a hiccup and set it aside (spare_every_drop); a drop on speed sets it aside always
+# (spare_one_run), since only a clearly slower recipe meets a drop at all. Looser than the robust fit's Bonferroni
+# bound (race_model.OUTLIER_LEVEL): a run set aside here by mistake costs seeds, never a claim.
+SPARE_T = 3.0
 # The rules' on/off switches, each added after races were written without it: a race.json that lacks one replays
 # with it off (RaceRules.from_dict), as it was decided; this version's rules have each at its default.
-RULE_SWITCHES = ("robust", "check_record", "futility", "release_alpha", "spare_one_run")
+RULE_SWITCHES = ("robust", "check_record", "futility", "release_alpha", "spare_one_run", "spare_every_drop")
 
 
 @dataclass(frozen=True)
@@ -95,6 +101,9 @@ class RaceRules:
     extension_share: float = EXTENSION_SHARE  # of each candidate's alpha, kept for its one look past the seed cap
     release_alpha: bool = True  # a candidate shown unacceptable at a claim's full level leaves the Holm family
     spare_one_run: bool = True  # a drop on speed survives one slow run (Race._spared); needs ``robust``
+    # ... and so do the release of alpha on speed and futility (issue 62: one slow run still stopped a 1.15x recipe
+    # there, 24% of races under the stress); needs ``spare_one_run``
+    spare_every_drop: bool = True
 
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 1:
@@ -126,7 +135,7 @@ class RaceRules:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RaceRules:
         """Rules as race.json holds them (fields this version does not know are ignored; a file from before the robust
-        fit, the record check, futility, the release of alpha or the spared run replays as it was decided)."""
+        fit, the record check, futility, the release of alpha or a spared run replays as it was decided)."""
         known = {f for f in cls.__dataclass_fields__}
         older: dict[str, Any] = {k: False for k in RULE_SWITCHES if k not in data}
         if "extension_share" not in data:  # before the cap moved: all of a candidate's alpha up to the cap
@@ -446,7 +455,8 @@ class Race:
 
         measured = [s for s in ran if s.name in speed_fit.effect]
         left = []
-        shown_out = self._release(lambda s, level: bounds(s, level, claim))
+        shown_out = self._release(lambda s, level: bounds(s, level, claim),
+                                  lambda s, speed, level: self._spared(s, speed, level, claim[0], every=True))
         # Holm's step-down within the look: the strongest claims first, each winner raising the others' level
         for standing in sorted(measured, key=lambda s: self._strength(*bounds(s, 0.05, claim)), reverse=True):
             level = self.level(standing)
@@ -460,11 +470,10 @@ class Race:
                 speed, gain = bounds(standing, drop_level, drop)
                 left += self._drop(standing, *self._spared(standing, speed, drop_level, drop[0]), gain)
             if standing.racing and standing.name in shown_out:  # shown at a claim's level, under the claims' noise
-                speed, gain = shown_out[standing.name]
-                left += self._drop(standing, speed, "", gain)
+                left += self._drop(standing, *shown_out[standing.name])
         for standing in measured:
             if standing.racing and self.rules.futility:
-                left += self._futile(standing, *bounds(standing, FUTILITY_LEVEL, drop))
+                left += self._futile(standing, *bounds(standing, FUTILITY_LEVEL, drop), drop[0])
         best = max((w.speedup for w in self.winners), default=None)
         for standing in self.standings.values():  # a new winner can put a racer out of reach
             if standing.racing and best is not None and standing.name in speed_fit.effect:
@@ -479,25 +488,34 @@ class Race:
                                                                    f"{best:.3f}x"))
         return left + self._at_cap()
 
-    def _spared(self, standing: Standing, speed: Bounds, level: float,
-                noise: tuple[float, int]) -> tuple[Bounds, str]:
+    def _spared(self, standing: Standing, speed: Bounds, level: float, noise: tuple[float, int],
+                every: bool = False) -> tuple[Bounds, str]:
         """The speed bounds a drop reads: under ``robust``, once they would drop ``standing``, its figures with its
         slowest run set aside (issue 62: one 30%-slow run of a recipe 1.15x faster, in its first round, made it look
         0.8x and dropped it at once; one run cannot be told from the machine's hiccup until there are more). With one
         paired seed that leaves nothing: its one run is read as if a hiccup of HICCUP had slowed it, so only a recipe
-        slower even then leaves after one round. The noise is the whole fit's. Returns the bounds and how they were
-        read (words for the drop's reason; empty when read as they are)."""
-        if not (self.rules.robust and self.rules.spare_one_run) or not speed.high < 0 or self.single_look:
+        slower even then leaves after one round. The noise is the whole fit's. ``every``: a drop that is not the
+        drops' own (the release of alpha, futility), read so only under ``spare_every_drop``, whatever the bounds
+        say (futility reads their room, not their sign), and only when the slowest run is more than ``SPARE_T`` below
+        the model. Returns the bounds and how they were read (words for the
+        drop's reason; empty when read as they are)."""
+        rules = self.rules
+        if not (rules.robust and rules.spare_one_run) or self.single_look or (every and not rules.spare_every_drop):
+            return speed, ""
+        if not (every or speed.high < 0):
             return speed, ""
         rounds = [dict(r) for r in self._speed_rounds]
         mine = [i for i, r in enumerate(rounds) if standing.name in r]
         if len(mine) < 2:  # its one run as if it had been slowed by a hiccup as large as HICCUP
             return (replace(speed, estimate=speed.estimate + HICCUP, low=speed.low + HICCUP, high=speed.high + HICCUP),
                     f", its one run read as {100 * (1 - math.exp(-HICCUP)):.0f}% slow by chance")
-        del rounds[min(mine, key=lambda i: rounds[i][standing.name])][standing.name]
-        prior = self.rules.speed_noise
-        refit = fit(rounds, list(self.standings), True, None if prior is None else prior ** 2 / 2,
-                    max(self.rules.noise_df, DROP_PRIOR_DF))
+        slowest = min(mine, key=lambda i: rounds[i][standing.name])
+        prior = None if rules.speed_noise is None else rules.speed_noise ** 2 / 2
+        prior_df = max(rules.noise_df, DROP_PRIOR_DF)
+        if every and not residual_t(rounds, list(self.standings), (slowest, standing.name), prior, prior_df) < -SPARE_T:
+            return speed, ""  # its slowest run is not far enough below the model to be a hiccup
+        del rounds[slowest][standing.name]
+        refit = fit(rounds, list(self.standings), True, prior, prior_df)
         return (_bounds(refit, standing.name, *noise, level, self.charge_var.get(standing.name, 0.0)),
                 ", its slowest run set aside")
 
@@ -507,12 +525,14 @@ class Race:
         out = sum(s.exit == Exit.WON or s.shown_unacceptable for s in self.standings.values())
         return max(1, len(self.standings) - out)
 
-    def _release(self, bounds) -> dict[str, tuple[Bounds, Bounds]]:
+    def _release(self, bounds, spare) -> dict[str, tuple[Bounds, str, Bounds]]:
         """Under ``release_alpha``: the candidates newly shown slower than the baseline, or beyond the margin, at the
         level of one look with all of a candidate's alpha (``alpha / K``) under the claims' noise leave the Holm
         family, as a winner does, so their share goes to the others (sticky: the race's earlier levels rest on it).
-        Returns name -> the bounds that showed it. Why this holds the false-answer rate (and the benchmark that
-        checks it under the stresses): docs/design/race.md, multiplicity."""
+        Slower means slower with its slowest run set aside too (``spare``: :meth:`_spared` at that level, under
+        ``spare_every_drop``). Returns name -> the speed bounds that showed it, how they were read, and the gain's.
+        Why this holds the false-answer rate (and the benchmark that checks it under the stresses):
+        docs/design/race.md, multiplicity."""
         if not self.rules.release_alpha or self.single_look:
             return {}
         level, shown = self.rules.alpha / len(self.standings), {}
@@ -520,11 +540,12 @@ class Race:
             if standing.exit == Exit.WON or standing.shown_unacceptable or not standing.log_speedups:
                 continue
             speed, gain = bounds(standing, level)
+            speed, read = spare(standing, speed, level) if speed.high < 0 else (speed, "")
             if speed.high < 0 or gain.high < -self.max_drop:
-                standing.shown_unacceptable, shown[standing.name] = True, (speed, gain)
+                standing.shown_unacceptable, shown[standing.name] = True, (speed, read, gain)
                 self.notes.append(f"{standing.name} is shown {'slower' if speed.high < 0 else 'beyond the margin'} "
-                                  f"at a claim's full level ({level:.2g} one-sided): its share of alpha passes to the "
-                                  f"others (alpha now over {self.family()} candidate(s))")
+                                  f"at a claim's full level ({level:.2g} one-sided{read}): its share of alpha passes "
+                                  f"to the others (alpha now over {self.family()} candidate(s))")
         return shown
 
     def _drop(self, standing: Standing, speed: Bounds, read: str, gain: Bounds) -> list[Standing]:
@@ -582,25 +603,31 @@ class Race:
             most = min(most, standing.n + max(0, self.rules.max_runs - self.runs_spent()) // 2)
         return int(most) if math.isfinite(most) else self.rules.max_seeds
 
-    def _futile(self, standing: Standing, speed: Bounds, gain: Bounds) -> list[Standing]:
+    def _futile(self, standing: Standing, speed: Bounds, gain: Bounds, noise: tuple[float, int]) -> list[Standing]:
         """Stop a candidate that cannot be shown even if its truth were at its optimistic (one-sided
-        ``1 - FUTILITY_LEVEL``) bound under the drops' noise, at the level of one look with all of its alpha and no
-        margin for power: not by the seed cap, and not past it (at the share of alpha kept there, as far as the
-        budget pays) where a share is kept."""
+        ``1 - FUTILITY_LEVEL``) bound under the drops' noise (``noise``: their speed sd and df), at the level of one
+        look with all of its alpha and no margin for power: not by the seed cap, and not past it (at the share of
+        alpha kept there, as far as the budget pays) where a share is kept. Under ``spare_every_drop`` it must be so
+        with its slowest run set aside too (:meth:`_spared`)."""
         if standing.n < self.rules.min_seeds or self.single_look:
             return []
         alpha = self.rules.alpha / self.family()
         tries = [] if standing.past_cap else [(alpha, self.reachable(standing))]
         if self.rules.extension_share > 0 and self.rules.max_runs is not None:
             tries.append((alpha * self.rules.extension_share, self.reachable(standing, past_cap=True)))
-        for level, reach in tries:
-            need = self._need(standing, speed, gain, level)
-            if need is None or need <= reach:
-                return []
+        readings = [(speed, "")]
+        spared = self._spared(standing, speed, FUTILITY_LEVEL, noise, every=True)
+        if spared[1]:
+            readings.append(spared)
+        for speed_read, read in readings:  # futile only if futile however its speed is read
+            for level, reach in tries:
+                need = self._need(standing, speed_read, gain, level)
+                if need is None or need <= reach:
+                    return []
         shown = "never" if math.isinf(need) else f"about {math.ceil(need)} paired seeds"
-        return [self._leave(standing, Exit.FUTILE, f"even at its optimistic bounds ({math.exp(speed.high):.3f}x, "
-                                                   f"{gain.high:+.3g}) it would need {shown} to be shown, and the "
-                                                   f"budget and the seed cap leave it at most {reach}")]
+        return [self._leave(standing, Exit.FUTILE, f"even at its optimistic bounds ({math.exp(speed_read.high):.3f}x"
+                                                   f"{read}, {gain.high:+.3g}) it would need {shown} to be shown, "
+                                                   f"and the budget and the seed cap leave it at most {reach}")]
 
     def _need(self, standing: Standing, speed: Bounds, gain: Bounds, level: float) -> float | None:
         """The paired seeds the optimistic bounds would need to be shown at ``level`` (None: no figures to tell)."""

@@ -18,7 +18,8 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats as _st
 
-__all__ = ["CHECK_MIN_DF", "OUTLIER_LEVEL", "RECORD_LEVEL", "Fit", "RecordCheck", "check_record", "claim_sd", "fit", "pooled_sd"]
+__all__ = ["CHECK_MIN_DF", "OUTLIER_LEVEL", "RECORD_LEVEL", "Fit", "RecordCheck", "check_record", "claim_sd", "fit", "pooled_sd",
+           "residual_t"]
 
 OUTLIER_LEVEL = 0.01  # two-sided, over all the race's runs (Bonferroni): the chance one normal run is set aside
 RECORD_LEVEL = 0.01  # two-sided: the chance a record that fits is set aside in a race
@@ -58,10 +59,11 @@ def _design(rounds: list[dict[str, float]], present: list[str]) -> tuple[np.ndar
     return np.asarray(rows), np.asarray(y), cells
 
 
-def _outlier(X: np.ndarray, Y: np.ndarray, keep: np.ndarray, prior_var: float | None, prior_df: int) -> int | None:
-    """The index of the one kept run beyond the Bonferroni bound of its externally studentized residual, or None.
-    Its scale: the race's other runs, joined with the prior when that says the noise is larger (never smaller:
-    a record too small would make every run look far off)."""
+def _studentized(X: np.ndarray, Y: np.ndarray, keep: np.ndarray, prior_var: float | None,
+                 prior_df: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Each kept run's externally studentized residual (signed) and its degrees of freedom, or None with fewer than 2
+    residual df. Its scale: the race's other runs, joined with the prior when that says the noise is larger (never
+    smaller: a record too small would make every run look far off)."""
     Xk, Yk = X[keep], Y[keep]
     pinv = np.linalg.pinv(Xk.T @ Xk)
     beta = pinv @ Xk.T @ Yk
@@ -78,10 +80,29 @@ def _outlier(X: np.ndarray, Y: np.ndarray, keep: np.ndarray, prior_var: float | 
         pooled = (ss_without + prior_df * prior_var) / (df - 1 + prior_df)
         var, dof = np.maximum(own, pooled), np.where(pooled > own, df - 1 + prior_df, df - 1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(free & (var > 0), np.abs(e) / np.sqrt(var * np.where(free, 1 - h, 1)), 0.0)
+        t = np.where(free & (var > 0), e / np.sqrt(var * np.where(free, 1 - h, 1)), 0.0)
+    return t, dof
+
+
+def _outlier(X: np.ndarray, Y: np.ndarray, keep: np.ndarray, prior_var: float | None, prior_df: int) -> int | None:
+    """The index of the one kept run beyond the Bonferroni bound of its externally studentized residual, or None."""
+    got = _studentized(X, Y, keep, prior_var, prior_df)
+    if got is None:
+        return None
+    t, dof = np.abs(got[0]), got[1]
     worst = int(np.argmax(t))
     bound = t_quantile(1 - OUTLIER_LEVEL / (2 * int(keep.sum())), int(dof[worst]))
     return int(np.flatnonzero(keep)[worst]) if t[worst] > bound else None
+
+
+def residual_t(rounds: list[dict[str, float]], names: list[str], cell: tuple[int, str], prior_var: float | None = None,
+               prior_df: int = 0) -> float:
+    """The externally studentized residual of one run (``cell``: its round and name) under the model of every run
+    (signed: below 0, the run is under what the model expects of it); nan where the others leave no df to tell."""
+    present = [n for n in names if any(n in r for r in rounds)]
+    X, Y, cells = _design(rounds, present)
+    got = _studentized(X, Y, np.ones(len(Y), bool), prior_var, prior_df)
+    return math.nan if got is None else float(got[0][cells.index(cell)])
 
 
 def fit(rounds: list[dict[str, float]], names: list[str], robust: bool = False, prior_var: float | None = None,

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from boosttune.stats.race_model import check_record, fit
+from boosttune.stats.race_model import check_record, fit, residual_t
 
 SD = 0.04  # per run
 
@@ -28,6 +28,17 @@ def test_one_30_percent_slow_run_is_set_aside_and_the_estimate_comes_back():
     assert plain.set_aside == () and robust.set_aside == ((2, "a"),)
     assert abs(robust.effect["a"] - 0.14) < abs(plain.effect["a"] - 0.14) and robust.df == plain.df - 1
     assert robust.ss < plain.ss / 4
+
+
+def test_a_slow_runs_residual_is_far_below_the_model_and_a_normal_runs_is_not():
+    """The signed, externally studentized residual the race's spared drops read (race.SPARE_T): the 30%-slow run
+    is many sds below the model, a normal run of the same candidate within a few of it (either sign)."""
+    rng = np.random.default_rng(0)
+    effects = {"a": 0.14, "b": 0.0, "c": -0.1}
+    rounds = _rounds(rng, effects, 5, slow=(2, "a"))
+    assert residual_t(rounds, list(effects), (2, "a"), SD ** 2, 20) < -6
+    assert all(abs(residual_t(rounds, list(effects), (r, "a"), SD ** 2, 20)) < 3 for r in (0, 1, 3, 4))
+    assert math.isnan(residual_t(rounds[:1], list(effects), (0, "a")))  # one run: no residual df to tell
 
 
 def test_normal_runs_are_rarely_set_aside():
