@@ -910,3 +910,17 @@ def test_the_algorithm_name_rule_catches_a_key_and_an_identifier_not_prose(tmp_p
                       '    return d["grad_freeze"]\n')
     found = algorithm_names_in(module, ("grad_freeze", "less_bn"))
     assert sorted(found) == [(3, "boost.less_bn"), (4, "grad_freeze_total"), (5, "grad_freeze")]
+
+
+def test_the_tests_collected_first_exist_and_come_first(request):
+    """``FIRST`` in tests/conftest.py names tests by id: a rename would leave the suite slower without a word."""
+    from tests.conftest import FIRST
+    from tests.helpers import REPO
+
+    for nodeid in FIRST:
+        path, _, name = nodeid.partition("::")
+        tree = ast.parse((REPO / path).read_text())
+        assert name in {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}, nodeid
+    collected = [item.nodeid for item in request.session.items]
+    if set(FIRST) <= set(collected):  # the whole suite, or a run that collected them
+        assert collected[:len(FIRST)] == list(FIRST)
