@@ -101,8 +101,8 @@ class RaceRules:
     extension_share: float = EXTENSION_SHARE  # of each candidate's alpha, kept for its one look past the seed cap
     release_alpha: bool = True  # a candidate shown unacceptable at a claim's full level leaves the Holm family
     spare_one_run: bool = True  # a drop on speed survives one slow run (Race._spared); needs ``robust``
-    # ... and so do the release of alpha on speed and futility (issue 62: one slow run still stopped a 1.15x recipe
-    # there, 24% of races under the stress); needs ``spare_one_run``
+    # ... and so do the release of alpha on speed and futility, when the run is far below the model (issue 62: one slow
+    # run still stopped a 1.15x recipe there in a quarter of the stressed races); needs ``spare_one_run``
     spare_every_drop: bool = True
 
     def __post_init__(self) -> None:
@@ -497,8 +497,8 @@ class Race:
         slower even then leaves after one round. The noise is the whole fit's. ``every``: a drop that is not the
         drops' own (the release of alpha, futility), read so only under ``spare_every_drop``, whatever the bounds
         say (futility reads their room, not their sign), and only when the slowest run is more than ``SPARE_T`` below
-        the model. Returns the bounds and how they were read (words for the
-        drop's reason; empty when read as they are)."""
+        the model. Returns the bounds and how they were read (words for the drop's reason; empty when read as they
+        are)."""
         rules = self.rules
         if not (rules.robust and rules.spare_one_run) or self.single_look or (every and not rules.spare_every_drop):
             return speed, ""
