@@ -24,7 +24,7 @@ import pytest
 
 from tests.helpers.example_project import prepare_example
 from tests.helpers.isolation import private_ray_temp, set_niceness
-from tests.helpers.probe import probe_once
+from tests.helpers.probe import FIRST, probe_once
 from tests.helpers.records import RAY_VERSION, sample_records
 
 os.environ.setdefault("GLOG_v", "3")  # MindSpore's C++ warnings drown pytest's output
@@ -52,17 +52,11 @@ if "mindspore" not in sys.modules:
     sys.meta_path.insert(0, _ProbeBeforeMindSpore())
 
 
-# Collected first, so under ``pytest -n`` the worker that does not run Ray takes it at once: the speed calibration
-# of the built-in stand-in lands in the session's cache before the Ray tests' cluster copies that cache to its nodes
-# (tests/e2e/test_job_submit.py), and the cluster's smoke main job reads it instead of timing the knobs again on the
-# Ray worker, whose chain of tests is the suite's length (86 s of its 250 s, measured alone).
-FIRST = ("tests/probe/test_calibrate.py::test_calibration_measures_every_supported_knob_on_this_machine",)
-
-
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which names the group in each test's id
 def pytest_collection_modifyitems(items):
     """Under ``pytest -n``: the tests that start Ray run one after another on one worker (two at once are too much
-    for two cores: docs/layout.md#running-the-tests), while the other workers take the rest, ``FIRST`` first."""
+    for two cores: docs/layout.md#running-the-tests), while the other workers take the rest, ``FIRST``
+    (tests/helpers/probe.py) first."""
     for item in items:
         if item.get_closest_marker("ray"):
             item.add_marker(pytest.mark.xdist_group("ray"))

@@ -913,9 +913,10 @@ def test_the_algorithm_name_rule_catches_a_key_and_an_identifier_not_prose(tmp_p
 
 
 def test_the_tests_collected_first_exist_and_come_first(request):
-    """``FIRST`` in tests/conftest.py names tests by id: a rename would leave the suite slower without a word."""
-    from tests.conftest import FIRST
+    """``FIRST`` (tests/helpers/probe.py, ordered by tests/conftest.py) names tests by id: a rename would leave the
+    suite slower without a word."""
     from tests.helpers import REPO
+    from tests.helpers.probe import FIRST
 
     for nodeid in FIRST:
         path, _, name = nodeid.partition("::")
