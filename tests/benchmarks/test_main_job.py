@@ -10,11 +10,15 @@ import pytest
 from tests.helpers.benchmark_scripts import load_benchmark
 
 
-def _folder(root, name, stages, share, answer):
+def _folder(root, name, stages, share, answer, eval_share=0.1, confirm_runs=0):
     folder = root / name
     folder.mkdir()
     (folder / "run_info.json").write_text(json.dumps({"stage_s": {**stages, "export and report": 9.0},
-                                                      "confirm_training_share": share, "confirm_eval_share": 0.1}))
+                                                      "confirm_training_share": share,
+                                                      "confirm_eval_share": eval_share}))
+    (folder / "confirm").mkdir()
+    for i in range(confirm_runs):
+        (folder / "confirm" / f"run-{i}.json").write_text("{}")
     (folder / "best_recipe.json").write_text(json.dumps({"selection": {"reason": f"{answer}: 1.21x per job ..."}}))
     return folder
 
@@ -34,6 +38,24 @@ def test_each_target_is_met_or_missed_by_its_amount(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "(the longest 932 s): MISSED by 332 s" in out and "never above 900 s: MISSED by 32 s" in out
     assert "the same answer in 3 runs of 3: MISSED 2 answers" in out and "(the lowest 0.81): MISSED by 0.09" in out
+    # each miss with its reason: where the longest run's time went, and what the lowest share lost to
+    assert "its confirm stage 687 s; probe, baseline and search 245 s" in out
+    assert "evaluation took 0.10 of the stage, and building, waiting and starting workers 0.09" in out
+
+
+def test_a_share_that_evaluation_alone_keeps_below_the_target_says_so(tmp_path, capsys):
+    """Seed 83's main job (session 26): training 0.83 and evaluation 0.11 of a 1033-s confirm stage of 28 runs."""
+    bench = load_benchmark("main_job")
+    stages = {"probe": 6, "baseline": 45, "search": 258, "confirm": 1033}
+    run = _folder(tmp_path, "seed-83", stages, 0.83, "Use grad_freeze p=0.5 on 2 groups", eval_share=0.11,
+                  confirm_runs=28)
+    bench.main(["--read", str(run)])
+    out = capsys.readouterr().out
+    assert "(the longest 1342 s): MISSED by 742 s (its confirm stage 1033 s: 28 runs, 37 s a run; probe, " \
+           "baseline and search 309 s)" in out
+    assert ("(the lowest 0.83): MISSED by 0.07 (its evaluation on every held-out image alone took 0.11 of the stage, "
+            "so training could be at most 0.89 with nothing else; the rest, 0.06, built, waited and started workers)"
+            in out)
 
 
 def test_a_folder_that_is_not_a_finished_run_is_refused_in_one_line(tmp_path):
