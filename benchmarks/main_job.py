@@ -3,7 +3,8 @@
 README command 1 (``python experiments/resnet.py``) runs once per seed given, one after another, each into its own
 folder; or ``--read`` takes run folders made already (README command 1 in fresh clones, say). Each run's figures come
 from its own folder (run_info.json: the stage times, the confirm stage's training and evaluation shares; best_recipe.json:
-the answer). Printed: one line a run, then each target of issue 62 met or missed, by how much:
+the answer). Printed: one line a run, then each target of issue 62 met or missed, by how much and why (where
+the longest run's stage time went; what the lowest training share lost to evaluation and to the rest):
 
 - the stages (probe, baseline, search, confirm) <= 600 s, and never above 900 s;
 - the same answer in every run;
