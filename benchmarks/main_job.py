@@ -133,7 +133,7 @@ def report(runs: list[dict]) -> list[str]:
               *(rejudged(Path(run["folder"])) for run in runs)]
     totals = [sum(run["stages"].values()) for run in runs]
     worst, answers = max(totals), {run["answer"] for run in runs}
-    shares = [run["share"] for run in runs if run["share"] is not None]
+    shared = [run for run in runs if run["share"] is not None]
     longest = runs[totals.index(worst)]
     lines.append(_target(f"stages <= {TARGET_S:.0f} s in every run (the longest {worst:.0f} s)", worst <= TARGET_S,
                          f"by {worst - TARGET_S:.0f} s ({stage_reason(longest)})"))
@@ -141,11 +141,11 @@ def report(runs: list[dict]) -> list[str]:
     same = len(answers) == 1
     lines.append(_target(f"the same answer in {len(runs)} runs of {len(runs)}", same,
                          f"{len(answers)} answers: {'; '.join(sorted(answers))}"))
-    if shares:
-        low = min(shares)
+    if shared:
+        lowest = min(shared, key=lambda run: run["share"])
+        low = lowest["share"]
         lines.append(_target(f"confirm training share >= {TARGET_SHARE:.2f} (the lowest {low:.2f})",
-                             low >= TARGET_SHARE, f"by {TARGET_SHARE - low:.2f}"
-                             f" ({share_reason(next(run for run in runs if run['share'] == low))})"))
+                             low >= TARGET_SHARE, f"by {TARGET_SHARE - low:.2f} ({share_reason(lowest)})"))
     return lines
 
 
