@@ -208,12 +208,12 @@ def _search_table(outcome: SearchOutcome, started: StartedRun, log: Callable[[st
                         left_out={**(load_run_info(started.output).get("left_out") or {}), **outcome.left_out})
     table = build_results_table([r.to_dict() for r in outcome.records], ray_version=ray.__version__)
     reference = search_reference(table)
-    if reference is not None and len(reference.runs) > 1:
-        runs = ", ".join(f"{sps:.0f}" for sps in reference.runs)
-        apart = max(reference.runs) / min(reference.runs)
-        log(f"search: speed reference: O0's {len(reference.runs)} runs ({runs} samples/s, the baseline stage's and the "
-            f"search's: {apart:.2f}x apart); every searched speed-up is a ratio to their geometric mean, "
-            f"{reference.throughput_sps:.0f} samples/s")
+    if reference is not None and len(reference.runs) > len(reference.pooled):
+        own = ", ".join(f"{sps:.0f}" for sps in reference.pooled)
+        first = reference.runs[0]
+        log(f"search: speed reference: the search's own O0 run(s), {own} samples/s; every searched speed-up is a "
+            f"ratio to {reference.throughput_sps:.0f} samples/s, timed in the search as its trials were (the baseline "
+            f"stage's O0 read {first:.0f} samples/s: {first / reference.throughput_sps:.2f}x of it)")
     return table
 
 

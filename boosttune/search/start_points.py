@@ -1,6 +1,7 @@
 """The search's start points: O0 and MindSpore's presets as this device runs them (each trained once, by its
 equivalence key), then, with ``informed_start``, the variations a person would try first; with
-``remeasure_baseline``, O0 last of them (it trains again there, to re-measure the search's speed reference)."""
+``remeasure_baseline``, O0 first of them (it trains again there: the search's speed reference is timed in the search,
+as its trials are, and every later trial's live speed-up and speed floor read it)."""
 
 from __future__ import annotations
 
@@ -64,16 +65,7 @@ def start_points(report, ctx, base: dict[str, Any], config: ExperimentConfig,
         else:
             start.outside.append(params)
             start.outside_labels.append(label)
-    if config.remeasure_baseline and start.points and start.labels_in_order[0] == "O0":
-        _o0_last(start)
     return start
-
-
-def _o0_last(start: StartPoints) -> None:
-    """O0 trains again among the start points (the search re-measures its reference, :mod:`boosttune.search.tune`):
-    last of them, so its run sits between the baseline stage's and the search's later trials, not beside the former."""
-    start.points.append(start.points.pop(0))
-    start.labels_in_order.append(start.labels_in_order.pop(0))
 
 
 def plan_start(config: ExperimentConfig, output: Path, report: Any, ctx: SpaceContext, base: dict[str, Any],

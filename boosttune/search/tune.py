@@ -107,7 +107,7 @@ def progress_metrics(report: dict[str, Any], baseline_sps: float | None, baselin
 
 def _tune_metrics(report: dict[str, Any], setup: SearchSetup) -> dict[str, Any]:
     """Rank 0's report as Tune gets it: the objective scores added, no nested values (Tune flattens poorly)."""
-    flat = progress_metrics(report, setup.baseline_throughput_sps, setup.baseline_objective, setup.objective)
+    flat = progress_metrics(report, search_throughput_reference(setup), setup.baseline_objective, setup.objective)
     flat.update(_scores(flat, setup))
     return flat
 
@@ -124,7 +124,7 @@ def _report_callback(setup: SearchSetup):
 
 
 def _progress(metrics: dict[str, Any], setup: SearchSetup) -> dict[str, Any]:
-    return progress_metrics(metrics, setup.baseline_throughput_sps, setup.baseline_objective, setup.objective)
+    return progress_metrics(metrics, search_throughput_reference(setup), setup.baseline_objective, setup.objective)
 
 
 def _trial(config: dict[str, Any], setup: SearchSetup) -> None:
@@ -171,9 +171,9 @@ REMEASURED = ".remeasured"
 
 def _remeasures_baseline(spec: RunSpec, first: RunRecord | None, setup: SearchSetup) -> bool:
     """Whether this trial is O0's start point training again: once per search, with ``remeasure_baseline``. Every
-    searched speed-up is a ratio to O0, so one O0 run read on a fast or slow moment moves them all together
-    (benchmarks/search_scale.py: the searched recipes of one main job sat 0.83x to 1.13x of their confirmed
-    per-step speed-ups on average); the results table pools O0's runs (:func:`search_reference`)."""
+    searched speed-up is a ratio to O0 timed in the search, as its trials are: the baseline stage trains O0 without a
+    Tune trial beside it, about 10% faster (2026-12-06), so a ratio to it reads every recipe low
+    (:func:`~boosttune.tables.results.search_reference`)."""
     return (setup.remeasure_baseline and first is not None and first.role == "baseline"
             and spec.preset == first.preset and setup.first_of_key.get(f"{spec.key}{REMEASURED}") is None)
 
@@ -330,16 +330,23 @@ def _too_slow(setup: SearchSetup, last_rung: int) -> Callable[[Any, dict[str, An
 
 
 def o0_speeds(setup: SearchSetup) -> tuple[list[float], bool]:
-    """O0's throughputs the results table will pool, as far as known now, and whether that is all of them: the
-    baseline stage's run, and the search's own O0 run once it finished (``remeasure_baseline``)."""
-    speeds = [float(setup.baseline_throughput_sps)]
+    """O0's throughputs the search's speed-ups are ratios to, as far as known now, and whether that is final: the
+    search's own O0 run once it finished (``remeasure_baseline``: timed in the search, as its trials are;
+    :func:`~boosttune.tables.results.search_reference`), the baseline stage's run until then or without one."""
+    baseline = [float(setup.baseline_throughput_sps)]
     if not setup.remeasure_baseline:
-        return speeds, True
+        return baseline, True
     keys = [key for key, name in setup.presets.items() if name == BASELINE_NAME]
     again = [setup.first_of_key.get(f"{key}{REMEASURED}") for key in keys]
     found = [r.metrics.get("throughput_sps") for r in again if r is not None]
-    speeds += [float(v) for v in found if isinstance(v, (int, float)) and v > 0]
-    return speeds, bool(found)
+    own = [float(v) for v in found if isinstance(v, (int, float)) and v > 0]
+    return (own, True) if own else (baseline, False)
+
+
+def search_throughput_reference(setup: SearchSetup) -> float:
+    """The throughput a search trial's live speed-up is a ratio to (:func:`o0_speeds`, geometric mean)."""
+    speeds, _ = o0_speeds(setup)
+    return speeds[0] if len(speeds) == 1 else math.exp(sum(math.log(v) for v in speeds) / len(speeds))
 
 
 def baseline_curve(setup: SearchSetup) -> BaselineCurve | None:

@@ -81,7 +81,7 @@ def test_the_speed_floor_stops_a_slow_preset_at_once_and_a_slow_searched_trial_o
     from boosttune.search.hooks import Progress
     from boosttune.search.setup import SearchSetup
     from boosttune.search.speed import SpeedFloor, stopped_for_speed
-    from boosttune.search.tune import REMEASURED, _floor_line, _scheduler, o0_speeds
+    from boosttune.search.tune import REMEASURED, _floor_line, _scheduler, o0_speeds, search_throughput_reference
     from boosttune.space import SpaceContext, equivalence_key, preset_params, recipe_from_params
     from boosttune.stats.handoff import MIN_P_ACCEPTABLE, slowest_handed_on
 
@@ -107,10 +107,12 @@ def test_the_speed_floor_stops_a_slow_preset_at_once_and_a_slow_searched_trial_o
     # Before O0's second run: the preset at 0.5x stops, the searched trial at 0.5x goes on (the reference may move)
     assert scheduler.on_trial_result(None, trial("p", slow), result(500.0)) == scheduler.STOP
     assert scheduler.on_trial_result(None, trial("s", searched), result(500.0)) == scheduler.CONTINUE
-    # O0 ran again at 1000 samples/s: the reference is complete; the searched trial stops at its next rung
+    assert search_throughput_reference(setup) == 1000.0  # the baseline stage's, until the search's own O0 is in
+    # O0 ran again in the search at 800 samples/s: the reference is complete and is that run alone (timed as the
+    # trials are); the searched trial stops at its next rung
     setup.first_of_key.put(RunRecord(run_id="o0", role="search", recipe=base, label="O0", status="completed",
-                                     metrics={"throughput_sps": 1000.0}), name=f"{key(o0)}{REMEASURED}")
-    assert o0_speeds(setup) == ([1000.0, 1000.0], True)
+                                     metrics={"throughput_sps": 800.0}), name=f"{key(o0)}{REMEASURED}")
+    assert o0_speeds(setup) == ([800.0], True) and search_throughput_reference(setup) == 800.0
     assert scheduler.on_trial_result(None, trial("e", searched), result(500.0)) == scheduler.CONTINUE  # not the last
     assert scheduler.on_trial_result(None, trial("s", searched), result(500.0, epoch=2)) == scheduler.STOP
     assert scheduler.on_trial_result(None, trial("f", searched), result(1200.0, epoch=2)) == scheduler.CONTINUE
@@ -118,7 +120,7 @@ def test_the_speed_floor_stops_a_slow_preset_at_once_and_a_slow_searched_trial_o
     stopped = {r.run_id: r for r in setup.records}
     assert set(stopped) == {"p", "s"} and all(r.status == "stopped" for r in stopped.values())
     assert stopped["p"].rung == 1 and stopped["s"].rung == 2 and all(map(stopped_for_speed, (r.reason for r in stopped.values())))
-    assert "0.50x O0 at epoch 2" in stopped["s"].reason and "preset all the same" in stopped["p"].reason
+    assert "0.63x O0 at epoch 2" in stopped["s"].reason and "preset all the same" in stopped["p"].reason
     lines: list[str] = []
     Progress(setup, 4, lines.append).on_trial_complete(0, [], SimpleNamespace(
         trial_id="s", config=searched, last_result={**result(500.0, epoch=2), "speedup_vs_baseline": 0.5}))

@@ -52,9 +52,10 @@ def test_speedup_and_delta_against_the_baseline(table):
     assert by_id.loc["t_00004", "reason"] == "trial failed in MindSpore: boom"
 
 
-def test_a_search_that_trained_o0_again_takes_its_ratios_against_both_runs(records):
-    """The baseline stage's O0 run and the search's own (remeasure_baseline) pool into one reference: throughput by
-    geometric mean, objective by mean; a duplicate answered from the baseline is not a third run."""
+def test_a_search_that_trained_o0_again_takes_its_speed_ratios_against_its_own_run(records):
+    """Speed is a ratio to O0 timed in the same stage: the search's own O0 run (remeasure_baseline), not the baseline
+    stage's, which trained without a Tune trial beside it; the objective pools both (mean); a duplicate answered
+    from the baseline is not a third run."""
     again = {**make_record("t_00006", preset="O0", sps=320.0, acc=0.810), "started": 2000.0}
     duplicate = {**make_record("t_00007", preset="O0", sps=500.0, acc=0.800), "status": "duplicate",
                  "duplicate_of": "t_00000"}
@@ -62,13 +63,24 @@ def test_a_search_that_trained_o0_again_takes_its_ratios_against_both_runs(recor
     # The search's O0 record may come first (record files sort by trial id): the baseline is the one started first.
     table = build_results_table([again, *records, duplicate], ray_version=RAY_VERSION).set_index("trial_id")
     reference = search_reference(table.reset_index())
-    assert reference.runs == (500.0, 320.0) and reference.throughput_sps == pytest.approx(400.0)
+    assert reference.runs == (500.0, 320.0) and reference.pooled == (320.0,)
+    assert reference.throughput_sps == 320.0
     assert reference.objective_value == pytest.approx(0.805)
     assert table.index[table["is_baseline"]].tolist() == ["t_00000"]
-    assert table.loc["t_00000", "speedup_vs_baseline"] == pytest.approx(1.25)
-    assert table.loc["t_00006", "speedup_vs_baseline"] == pytest.approx(0.8)
-    assert table.loc["t_00002", "speedup_vs_baseline"] == pytest.approx(600.0 / 400.0)
+    assert table.loc["t_00000", "speedup_vs_baseline"] == pytest.approx(500.0 / 320.0)
+    assert table.loc["t_00006", "speedup_vs_baseline"] == pytest.approx(1.0)
+    assert table.loc["t_00002", "speedup_vs_baseline"] == pytest.approx(600.0 / 320.0)
     assert table.loc["t_00002", "objective_gain"] == pytest.approx(100 * (0.797 - 0.805))
+    # Two O0 runs of the search's own pool by geometric mean; the baseline stage's stays out.
+    third = {**make_record("t_00008", preset="O0", sps=500.0, acc=0.805), "started": 3000.0}
+    both = search_reference(build_results_table([again, third, *records], ray_version=RAY_VERSION))
+    assert both.pooled == (320.0, 500.0) and both.throughput_sps == pytest.approx(400.0)
+
+
+def test_a_search_that_did_not_train_o0_again_reads_the_baseline_stages_run(records):
+    table = build_results_table(records, ray_version=RAY_VERSION)
+    reference = search_reference(table)
+    assert reference.runs == reference.pooled == (500.0,) and reference.throughput_sps == 500.0
 
 
 def test_recipe_and_environment_columns(table):
