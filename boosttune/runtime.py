@@ -2,6 +2,11 @@
 
 oneDNN reads ``ONEDNN_MAX_CPU_ISA`` once, when MindSpore's CPU kernels load: on some CPUs its
 AVX-512 path is ~60x slower for small convolutions than AVX2 (the probe measures and picks).
+
+A Ray worker's CPU threads: Ray sets ``OMP_NUM_THREADS`` from the CPUs a task reserved (one a rank), while MindSpore
+sizes its kernel thread pool from the machine; the run decides both from the cores its job would have
+(:func:`boosttune.execution.capacity.rank_threads`) and hands the figure to its ranks in ``CPU_THREADS_VAR``, which
+:func:`apply_cpu_threads` sets in MindSpore before the rank's first graph.
 """
 
 from __future__ import annotations
@@ -11,11 +16,37 @@ import os
 import sys
 from typing import Mapping
 
-__all__ = ["RUNTIME_ENV_KEYS", "apply_runtime_env", "current_runtime_env"]
+__all__ = ["CPU_THREADS_VAR", "RUNTIME_ENV_KEYS", "apply_cpu_threads", "apply_runtime_env", "cpu_threads_env",
+           "current_runtime_env"]
 
 logger = logging.getLogger(__name__)
 
 RUNTIME_ENV_KEYS = ("ONEDNN_MAX_CPU_ISA",)
+CPU_THREADS_VAR = "BOOSTTUNE_CPU_THREADS"  # a rank's CPU threads, as the run decided them
+
+
+def cpu_threads_env(threads: int | None) -> dict[str, str]:
+    """What a rank's environment carries for ``threads`` CPU threads (nothing for None: MindSpore's own default)."""
+    if threads is None:
+        return {}
+    return {CPU_THREADS_VAR: str(threads), "OMP_NUM_THREADS": str(threads)}
+
+
+def apply_cpu_threads() -> int | None:
+    """Set MindSpore's CPU kernel threads to what the run decided for this rank (``CPU_THREADS_VAR``); the figure, or
+    None where none was decided. Once a process: MindSpore refuses a second setting, and a warm worker keeps its
+    first."""
+    value = os.environ.get(CPU_THREADS_VAR)
+    if not value:
+        return None
+    threads = int(value)
+    from mindspore.device_context.cpu import op_tuning
+
+    try:
+        op_tuning.threads_num(threads)
+    except RuntimeError:  # "can not be set repeatedly": this process set it for an earlier run (a warm worker)
+        pass
+    return threads
 
 
 def current_runtime_env() -> dict[str, str]:

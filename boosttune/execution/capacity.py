@@ -21,7 +21,7 @@ from boosttune.execution.ray import cluster_address, cluster_nodes, describe_res
 from boosttune.ray_internals import HEAD_NODE_RESOURCE, accelerator_manager, autoscaler_config, reported_node_groups
 
 __all__ = ["Autoscaler", "NodeType", "check_capacity", "check_local_capacity", "check_placeable", "find_autoscaler",
-           "local_resources", "pick_device", "placeable_ranks"]
+           "local_resources", "pick_device", "placeable_ranks", "rank_threads"]
 
 
 def ranks_on(resources: Mapping[str, float], per_rank: Mapping[str, float]) -> int:
@@ -32,6 +32,36 @@ def ranks_on(resources: Mapping[str, float], per_rank: Mapping[str, float]) -> i
 def placeable_ranks(nodes: Iterable[Mapping[str, Any]], per_rank: Mapping[str, float]) -> list[int]:
     """How many ranks of ``per_rank`` each alive node can hold (from its total resources)."""
     return [ranks_on(node.get("Resources", {}), per_rank) for node in nodes if node.get("Alive", True)]
+
+
+@dataclass(frozen=True)
+class RankThreads:
+    """The CPU threads each rank of a run uses (:func:`rank_threads`), and why: ``node_cpus`` shared by ``ranks``."""
+
+    threads: int
+    node_cpus: int
+    ranks: int
+
+    def describe(self) -> str:
+        return (f"each rank runs {self.threads} CPU thread(s) (MindSpore's kernel threads and OMP_NUM_THREADS): its "
+                f"node's {self.node_cpus} core(s) over the run's {self.ranks} rank(s) there, as the job alone on that "
+                "node would use them")
+
+
+def rank_threads(nodes: Iterable[Mapping[str, Any]], per_rank: Mapping[str, float], workers: int) -> RankThreads | None:
+    """The threads a rank uses: the cores of the smallest node that takes a rank, over the ranks of one run Ray packs
+    on it, since boosttune trains one run per node at a time (one trial per CPU node, :func:`~boosttune.execution.
+    cluster.default_concurrency`; a round's runs taking turns train one at a time), as the user's job alone on that
+    node would. Not what Ray reserves: a rank asks for one CPU, so that ranks pack, and Ray would set
+    OMP_NUM_THREADS=1 from it. None when no alive node can take a rank yet (a cluster still to grow)."""
+    held = [(node.get("Resources", {}), count) for node, count in
+            zip([n for n in nodes if n.get("Alive", True)], placeable_ranks(list(nodes), per_rank)) if count > 0]
+    if not held:
+        return None
+    resources, count = min(held, key=lambda pair: pair[0].get("CPU", 0.0))
+    cpus = int(resources.get("CPU", 0.0))
+    ranks = max(1, min(workers, count))
+    return RankThreads(max(1, cpus // ranks), cpus, ranks) if cpus >= 1 else None
 
 
 def check_placeable(nodes: Iterable[Mapping[str, Any]], per_rank: Mapping[str, float], workers: int) -> None:

@@ -34,6 +34,7 @@ from boosttune.execution.ray import connect_ray, worker_resources
 from boosttune.execution.runs import CURVE_KEYS, RunRecord, RunSpec
 from boosttune.files import write_json
 from boosttune.ray_internals import address_and_port, data_parallel_trainer, train_context_file
+from boosttune.runtime import apply_cpu_threads
 from boosttune.trial.runner import run_trial
 from boosttune.tables.states import RunStatus
 
@@ -179,13 +180,14 @@ def init_device(device_target: str, world_size: int) -> dict[str, Any]:
     ids = ray.get_runtime_context().get_accelerator_ids()
     device_id = device_id_for(device_target, os.environ, ids)
     ms.set_context(mode=ms.GRAPH_MODE, device_target=device_target, device_id=device_id)
+    threads = apply_cpu_threads()
     if world_size > 1:
         from mindspore.communication import init
 
         init()
         ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True,
                                      device_num=world_size)
-    placed = {"device_id": device_id}
+    placed = {"device_id": device_id, "cpu_threads": threads}
     if device_target in ACCELERATOR_RESOURCES:
         resource, variable = ACCELERATOR_RESOURCES[device_target]
         placed.update(accelerator_ids=",".join(ids.get(resource, [])), visible_devices=os.environ.get(variable, ""))

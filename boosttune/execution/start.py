@@ -22,7 +22,7 @@ import ray
 
 from boosttune.config.experiment import MAX_DROP
 from boosttune.errors import ConfigError
-from boosttune.execution.capacity import check_capacity, check_local_capacity
+from boosttune.execution.capacity import RankThreads, check_capacity, check_local_capacity, rank_threads
 from boosttune.execution.cluster import (
     WorkerProbe,
     check_shared,
@@ -42,6 +42,7 @@ from boosttune.execution.ray_train import train_in_turns, train_on_slots, train_
 from boosttune.execution.runs import RunRecord, RunSpec
 from boosttune.execution.warm import WarmClient, WarmPool
 from boosttune.files import check_folder, claim_folder
+from boosttune.runtime import cpu_threads_env
 
 __all__ = ["JOB_RUNS", "ROUNDS_ACROSS_SLOTS", "ROUNDS_IN_TURN", "ROUNDS_ONE_BY_ONE", "TURN_CPUS", "RunRequest",
            "StartedRun", "default_output", "output_folder", "start_run"]
@@ -95,6 +96,7 @@ class StartedRun:
     pool: WarmPool | None = None
     client: WarmClient | None = None
     turns: bool = False  # the open pool trains a round's runs at once, their epochs in turn
+    threads: RankThreads | None = None  # a rank's CPU threads (None: MindSpore's default on each node)
 
     @property
     def report(self):
@@ -102,8 +104,10 @@ class StartedRun:
 
     @property
     def env(self) -> dict[str, str]:
-        """The runtime settings the probe chose for this device (MindSpore reads them as it is imported)."""
-        return dict(self.placed.report.runtime_env)
+        """A rank's environment: the runtime settings the probe chose for this device (MindSpore reads them as it is
+        imported) and the CPU threads the run decided (:func:`~boosttune.execution.capacity.rank_threads`)."""
+        return {**self.placed.report.runtime_env,
+                **cpu_threads_env(self.threads.threads if self.threads is not None else None)}
 
     def train(self, spec: RunSpec) -> RunRecord:
         """Train one run on Ray (through the warm pool when it is open) and return its record."""
@@ -218,12 +222,15 @@ def start_run(launch: RunRequest, output: str | Path, *, resume: bool, log: Call
         where = connect_ray(log, runtime_env=code)
         local = where.startswith("a local")
         check_capacity(per_rank, launch.workers, log=log, local=local)  # Ray Train would wait forever
+        threads = rank_threads(ray.nodes(), per_rank, launch.workers)
+        log(f"threads: {threads.describe()}" if threads is not None else
+            "threads: MindSpore's default on each node (no node that takes a rank is up yet)")
         if storage is not None and not local:
             check_shared(storage)  # every node persists there: one that cannot see it would lose its runs
         placed = probe_on_worker(launch.device_target, calibrate=launch.calibrate, per_rank=per_rank,
                                  accelerator_type=launch.accelerator_type, log=log, base=launch.base)
         yield StartedRun(launch=launch, output=output, per_rank=per_rank, storage=storage, local=local, placed=placed,
-                      probe_s=time.perf_counter() - began, checked=checked)
+                      probe_s=time.perf_counter() - began, checked=checked, threads=threads)
 
 
 @contextmanager

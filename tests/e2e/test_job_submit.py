@@ -95,6 +95,8 @@ def test_the_cluster_files_own_job_line_runs_the_smoke_main_job_to_a_report_with
     assert output.parent == cluster["home"] / "boosttune-runs" and output.name.startswith("resnet8-")
     assert (output / "report.html").is_file() and (output / "best_recipe.json").is_file()
     assert "smoke: " in log and "ray: connected to cluster at" in log
+    # Under `ray job submit` as on a local instance: a rank's threads are its node's cores (these nodes hold 1 each).
+    assert "threads: each rank runs 1 CPU thread(s)" in log and "node's 1 core(s) over the run's 1 rank(s)" in log
 
 
 def test_storage_a_node_cannot_see_is_refused_in_one_line_before_anything_trains(cluster, tmp_path, custom_example):

@@ -152,3 +152,24 @@ def test_auto_with_no_cluster_to_join_reads_this_machine_as_ray_would(monkeypatc
     assert capacity.pick_device(lines.append) == "CPU"
     assert lines == ["device: CPU (--device auto: this machine holds no GPU or NPU, and there is no cluster to join; "
                      "--device GPU|Ascend chooses one)"]
+
+
+def test_a_ranks_threads_are_its_nodes_cores_over_the_runs_ranks_there_not_the_cpu_ray_reserved():
+    """One run per node at a time (boosttune's design): a rank uses the cores the job alone would have there."""
+    from boosttune.execution.capacity import rank_threads
+
+    cpu = {"CPU": 1.0}
+    node = lambda cpus, alive=True, **more: {"Alive": alive, "Resources": {"CPU": cpus, **more}}  # noqa: E731
+    # This machine: 2 cores, one rank -> 2 threads (Ray would set OMP_NUM_THREADS=1 from the one CPU reserved).
+    assert rank_threads([node(2)], cpu, 1).threads == 2
+    two = rank_threads([node(2)], cpu, 2)
+    assert (two.threads, two.node_cpus, two.ranks) == (1, 2, 2)
+    # Ranks pack on a node as far as it holds them: 16 cores, 4 ranks -> 4 each; a 3-core node for 2 ranks -> 1.
+    assert rank_threads([node(16)], cpu, 4).threads == 4
+    assert rank_threads([node(3)], cpu, 2).threads == 1
+    # The smallest node that takes a rank decides (the head with no CPUs, a dead node and a GPU node are not it).
+    gpu = {"CPU": 1.0, "GPU": 1.0}
+    assert rank_threads([node(0), node(8, alive=False), node(32, GPU=4), node(16, GPU=8)], gpu, 2).threads == 8
+    assert "each rank runs 8 CPU thread(s)" in rank_threads([node(16, GPU=8)], gpu, 2).describe()
+    # No node that takes a rank is up yet (an autoscaling cluster): MindSpore's default, said by the caller.
+    assert rank_threads([node(0)], gpu, 1) is None and rank_threads([], cpu, 1) is None

@@ -10,10 +10,14 @@ import time
 import numpy as np
 import psutil
 import pytest
+import ray
 
+from boosttune.execution.capacity import rank_threads
+from boosttune.execution.ray import worker_resources
 from boosttune.execution.ray_train import train_run
 from boosttune.execution.runs import RunSpec  # noqa: E402
 from boosttune.execution.warm import WarmPool  # noqa: E402
+from boosttune.runtime import cpu_threads_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
@@ -122,9 +126,13 @@ def test_a_failed_run_or_a_killed_worker_costs_that_worker_only(local_ray, tmp_p
 def test_two_ranks_keep_their_group_from_run_to_run(local_ray, tmp_path):
     """Data parallel on two warm ranks: the second run joins no group again, and both ranks end with the same
     weights (their gradients were averaged at every step, through the group the first run formed)."""
-    with WarmPool(slots=1, num_workers=2, env=local_ray, storage_path=str(tmp_path / "ray")) as pool:
+    # The run decides its ranks' CPU threads (this machine's 2 cores over 2 ranks: 1 each), and each rank sets them.
+    threads = rank_threads(ray.nodes(), worker_resources("CPU"), 2)
+    with WarmPool(slots=1, num_workers=2, env={**local_ray, **cpu_threads_env(threads.threads)},
+                  storage_path=str(tmp_path / "ray")) as pool:
         runs = [_train(pool, f"dp{i}", {**BASE, "epochs": 2, "seed": i}, tmp_path) for i in range(2)]
     assert all(r.status == "completed" and r.metrics["world_size"] == 2 for r in runs), [r.reason for r in runs]
+    assert threads.threads == 1 and all(r.metrics["cpu_threads"] == 1 for r in runs)
     assert runs[0].metrics["pid"] == runs[1].metrics["pid"] and runs[1].metrics["comm_init_s"] == 0
     for run in runs:
         ranks = [np.load(tmp_path / "artifacts" / run.run_id / f"rank{r}.npz") for r in (0, 1)]

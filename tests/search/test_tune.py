@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -76,6 +77,11 @@ def test_search_end_to_end(tmp_path, fresh_ray, capsys, monkeypatch):
     assert last >= 5 and last - first >= 2 and rss_mb < DRIVER_GROWTH_MB and fds < DRIVER_GROWTH_FDS, growth.samples
     records = _records(tmp_path / "run")
     assert records["baseline"]["status"] == "completed" and records["baseline"]["preset"] == "O0"
+    # The run decided its ranks' CPU threads from this machine's cores (not the one CPU Ray reserves), said so, and
+    # every rank ran with them.
+    threads = re.search(r"^threads: each rank runs (\d+) CPU thread\(s\) .*: its node's (\d+) core", said.out, re.M)
+    assert threads and threads[1] == threads[2], said.out[:3000]
+    assert {r["metrics"].get("cpu_threads") for r in records.values() if r["status"] == "completed"} == {int(threads[1])}
     tune_records = [r for k, r in records.items() if k != "baseline"]
     assert len(tune_records) == 4
     # The O0 point of the search trains again (the search re-measures its speed reference), once, first of the start
