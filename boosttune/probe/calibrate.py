@@ -31,6 +31,7 @@ from boosttune.files import write_json
 from boosttune.probe.report import ProbeReport, cache_dir, cpu_name, node_type
 from boosttune.runtime import apply_runtime_env
 from boosttune.space import SpaceContext, preset_params, recipe_from_params
+from boosttune.trial.graphs import GraphCache
 from boosttune.trial.runner import run_trial
 from boosttune.tables.states import RunStatus
 
@@ -174,14 +175,15 @@ def _base_rate(base: dict[str, Any]) -> float:
 
 
 def _measure(params: dict[str, Any], base: dict[str, Any], device_target: str,
-             strict: bool = False) -> tuple[float | None, str]:
-    """Throughput of one short run in this process, or (None, why it failed); ``strict``: a failure raises."""
+             strict: bool = False, graphs: GraphCache | None = None) -> tuple[float | None, str]:
+    """Throughput of one short run in this process, or (None, why it failed); ``strict``: a failure raises.
+    ``graphs``: the calibration's compiled Models: O0 trains between every knob, and compiles once."""
     ctx = SpaceContext(total_steps=STEPS * base.get("epochs", 1), param_count=1000,
                        base_learning_rate=_base_rate(base))
     recipe = recipe_from_params(params, ctx, {**base, "device_target": device_target})
     with tempfile.TemporaryDirectory(prefix="boosttune_speed_") as tmp:
         try:
-            result = run_trial(recipe, work_dir=tmp, log=lambda message: None, evaluate=False)
+            result = run_trial(recipe, work_dir=tmp, log=lambda message: None, evaluate=False, graph_cache=graphs)
         except BoosttuneError as e:
             if strict:
                 raise
@@ -202,12 +204,15 @@ def _measure(params: dict[str, Any], base: dict[str, Any], device_target: str,
 
 @dataclass(frozen=True)
 class _RunSetup:
-    """What every run of one calibration shares: O0's space params, the recipe timed, the device and the log."""
+    """What every run of one calibration shares: O0's space params, the recipe timed, the device, the log, and the
+    compiled O0 Model (:mod:`boosttune.trial.graphs`: the O0 runs between the knobs train it again, not compile it
+    again; the knobs' own graphs are compiled, and timed only once steady)."""
 
     o0: dict[str, Any]
     recipe: dict[str, Any]
     device_target: str
     log: Callable[[str], None]
+    graphs: GraphCache = field(default_factory=lambda: GraphCache(size=1))
 
 
 @dataclass(frozen=True)
@@ -320,7 +325,7 @@ def _first_o0_run(setup: _RunSetup) -> tuple[_RunSetup, float | None]:
 
 def _time_o0_run(setup: _RunSetup, strict: bool = False) -> float | None:
     """One O0 run's throughput (None: it failed), logged; ``strict``: a failure raises."""
-    sps, why = _measure(setup.o0, setup.recipe, setup.device_target, strict)
+    sps, why = _measure(setup.o0, setup.recipe, setup.device_target, strict, graphs=setup.graphs)
     setup.log(f"  {'O0':<26}" + (f"{sps:.0f} samples/s" if sps is not None else f"failed: {why}"))
     return sps
 

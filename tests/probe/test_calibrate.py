@@ -18,6 +18,7 @@ from boosttune.probe.calibrate import (
     judge,
     slow_knobs,
 )
+from boosttune.trial.graphs import GraphCache
 
 
 def _report(ratios, unclear=()):
@@ -132,8 +133,11 @@ def test_the_calibration_times_knobs_on_a_team_network_outside_the_repository(pr
     monkeypatch.setattr(calibrate, "CALIBRATED", {k: calibrate.CALIBRATED[k] for k in knobs})
     base = {"model": {"entry": "digits_lstm:build", "kwargs": {"hidden": 32, "data_dir": str(project / "data")}},
             "batch_size": 32, "optimizer": {"learning_rate": 0.1}}
+    kept = []  # the calibration's compiled Models: O0 trains between the knobs without compiling again
+    monkeypatch.setattr(calibrate, "GraphCache", lambda size: kept.append(GraphCache(size)) or kept[-1])
     lines: list[str] = []
     report = calibrate.run_calibration(probe_report, base=base, log=lines.append)
+    assert len(kept) == 1 and kept[0].hits >= len(knobs)  # every O0 run after the first
     assert report.measured_on.startswith("digits_lstm:build") and set(report.ratios) == set(knobs)
     assert any("timing 2 knobs on CPU for digits_lstm:build" in line for line in lines)
     assert all(r is None or 0.05 < r < 20 for r in report.ratios.values()) and report.baseline_sps > 0
