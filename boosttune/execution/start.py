@@ -114,6 +114,14 @@ class StartedRun:
         return train_run(spec, output=self.output, num_workers=self.launch.workers, env=self.env,
                          storage=self.storage, accelerator_type=self.launch.accelerator_type, pool=self.client)
 
+    @property
+    def one_process(self) -> bool:
+        """Whether a warm slot is one Ray actor rather than a Ray Train group: one CPU rank a run, on a one-node
+        cluster (:mod:`boosttune.execution.warm`)."""
+        launch = self.launch
+        return (launch.workers == 1 and launch.device_target == "CPU"
+                and sum(1 for node in ray.nodes() if node.get("Alive")) == 1)
+
     def interleaves(self, setting: str) -> bool:
         """Whether paired rounds take their epochs in turn: ``setting`` "epochs" or "runs", or "auto": on a one-node CPU
         cluster with warm workers and one rank per run (runs that take turns must share one machine)."""
@@ -153,8 +161,11 @@ class StartedRun:
         if not launch.warm_workers:
             yield None
             return
-        log(f"workers: warm Ray Train worker groups of {launch.workers} rank(s) take run after run "
-            "(MindSpore imported and the device set up once per group)"
+        one_process = self.one_process
+        log((f"workers: warm Ray actors of one CPU rank take run after run (MindSpore imported and the device set up "
+             "once per actor; one process each: on one machine a rank needs no Ray Train group)" if one_process else
+             f"workers: warm Ray Train worker groups of {launch.workers} rank(s) take run after run "
+             "(MindSpore imported and the device set up once per group)")
             + ("; a round's runs train at once, taking their epochs in turn" if turns else
                f"; a round's runs train at once on {slots} slots, each recipe on another slot from round to round"
                if slots > 1 else ""))
@@ -163,7 +174,7 @@ class StartedRun:
                       env=self.env,
                       storage_path=storage, accelerator_type=launch.accelerator_type,
                       cache_graphs=launch.cache_graphs, cpus_per_rank=TURN_CPUS if turns else None,
-                      log=log) as pool:
+                      one_process=one_process, log=log) as pool:
             self.pool, self.client, self.turns = pool, pool.client(), turns
             try:
                 yield pool

@@ -6,6 +6,12 @@ actors, MindSpore's import and the device (and, with several ranks, the communic
 stage and the multi-fidelity rungs make many short runs by design, so that start-up was a third of
 an experiment's wall time.
 
+On one machine, a run of one CPU rank needs no Ray Train group: its slot is one Ray actor (``one_process``), the
+same loop. A Ray Train group is five processes (the rank, its controller, placement-group cleaner, dataset manager and
+synchronization actor), each waking a hundred times a second, which the rank training beside them pays for
+(docs/benchmarks.md, "Idle warm groups"; benchmarks/stage_speed.py). Ray Train keeps every slot that spans nodes or
+holds an accelerator.
+
 Why, and what was measured: docs/design/warm-workers.md.
 """
 
@@ -26,7 +32,7 @@ from boosttune.execution.ray_train import build_trainer, init_device, rank_facts
 from boosttune.trial.graphs import GraphCache
 from boosttune.tables.states import RunStatus
 
-__all__ = ["WarmClient", "WarmPool", "warm_loop_per_worker"]
+__all__ = ["WarmClient", "WarmPool", "WarmRank", "warm_loop_per_worker"]
 
 _CANCEL_POLL_S = 1.0  # how often a warm worker asks whether its run was cancelled (at a step boundary)
 _WAIT_S = 1.0  # a client's long poll
@@ -347,7 +353,10 @@ class WarmPool:
     def __init__(self, *, slots: int, num_workers: int = 1, device_target: str = "CPU",
                  env: dict[str, str] | None = None, storage_path: str | None = None,
                  accelerator_type: str | None = None, cache_graphs: bool = True, cpus_per_rank: float | None = None,
-                 log: Callable[[str], None] = print) -> None:
+                 one_process: bool = False, log: Callable[[str], None] = print) -> None:
+        if one_process and (num_workers != 1 or device_target != "CPU"):
+            raise ValueError("one_process: a slot of one CPU rank only (Ray Train places ranks and accelerators)")
+        self.one_process = one_process  # each slot one Ray actor, not a Ray Train group (see the module docstring)
         self.num_workers = num_workers
         self.cpus_per_rank = cpus_per_rank  # None: the device's (one); less lets slots that take turns share a CPU
         self.cache_graphs = cache_graphs
@@ -410,15 +419,9 @@ class WarmPool:
         generation, failed_starts = 0, 0
         while not self._closing.is_set() and index in self._threads:  # not retired by :meth:`shrink`
             slot = f"{index}.{generation}"
-            trainer = build_trainer({"device_target": self.device_target}, num_workers=self.num_workers,
-                                    env=self.env, storage_path=self.storage_path,
-                                    name=f"warm-{self._id}-slot{slot}", accelerator_type=self.accelerator_type,
-                                    cpus_per_rank=self.cpus_per_rank,
-                                    extra_config={"dispatcher": self._dispatcher, "slot": slot,
-                                                  "cache_graphs": self.cache_graphs},
-                                    train_loop=warm_loop_per_worker)
+            config = {"dispatcher": self._dispatcher, "slot": slot, "cache_graphs": self.cache_graphs}
             try:
-                trainer.fit()
+                self._serve(slot, config)
                 return  # the pool closed
             except Exception as e:  # noqa: BLE001  Ray's report of a run that failed or a worker that died
                 reason = worker_error_reason(e)
@@ -434,6 +437,22 @@ class WarmPool:
                 return
             self.replaced += 1
             generation += 1
+
+    def _serve(self, slot: str, config: dict[str, Any]) -> None:
+        """One slot's worker (a Ray Train group, or one actor with ``one_process``) until the pool closes; raises
+        when a run failed or a worker died."""
+        if not self.one_process:
+            build_trainer({"device_target": self.device_target}, num_workers=self.num_workers, env=self.env,
+                          storage_path=self.storage_path, name=f"warm-{self._id}-slot{slot}",
+                          accelerator_type=self.accelerator_type, cpus_per_rank=self.cpus_per_rank,
+                          extra_config=config, train_loop=warm_loop_per_worker).fit()
+            return
+        rank = WarmRank.options(num_cpus=self.cpus_per_rank if self.cpus_per_rank is not None else 1.0,
+                                name=f"boosttune-warm-{self._id}-slot{slot}").remote()
+        try:
+            ray.get(rank.serve.remote(config, {**self.env, "BOOSTTUNE_DEVICE_TARGET": self.device_target}))
+        finally:
+            ray.kill(rank)  # a run that raised leaves the process alive: the next generation starts afresh
 
     def close(self, timeout: float = 30.0, *, interrupted: bool = False) -> None:
         """Let every worker group end (a run waiting for a worker is failed); wait up to ``timeout`` seconds for them.
@@ -470,12 +489,28 @@ class WarmPool:
         self.close(timeout=10.0 if kind is KeyboardInterrupt else 30.0, interrupted=kind is KeyboardInterrupt)
 
 
-def warm_loop_per_worker(config: dict[str, Any]) -> None:
-    """A warm rank: set the device up once, then train every run the dispatcher hands this slot, until it closes."""
-    import ray.train
+@ray.remote(num_cpus=1)
+class WarmRank:
+    """A warm slot's one rank as one Ray actor (``WarmPool(one_process=True)``): the rank's environment, then
+    :func:`warm_loop_per_worker` as rank 0 of 1."""
 
-    context = ray.train.get_context()
-    rank, world_size = context.get_world_rank(), context.get_world_size()
+    def serve(self, config: dict[str, Any], env: dict[str, str]) -> None:
+        import os
+
+        from boosttune.execution.ray_train import _merge_env
+
+        _merge_env(os.environ, {"GLOG_v": os.environ.get("GLOG_v", "3"), **env})  # before MindSpore loads
+        warm_loop_per_worker(config, rank=0, world_size=1)
+
+
+def warm_loop_per_worker(config: dict[str, Any], rank: int | None = None, world_size: int | None = None) -> None:
+    """A warm rank: set the device up once, then train every run the dispatcher hands this slot, until it closes.
+    ``rank``/``world_size``: given for a one-process slot; else Ray Train's context says them."""
+    if rank is None or world_size is None:
+        from ray import train as ray_train
+
+        context = ray_train.get_context()
+        rank, world_size = context.get_world_rank(), context.get_world_size()
     dispatcher, slot = config["dispatcher"], config["slot"]
     graphs = GraphCache() if config.get("cache_graphs", True) else None
     ray.get(dispatcher.register.remote(ray.get_runtime_context().current_actor))

@@ -1,6 +1,6 @@
 """Whether a stopped search can take Tune's saved state back, and what is left to run when it cannot.
 
-Tune saves its experiment state (the trials, the searcher's queue) after every step (``TUNE_GLOBAL_CHECKPOINT_S=0``,
+Tune saves its experiment state (the trials, the searcher's queue) once a second (``TUNE_GLOBAL_CHECKPOINT_S=1``,
 set by :mod:`boosttune.search.tune`): it writes the files in its staging folder, then copies them over the ones in the
 storage in place. A driver killed during that copy leaves them empty or cut. Ray Tune 2.60's restore then logs
 "Failed to restore the run state", starts the experiment again with the searcher it restored, which counts the trials

@@ -165,6 +165,8 @@ def _trial(config: dict[str, Any], setup: SearchSetup) -> None:
         setup.first_of_key.put(record, name=f"{key}{REMEASURED}")
 
 
+EXPERIMENT_STATE_PERIOD_S = 1  # how often Tune saves its experiment state (seconds; see _run_config)
+
 # Where the search's own O0 run is kept beside the baseline stage's (under the O0 key, in the dedup store).
 REMEASURED = ".remeasured"
 
@@ -417,8 +419,12 @@ def _run_config(config: ExperimentConfig, setup: SearchSetup, tune_root: str, lo
     )
     # Tune saves its experiment state (which trials exist, the searcher's queue) on its own period, 10 s or more;
     # a driver killed between a trial's end and that save resumed into a search that suggested the trial again.
-    # Saving at every step costs little at these trial counts and leaves no such window.
-    os.environ.setdefault("TUNE_GLOBAL_CHECKPOINT_S", "0")
+    # Once a second leaves a window shorter than any trial's training (a trial added and ended within it is a
+    # duplicate or a replay, answered again from its record). Not at every step (0): Tune's loop steps ten times a
+    # second, and saving at each took 4% of a core in the driver, at nice 0, beside the training ranks
+    # (benchmarks/stage_speed.py's search condition, 2026-12-07: the driver's CPU 3.2-3.6 s over 36 s at every
+    # step, 2.1 s once in 5 s).
+    os.environ.setdefault("TUNE_GLOBAL_CHECKPOINT_S", str(EXPERIMENT_STATE_PERIOD_S))
     return run_config
 
 

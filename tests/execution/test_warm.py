@@ -50,7 +50,8 @@ def _train(pool: WarmPool, run_id: str, recipe: dict, tmp_path, **kwargs):
 
 
 def _train_workers() -> list[psutil.Process]:
-    return [p for p in psutil.process_iter(["cmdline"]) if "RayTrainWorker" in " ".join(p.info["cmdline"] or [])]
+    return [p for p in psutil.process_iter(["cmdline"])
+            if any(name in " ".join(p.info["cmdline"] or []) for name in ("RayTrainWorker", "WarmRank"))]
 
 
 def test_one_warm_worker_takes_20_alternating_recipes_and_a_cancelled_run_and_none_leaks(local_ray, tmp_path):
@@ -101,8 +102,9 @@ def _cancel_after_the_first_epoch(pool: WarmPool, tmp_path):
     return nxt
 
 
-def test_a_failed_run_or_a_killed_worker_costs_that_worker_only(local_ray, tmp_path):
-    with WarmPool(slots=1, env=local_ray, storage_path=str(tmp_path / "ray")) as pool:
+@pytest.mark.parametrize("one_process", [False, True], ids=["ray-train-group", "one-actor"])
+def test_a_failed_run_or_a_killed_worker_costs_that_worker_only(local_ray, tmp_path, one_process):
+    with WarmPool(slots=1, env=local_ray, storage_path=str(tmp_path / "ray"), one_process=one_process) as pool:
         first = _train(pool, "first", BASE, tmp_path)
         # LessBN's gradient centralisation has no CPU kernel: MindSpore raises inside the run
         bad = _train(pool, "bad", {**BASE, "boost_level": "O1",
