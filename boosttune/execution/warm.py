@@ -1,16 +1,11 @@
-"""Warm workers: Ray Train worker groups that outlive one run and take the next.
+"""Warm workers: Ray Train worker groups that outlive one run and take the next (on one machine, for one CPU rank,
+one Ray actor each: ``one_process``).
 
 A fresh Ray Train run pays, every time, for Ray Train's controller, a placement group, the worker
 actors, MindSpore's import and the device (and, with several ranks, the communication group): about
 9 s outside the worker and 4-5 s inside it on the 2-core machine, for runs of 30-40 s. The confirm
 stage and the multi-fidelity rungs make many short runs by design, so that start-up was a third of
 an experiment's wall time.
-
-On one machine, a run of one CPU rank needs no Ray Train group: its slot is one Ray actor (``one_process``), the
-same loop. A Ray Train group is five processes (the rank, its controller, placement-group cleaner, dataset manager and
-synchronization actor), each waking a hundred times a second, which the rank training beside them pays for
-(docs/benchmarks.md, "Idle warm groups"; benchmarks/stage_speed.py). Ray Train keeps every slot that spans nodes or
-holds an accelerator.
 
 Why, and what was measured: docs/design/warm-workers.md.
 """
