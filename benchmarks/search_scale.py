@@ -27,14 +27,14 @@ def scale_rows(folder: Path) -> list[tuple[str, float, float]]:
     summary = pd.read_csv(folder / "summary.csv")
     rows = []
     for _, row in summary.iterrows():
-        if row["recipe"] == "O0" or not math.isfinite(float(row["speedup"])):
+        if row["recipe"] == "O0" or not math.isfinite(float(row["step_speedup"])):
             continue
         trial = _TRIAL_ID.search(str(row["recipe"]))
         same = (search["trial_id"] == trial.group(1)) if trial else \
             (search["label"] == row["recipe"]) | (search["preset"] == row["recipe"])
         hit = search[same & search["speedup_vs_baseline"].notna()]
         if len(hit):
-            rows.append((str(row["recipe"]), float(hit["speedup_vs_baseline"].iloc[0]), float(row["speedup"])))
+            rows.append((str(row["recipe"]), float(hit["speedup_vs_baseline"].iloc[0]), float(row["step_speedup"])))
     return rows
 
 

@@ -59,7 +59,7 @@ class Progress(tune.Callback):
         how = (f"stopped at epoch {epoch}/{epochs}" if epoch is not None and epoch < epochs
                and not result.get("final") and not result.get("replayed") else
                f"same recipe as {result['duplicate_of']}" if result.get("duplicate_of") else
-               "trained again (the search's speed reference pools it with the baseline stage's run)" if o0 else
+               "trained again (the search's speed reference: timed in the search, as its trials are)" if o0 else
                "finished")
         if how.startswith("stopped"):
             record = self.search.records.get(trial.trial_id)

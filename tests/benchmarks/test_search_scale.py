@@ -16,7 +16,8 @@ def test_each_raced_recipe_is_matched_to_its_search_trial_and_the_scale_printed(
     pd.DataFrame({"trial_id": ["baseline", "ab12cd34", "ef56ab78"], "label": ["O0", "ab12cd34", "grad_freeze p=0.5"],
                   "preset": ["O0", None, None], "speedup_vs_baseline": [1.0, 0.9, 1.1]}).to_parquet(tmp_path / "results.parquet")
     pd.DataFrame({"recipe": ["O0", "less_bn (ab12cd34)", "grad_freeze p=0.5", "not searched"],
-                  "speedup": [1.0, 1.2, 1.1, 1.3]}).to_csv(tmp_path / "summary.csv", index=False)
+                  # summary.csv as save_confirmed writes it (step_speedup: the per-step speed-up)
+                  "step_speedup": [1.0, 1.2, 1.1, 1.3]}).to_csv(tmp_path / "summary.csv", index=False)
     assert search_scale.scale_rows(tmp_path) == [("less_bn (ab12cd34)", 0.9, 1.2), ("grad_freeze p=0.5", 1.1, 1.1)]
     assert search_scale.main([str(tmp_path), str(tmp_path / "missing")]) == 0
     out = capsys.readouterr().out
