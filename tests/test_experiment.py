@@ -42,14 +42,16 @@ def test_a_diverging_baseline_stops_tune_before_the_search_with_a_lower_learning
 @pytest.mark.ray
 def test_the_issues_project_once_fixed_is_searched_confirmed_and_exported_with_no_failed_trial(project, tmp_path):
     """BatchNorm, the team's nn.Adam with two parameter groups, GradientFreeze and LessBN in the search (they
-    rebuild the optimizer): every trial trains, the confirm stage runs, the recipe is exported."""
+    rebuild the optimizer): every trial trains, the confirm stage runs, the recipe is exported. Six trials: the start
+    points take half (O0 trained again as the search's speed reference, O1, an informed GradientFreeze point); with
+    three, O0 and O1 took two and the one draw left could switch both knobs off (CI, 2026-12-07)."""
     import json
 
     import pandas as pd
 
     output = tmp_path / "run"
     done = boosttune(project, "tune", "experiment.yaml", "--set", "base.model.kwargs.optimizer=adam_groups",
-                     "--set", "base.epochs=3", "--set", "search=[grad_freeze, less_bn]", "--set", "num_trials=3",
+                     "--set", "base.epochs=3", "--set", "search=[grad_freeze, less_bn]", "--set", "num_trials=6",
                      "--set", "confirm_seeds=2", "--set", "confirm_mode=fixed", "--set", "confirm_candidates=1",
                      "--set", "confirm_screen=1000",
                      "--output", str(output), timeout=500)

@@ -38,7 +38,7 @@ from boosttune.search.hooks import (
     study_left_out,
 )
 from boosttune.search.lossy import CONSTRAINT, UNSETTLED, AvoidLossy, LossyJudge, constrainable
-from boosttune.search.resume import left_to_run, not_recorded, set_aside, state_reads_back
+from boosttune.search.resume import beyond_state, left_to_run, not_recorded, set_aside, state_reads_back
 from boosttune.search.scheduler import NOISE_FLOOR_PT, BaselineCurve, MultiObjectiveASHA
 from boosttune.search.setup import SearchSetup
 from boosttune.search.speed import stopped_for_speed
@@ -167,6 +167,9 @@ def _trial(config: dict[str, Any], setup: SearchSetup) -> None:
 
 EXPERIMENT_STATE_PERIOD_S = 1  # how often Tune saves its experiment state (seconds; see _run_config)
 
+# The Optuna trial's user attribute naming the Tune trial it was drawn for (its run record's id).
+TUNE_TRIAL_ATTR = "tune_trial_id"
+
 # Where the search's own O0 run is kept beside the baseline stage's (under the O0 key, in the dedup store).
 REMEASURED = ".remeasured"
 
@@ -220,22 +223,40 @@ def _storage(config: ExperimentConfig, output: Path):
         raise ConfigError(f"study_storage: {redact(url)!r} is not a usable database URL ({type(e).__name__})") from None
 
 
-def _fail_stale_trials(storage, study_name: str, log: Callable[[str], None]) -> None:
-    """Once the search has ended, mark FAIL the study's trials still RUNNING: an earlier driver stopped (killed,
-    Ctrl-C) while they trained, and Tune trained them again under other Optuna trials, so the study then holds
-    what the results do. (Done at the end, not on resume: Tune resumes its unfinished trials first.)"""
+def _settle_stale_trials(storage, config: ExperimentConfig, setup: SearchSetup, log: Callable[[str], None]) -> None:
+    """Once the search has ended, settle the study's trials still RUNNING: an earlier driver stopped (killed, Ctrl-C)
+    while they trained or before Tune took their end. One whose run record landed (the Tune trial id it carries,
+    :data:`TUNE_TRIAL_ATTR`) is told that record's result, as OptunaSearch tells a trial's end; the rest are marked
+    FAIL: Tune trained them again under other Optuna trials. The study then holds what the results do. (Done at the
+    end, not on resume: Tune resumes its unfinished trials first.)"""
     import optuna
 
     try:
-        study = optuna.load_study(study_name=study_name, storage=storage)
+        study = optuna.load_study(study_name=config.name, storage=storage)
     except KeyError:  # the driver stopped before the study was created
         return
-    stale = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
-    for trial in stale:
-        study.tell(trial.number, state=optuna.trial.TrialState.FAIL)
-    if stale:
-        log(f"search: {len(stale)} Optuna trial(s) left running by a stopped driver marked failed "
-            f"({', '.join(str(t.number) for t in stale)}); Tune trained them again")
+    metric, _ = tune_metric(config, setup.objective)
+    told, failed = [], []
+    for trial in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
+        record = setup.records.get(str(trial.user_attrs.get(TUNE_TRIAL_ATTR, "")))
+        if record is None or record.role != "search" or record.status == RunStatus.FAILED:
+            study.tell(trial.number, state=optuna.trial.TrialState.FAIL)
+            failed.append(str(trial.number))
+            continue
+        result = {**_progress(record.metrics, setup), **_scores(record.metrics, setup)}
+        if setup.lossy is not None and constrainable(study):
+            live = optuna.trial.Trial(study, trial._trial_id)  # Optuna 5.0 has no public accessor for the id
+            live.set_constraint(CONSTRAINT, setup.lossy.violation(result))
+            if stopped_for_speed(record.reason):
+                live.set_user_attr(UNSETTLED, True)
+        study.tell(trial.number, [result[m] for m in metric] if isinstance(metric, list) else result[metric])
+        told.append(str(trial.number))
+    if told:
+        log(f"search: {len(told)} Optuna trial(s) whose run ended as a stopped driver's Tune saved its state told "
+            f"their recorded result ({', '.join(told)})")
+    if failed:
+        log(f"search: {len(failed)} Optuna trial(s) left running by a stopped driver marked failed "
+            f"({', '.join(failed)}); Tune trained them again")
 
 
 def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, points: list[dict[str, Any]],
@@ -253,7 +274,15 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
     restore, num_samples = resume and tune.Tuner.can_restore(experiment_path), config.num_trials
     if restore and not state_reads_back(experiment_path):
         restore = False
-        num_samples, points, setup = _resume_from_study(config, setup, points, experiment_path, log)
+        num_samples, points, setup = _resume_from_study(
+            config, setup, points, experiment_path, log,
+            why="does not read back whole (a driver stopped while Tune saved it)")
+    elif restore and (late := beyond_state(experiment_path, _search_landed(setup))):
+        restore = False
+        num_samples, points, setup = _resume_from_study(
+            config, setup, points, experiment_path, log,
+            why=f"is older than {len(late)} trial record(s) ({', '.join(late)}: added and ended after Tune last "
+                "saved it; restored, Tune would draw them again)")
     # StartedRun afresh, a seeded sampler would draw its first trials again: its seed moves on by the trials recorded.
     sampler = make_sampler(config.sampler, config.seed + config.num_trials - num_samples, n_startup)
     trainable = tune.with_resources(tune.with_parameters(_trial, setup=setup), trial_driver_resources())
@@ -278,14 +307,21 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
             ),
             run_config=run_config,
         ), output)
-    _fail_stale_trials(storage, config.name, log)
+    _settle_stale_trials(storage, config, setup, log)
     return _outcome(config, setup, output, storage)
 
 
+def _search_landed(setup: SearchSetup) -> dict[str, float]:
+    """Each search record's run id -> when its record landed (the file's time)."""
+    return {record.run_id: setup.records.path(record.run_id).stat().st_mtime
+            for record in setup.records if record.role == "search"}
+
+
 def _resume_from_study(config: ExperimentConfig, setup: SearchSetup, points: list[dict[str, Any]], experiment_path: str,
-            log: Callable[[str], None]) -> tuple[int, list[dict[str, Any]], SearchSetup]:
-    """Tune's saved state does not read back whole (:mod:`boosttune.search.resume`): it is set aside, and the trials
-    the records do not hold start afresh, from the Optuna study; (trials left, start points left, the setup)."""
+                       log: Callable[[str], None], why: str) -> tuple[int, list[dict[str, Any]], SearchSetup]:
+    """Tune's saved state cannot be restored as it is (``why``: :mod:`boosttune.search.resume`): it is set aside, and
+    the trials the records do not hold start afresh, from the Optuna study; (trials left, start points left, the
+    setup)."""
     recorded = [record.key for record in setup.records if record.role == "search"]
 
     def key_of(point: dict[str, Any]) -> str:
@@ -294,9 +330,8 @@ def _resume_from_study(config: ExperimentConfig, setup: SearchSetup, points: lis
     left, points = left_to_run(config.num_trials, recorded, points, key_of)
     outside = not_recorded(setup.outside, recorded, key_of)
     aside = set_aside(experiment_path)
-    log(f"search: Tune's saved state in {experiment_path} does not read back whole (a driver stopped while Tune "
-        f"saved it); set aside in {aside}. The {left} trial(s) that the {len(recorded)} trial records do not hold "
-        "start afresh, from the Optuna study")
+    log(f"search: Tune's saved state in {experiment_path} {why}; set aside in {aside}. The {left} trial(s) that the "
+        f"{len(recorded)} trial records do not hold start afresh, from the Optuna study")
     return left, points, replace(setup, outside=outside)
 
 
@@ -419,8 +454,9 @@ def _run_config(config: ExperimentConfig, setup: SearchSetup, tune_root: str, lo
     )
     # Tune saves its experiment state (which trials exist, the searcher's queue) on its own period, 10 s or more;
     # a driver killed between a trial's end and that save resumed into a search that suggested the trial again.
-    # Once a second leaves a window shorter than any trial's training (a trial added and ended within it is a
-    # duplicate or a replay, answered again from its record). Not at every step (0): Tune's loop steps ten times a
+    # Once a second leaves a window in which a trial can be added and end (a duplicate answered from its twin's
+    # record, a run shorter than a second): its record is then newer than the state, and a resumed search sets the
+    # state aside and goes on from the Optuna study (boosttune.search.resume.beyond_state). Not at every step (0): Tune's loop steps ten times a
     # second, and saving at each took 4% of a core in the driver, at nice 0, beside the training ranks
     # (benchmarks/stage_speed.py's search condition, 2026-12-07: the driver's CPU 3.2-3.6 s over 36 s at every
     # step, 2.1 s once in 5 s).
@@ -454,6 +490,14 @@ class _OptunaSearch(OptunaSearch):
         super().__init__(*args, **kwargs)
         self.judge = judge
         self.records = records  # the search's run records: a stop for speed is marked UNSETTLED
+
+    def suggest(self, trial_id: str) -> dict | None:
+        """OptunaSearch's draw, the Optuna trial marked with Tune's ``trial_id`` (:func:`_settle_stale_trials`)."""
+        config = super().suggest(trial_id)
+        trial = optuna_trial(self, trial_id)
+        if trial is not None and TUNE_TRIAL_ATTR not in trial.user_attrs:
+            trial.set_user_attr(TUNE_TRIAL_ATTR, trial_id)
+        return config
 
     def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
         trial = optuna_trial(self, trial_id)

@@ -388,3 +388,16 @@ def test_a_start_point_outside_the_searched_space_trains_but_is_not_told_to_the_
         (drawn,) = [r for r in resumed.records if r.run_id not in {o.run_id for o in outcome.records}]
         assert drawn.role == "search" and drawn.label not in ("O0", "O1-equivalent")
         assert study.trials[1].state.name == ("FAIL" if drawn.status == "failed" else "COMPLETE")
+        assert study.trials[1].user_attrs["tune_trial_id"] == drawn.run_id  # the record it was drawn for
+
+        # A state saved before the drawn trial was added (it was added and ended within Tune's saving period): its
+        # record is newer than the state. Resumed, the search does not let Tune draw it again: nothing trains.
+        (state,) = sorted((output / "tune" / "outside").glob("experiment_state-*.json"))[-1:]
+        saved = json.loads(state.read_text())
+        saved["trial_data"] = [t for t in saved["trial_data"] if json.loads(t[0])["trial_id"] != drawn.run_id]
+        state.write_text(json.dumps(saved))
+        lines.clear()
+        again = run_search(more, output, setup=setup, points=[o0], resume=True, log=lines.append)
+        assert any(f"is older than 1 trial record(s) ({drawn.run_id}" in line and "The 0 trial(s)" in line
+                   for line in lines), lines
+        assert {r.run_id: r.started for r in again.records} == {r.run_id: r.started for r in resumed.records}
