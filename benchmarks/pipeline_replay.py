@@ -14,9 +14,11 @@ Every replay is one main job made of committed measurements instead of training:
 - **the race** (boosttune.stats.race, the main job's default rules and budget) draws its rounds from the
   table's ten seeds in a random order, each candidate's figure per job at the planned length (or per step, for
   the pipeline as it was), and the answer is its fastest winner, kept only when 5% faster per job (a tie keeps O0).
-  A third arm moves the search's O0 run as much as real searches' references moved (SEARCH_REFERENCE_SD); the
-  fourth, the pipeline now, adds the search's own O0 run (``remeasure_baseline``) and takes the reference as the
-  geometric mean of the two.
+  A third arm, the pipeline now, takes one O0 run as the search's speed reference and moves it as much as real
+  searches' references moved (SEARCH_REFERENCE_SD): since 2026-12-07 that run is the search's own (O0 trained again
+  first among its trials, ``remeasure_baseline``; the baseline stage's run, ~10% faster without a Tune trial beside
+  it, no longer enters: boosttune.tables.results.search_reference); the fourth is the pipeline of 2026-12-06, the
+  reference the geometric mean of both runs.
 
 The truth is out of sample: each table's paired seeds are split in two halves (alternate rounds), a replay searches
 and races on one half and is judged by what the other half shows, per job at the planned length with each recipe's
@@ -517,8 +519,7 @@ def replay_short_job(folder: Path, names: tuple[str, ...], args: argparse.Namesp
     print_truth(whole)
     halves = folds(measured)
     held_out = [truth(halves[1], planned), truth(halves[0], planned)]
-    pipeline = Pipeline("now (the scheduler not replayed)", True, TIE, None, reference_sd=SEARCH_REFERENCE_SD,
-                        reference_runs=2)
+    pipeline = Pipeline("now (the scheduler not replayed)", True, TIE, None, reference_sd=SEARCH_REFERENCE_SD)
     judge(list(halves), held_out, pipeline, planned, whole, args.replays, args.seed)
     return held_out
 
@@ -537,8 +538,7 @@ def replay_workload(tuning: Path, full: Path, args: argparse.Namespace) -> Truth
     whole = truth(long, planned)
     print_truth(whole)
     pipeline = Pipeline("now: the likely acceptable handed on, a per-job race at the full job's length, a 5% tie, "
-                        "O0 trained again in the search", True, TIE, None, reference_sd=SEARCH_REFERENCE_SD,
-                        reference_runs=2)
+                        "the search's own O0 run its reference", True, TIE, None, reference_sd=SEARCH_REFERENCE_SD)
     judge([short], [whole], pipeline, planned, whole, args.replays, args.seed)
     # Its baseline still improving at the end of the tuning job (the team's: +4.64 pt in its last epoch), the pipeline
     # races the planned job itself: the search's table read for speed within the lossy bound, the race on one half of
@@ -546,7 +546,7 @@ def replay_workload(tuning: Path, full: Path, args: argparse.Namespace) -> Truth
     halves = folds(long)
     at_planned = Pipeline("now, its tuning job still improving: the race trains the full job (half its seeds; judged "
                           "by the other half), handed on by speed", True, TIE, None,
-                          reference_sd=SEARCH_REFERENCE_SD, reference_runs=2, read_gain=False)
+                          reference_sd=SEARCH_REFERENCE_SD, read_gain=False)
     judge([(short, halves[0]), (short, halves[1])], [truth(halves[1], planned), truth(halves[0], planned)],
           at_planned, planned, whole, args.replays, args.seed)
     print_why(meta)
@@ -571,11 +571,11 @@ def replay_table(table: Path, args: argparse.Namespace) -> list[Truth]:
                  Pipeline("the scheduler against O0's curve, the likely acceptable handed on, a per-job race, "
                           "a 5% tie (the search's O0 reference as steady as the table's)", True, TIE,
                           search_table_stopper()),
-                 Pipeline(f"the same, the search's one O0 run moving as measured (search_scale.py: "
-                          f"{SEARCH_REFERENCE_SD:.3f} more log-sd on it)", True, TIE, search_table_stopper(),
-                          reference_sd=SEARCH_REFERENCE_SD),
-                 Pipeline("now: the same, O0 trained again in the search and the reference their geometric mean "
-                          "(remeasure_baseline)", True, TIE, search_table_stopper(),
+                 Pipeline(f"now: the same, the search's own O0 run its reference, moving as measured "
+                          f"(search_scale.py: {SEARCH_REFERENCE_SD:.3f} more log-sd on it)", True, TIE,
+                          search_table_stopper(), reference_sd=SEARCH_REFERENCE_SD),
+                 Pipeline("2026-12-06: the same, the reference the geometric mean of the baseline stage's O0 run and "
+                          "the search's", True, TIE, search_table_stopper(),
                           reference_sd=SEARCH_REFERENCE_SD, reference_runs=2)]
     halves, judged = folds(measured), []
     for planned in args.planned:

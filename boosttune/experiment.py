@@ -208,7 +208,13 @@ def _search_table(outcome: SearchOutcome, started: StartedRun, log: Callable[[st
                         left_out={**(load_run_info(started.output).get("left_out") or {}), **outcome.left_out})
     table = build_results_table([r.to_dict() for r in outcome.records], ray_version=ray.__version__)
     reference = search_reference(table)
-    if reference is not None and len(reference.runs) > len(reference.pooled):
+    if reference is not None and reference.bracketed:
+        timed = [sps for _, sps in sorted(zip(reference.speed_times, reference.pooled))]
+        log(f"search: speed reference: O0 timed in the search before and after its trials, {timed[0]:.0f} and "
+            f"{timed[-1]:.0f} samples/s (the machine {timed[-1] / timed[0] - 1:+.0%} over the search); each searched "
+            f"speed-up is a ratio to O0 at the trial's start, read off the line between them (the baseline stage's "
+            f"O0 read {reference.runs[0]:.0f} samples/s)")
+    elif reference is not None and len(reference.runs) > len(reference.pooled):
         own = ", ".join(f"{sps:.0f}" for sps in reference.pooled)
         first = reference.runs[0]
         log(f"search: speed reference: the search's own O0 run(s), {own} samples/s; every searched speed-up is a "

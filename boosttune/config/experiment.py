@@ -197,10 +197,12 @@ class ExperimentConfig(BaseModel):
         True, description="start from the presets and the variations a person would try first, then let the "
                           "sampler model")
     remeasure_baseline: bool = Field(
-        True, description="train O0 again, first of the search's start points, and take the search's speed-ups "
-                          "against it: timed in the search as its trials are, where the baseline stage's run trained "
-                          "without a Tune trial beside it (false: the start point O0 is answered from the baseline "
-                          "stage, one trial cheaper, and every speed-up is a ratio to that run)")
+        True, description="train O0 again, first of the search's start points and once more as its last run (one "
+                          "run beyond `num_trials`, not told to Optuna), and take each searched speed-up against O0 "
+                          "at the trial's start, read off the line between the two: timed in the search as its "
+                          "trials are, the machine's drift over the search taken out (false: the start point O0 is "
+                          "answered from the baseline stage, two runs cheaper, and every speed-up is a ratio to that "
+                          "run)")
     confirm_seeds: int = Field(
         5, ge=0, description="paired seeds per recipe of a fixed confirm stage; a race's default budget is what that "
                              "stage would cost (0 skips the confirm stage, and the answer then rests on one seed; 5: "

@@ -15,7 +15,7 @@ from ray.tune.search import Searcher
 from boosttune.execution.runs import CURVE_KEYS, RunRecord
 from boosttune.objective import ACCURACY, Objective
 from boosttune.ray_internals import adopt_search_properties
-from boosttune.search.setup import SearchSetup
+from boosttune.search.setup import CLOSING_RUN, SearchSetup
 from boosttune.search.speed import TOO_SLOW, stopped_for_speed
 
 __all__ = ["CancelEnded", "FailureBudget", "FailureStopper", "Progress", "RecordStopped", "UnlearnedFirst", "figures",
@@ -59,6 +59,8 @@ class Progress(tune.Callback):
         how = (f"stopped at epoch {epoch}/{epochs}" if epoch is not None and epoch < epochs
                and not result.get("final") and not result.get("replayed") else
                f"same recipe as {result['duplicate_of']}" if result.get("duplicate_of") else
+               "trained again at the search's end (its speed reference timed after the trials too: the machine's "
+               "drift is taken out)" if o0 and (trial.config or {}).get(CLOSING_RUN) else
                "trained again (the search's speed reference: timed in the search, as its trials are)" if o0 else
                "finished")
         if how.startswith("stopped"):
@@ -195,17 +197,25 @@ _KEPT = ("epoch", "steps", "train_loss", "compile_s", "steady_steps", "throughpu
 
 
 class UnlearnedFirst(Searcher):
-    """A Tune searcher that trains given configs first, unseen by the wrapped searcher, then defers to it.
+    """A Tune searcher that trains given configs first (and ``closing`` ones once ``after`` trials were handed out),
+    unseen by the wrapped searcher, and defers to it in between.
 
-    For start points the searched space cannot draw (a preset that uses a knob measured slow here):
-    they are trained and recorded like any trial, but the sampler does not learn from them, since
-    its space has no parameter for what made them slow.
+    For start points the searched space cannot draw (a preset that uses a knob measured slow here): they are trained
+    and recorded like any trial, but the sampler does not learn from them, since its space has no parameter for what
+    made them slow. For the O0 run that closes the search (the speed reference timed again at its end): the sampler
+    already learned O0 from its start point. With ``lead``, the wrapped searcher's first trial (O0's start point, the
+    reference the closing run brackets the trials with) comes before the given configs.
     """
 
-    def __init__(self, searcher: Searcher, configs: list[dict[str, Any]]) -> None:
+    def __init__(self, searcher: Searcher, configs: list[dict[str, Any]],
+                 closing: list[dict[str, Any]] | None = None, after: int = 0, lead: bool = False) -> None:
         super().__init__()
         self.searcher = searcher
         self.pending = [dict(c) for c in configs]
+        self.closing = [dict(c) for c in closing or ()]
+        self.after = after
+        self.lead = lead  # the wrapped searcher's first trial (O0's start point) before the given configs
+        self.handed = 0  # trials handed out, own and the wrapped searcher's
         self.own: set[str] = set()
         adopt_search_properties(self, searcher)
 
@@ -213,10 +223,19 @@ class UnlearnedFirst(Searcher):
         return self.searcher.set_search_properties(metric, mode, config, **spec)
 
     def suggest(self, trial_id: str):
-        if self.pending:
+        if self.lead and self.handed == 0:
+            config = self.searcher.suggest(trial_id)
+            if isinstance(config, dict):
+                self.handed += 1
+            return config
+        if self.pending or (self.closing and self.handed >= self.after):
             self.own.add(trial_id)
-            return self.pending.pop(0)
-        return self.searcher.suggest(trial_id)
+            self.handed += 1
+            return (self.pending or self.closing).pop(0)
+        config = self.searcher.suggest(trial_id)
+        if isinstance(config, dict):
+            self.handed += 1
+        return config
 
     def on_trial_result(self, trial_id: str, result: dict) -> None:
         if trial_id not in self.own:
@@ -228,7 +247,10 @@ class UnlearnedFirst(Searcher):
 
     # A wrapper (it has .searcher): Tune saves the wrapped searcher itself and this state beside it.
     def get_state(self) -> dict:
-        return {"pending": list(self.pending), "own": set(self.own)}
+        return {"pending": list(self.pending), "own": set(self.own), "closing": list(self.closing),
+                "after": self.after, "handed": self.handed, "lead": self.lead}
 
     def set_state(self, state: dict) -> None:
         self.pending, self.own = list(state["pending"]), set(state["own"])
+        self.closing, self.after = list(state.get("closing", [])), int(state.get("after", 0))
+        self.handed, self.lead = int(state.get("handed", 0)), bool(state.get("lead", False))

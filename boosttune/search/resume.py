@@ -1,19 +1,12 @@
 """Whether a stopped search can take Tune's saved state back, and what is left to run when it cannot.
 
-Tune saves its experiment state (the trials, the searcher's queue) once a second (``TUNE_GLOBAL_CHECKPOINT_S=1``,
-set by :mod:`boosttune.search.tune`): it writes the files in its staging folder, then copies them over the ones in the
-storage in place. A driver killed during that copy leaves them empty or cut. Ray Tune 2.60's restore then logs
-"Failed to restore the run state", starts the experiment again with the searcher it restored, which counts the trials
-it lost as drawn, and the search ends short of ``num_trials`` (seen in tests/e2e/test_faults.py, the driver killed
-just as a trial's record landed). Tune offers no check of its own, so this module reads the files back first: a
-state that does not read back whole is set aside (moved, never deleted), and the search starts afresh for the trials
-its records do not hold, from the Optuna study, which holds every trial told so far.
+Tune saves its experiment state once a second (``TUNE_GLOBAL_CHECKPOINT_S=1``, set by :mod:`boosttune.search.tune`).
+A state a killed driver left cut (:func:`state_reads_back`), or one older than a trial record (:func:`beyond_state`:
+a trial added and ended within the saving period), would make Tune draw trials again past ``num_trials``: such a state
+is set aside (moved, never deleted) and the search starts afresh for the trials its records do not hold, from the
+Optuna study. Tune offers no check of its own.
 
-A state that reads back whole can still be older than the records: a trial Tune added and that ended within one
-saving period (a duplicate answered from its twin's record, a run shorter than the period) has a record that the
-state does not name. Restored, Tune would add that trial again under a new draw, one trial past ``num_trials``
-(tests/e2e/test_faults.py, 7 records for 6). :func:`beyond_state` names such records; the search then takes the same
-way as for an unreadable state.
+Why: docs/design/resume.md.
 """
 
 from __future__ import annotations

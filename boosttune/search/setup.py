@@ -25,7 +25,11 @@ from boosttune.search.speed import SpeedFloor
 from boosttune.space import SpaceContext, equivalence_key, recipe_from_params
 from boosttune.trial.parts import ModelFacts
 
-__all__ = ["SearchSetup", "search_setup", "space_context"]
+__all__ = ["CLOSING_RUN", "SearchSetup", "search_setup", "space_context"]
+
+# The mark on the config of the O0 run that closes the search (its speed reference timed again at the end): a Tune
+# config key, never a param of the space, never told to Optuna.
+CLOSING_RUN = "closing_reference_run"
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,7 @@ class SearchSetup:
     pool: Any = None  # a WarmClient: trials train on the experiment's warm workers; None: a fresh Ray Train run each
     baseline_by_epoch: dict[int, float] = field(default_factory=dict)  # the baseline's objective at each epoch
     lossy_drop: float | None = None  # more than this below O0 at an epoch (gain units) is lossy; None: no such rule
-    remeasure_baseline: bool = False  # O0's start point trains again (once): the search's speed reference pools both
+    remeasure_baseline: bool = False  # O0 trains again, first and last of the search: its speed reference, bracketed
     speed_floor: SpeedFloor | None = None  # a trial too slow for the confirm stage to race stops at its rung; None: no
 
     def __post_init__(self) -> None:
@@ -73,8 +77,10 @@ class SearchSetup:
                           forced=frozenset(self.ctx.enabled))
 
     def spec(self, trial_id: str, params: dict[str, Any]) -> RunSpec:
-        """The run a trial with these params trains."""
-        recipe = recipe_from_params(params, self.ctx, self.base)
+        """The run a trial with these params trains (the closing O0 run's mark, :data:`CLOSING_RUN`, kept in its
+        params, not in its recipe)."""
+        recipe = recipe_from_params({name: value for name, value in params.items() if name != CLOSING_RUN},
+                                    self.ctx, self.base)
         if self.target is not None:
             recipe = recipe.model_copy(update={"target": self.target})
         key = equivalence_key(recipe)

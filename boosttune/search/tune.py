@@ -40,7 +40,7 @@ from boosttune.search.hooks import (
 from boosttune.search.lossy import CONSTRAINT, UNSETTLED, AvoidLossy, LossyJudge, constrainable
 from boosttune.search.resume import beyond_state, left_to_run, not_recorded, set_aside, state_reads_back
 from boosttune.search.scheduler import NOISE_FLOOR_PT, BaselineCurve, MultiObjectiveASHA
-from boosttune.search.setup import SearchSetup
+from boosttune.search.setup import CLOSING_RUN, SearchSetup
 from boosttune.search.speed import stopped_for_speed
 from boosttune.space import define_by_run
 from boosttune.tables.confirm_runs import BASELINE_NAME
@@ -132,6 +132,7 @@ def _trial(config: dict[str, Any], setup: SearchSetup) -> None:
     trial_id = tune.get_context().get_trial_id()
     spec = setup.spec(trial_id, dict(config))
     key = spec.key
+    closing = bool(config.get(CLOSING_RUN))  # O0 timed again at the search's end: trained, never answered
 
     done = setup.records.get(trial_id)
     if done is not None:
@@ -142,7 +143,7 @@ def _trial(config: dict[str, Any], setup: SearchSetup) -> None:
         return
 
     first = setup.first_of_key.get(key)
-    again = _remeasures_baseline(spec, first, setup)
+    again = closing or _remeasures_baseline(spec, first, setup)
     if first is not None and first.run_id != trial_id and not again:  # an equivalent recipe was trained: not twice
         tune.report({**_progress(first.metrics, setup), **_scores(first.metrics, setup),
                      "duplicate_of": first.run_id})
@@ -161,7 +162,7 @@ def _trial(config: dict[str, Any], setup: SearchSetup) -> None:
         raise TrialError(record.reason or "failed")
     if first is None:
         setup.first_of_key.put(record, name=key)
-    if again:
+    if again and not closing:
         setup.first_of_key.put(record, name=f"{key}{REMEASURED}")
 
 
@@ -269,22 +270,24 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
     scheduler = _scheduler(config, setup, single=single)
     tune_root = f"{setup.storage.rstrip('/')}/tune" if setup.storage else str((output / "tune").resolve())
     _log_start(config, setup, metric, n_startup, url, scheduler, log)
-    run_config = _run_config(config, setup, tune_root, log, storage)
+    closing = closing_point(setup, points)
+    total = config.num_trials + bool(closing)  # the trials, and O0 closing the search
+    run_config = _run_config(config, setup, tune_root, log, storage, trials=total)
     experiment_path = f"{tune_root}/{config.name}"
-    restore, num_samples = resume and tune.Tuner.can_restore(experiment_path), config.num_trials
+    restore, num_samples = resume and tune.Tuner.can_restore(experiment_path), total
     if restore and not state_reads_back(experiment_path):
         restore = False
-        num_samples, points, setup = _resume_from_study(
-            config, setup, points, experiment_path, log,
+        num_samples, points, setup, closing = _resume_from_study(
+            config, setup, points, closing, experiment_path, log,
             why="does not read back whole (a driver stopped while Tune saved it)")
     elif restore and (late := beyond_state(experiment_path, _search_landed(setup))):
         restore = False
-        num_samples, points, setup = _resume_from_study(
-            config, setup, points, experiment_path, log,
+        num_samples, points, setup, closing = _resume_from_study(
+            config, setup, points, closing, experiment_path, log,
             why=f"is older than {len(late)} trial record(s) ({', '.join(late)}: added and ended after Tune last "
                 "saved it; restored, Tune would draw them again)")
     # StartedRun afresh, a seeded sampler would draw its first trials again: its seed moves on by the trials recorded.
-    sampler = make_sampler(config.sampler, config.seed + config.num_trials - num_samples, n_startup)
+    sampler = make_sampler(config.sampler, config.seed + total - num_samples, n_startup)
     trainable = tune.with_resources(tune.with_parameters(_trial, setup=setup), trial_driver_resources())
     if restore:
         log(f"search: resuming {experiment_path}")
@@ -293,7 +296,7 @@ def run_search(config: ExperimentConfig, output: Path, *, setup: SearchSetup, po
     elif num_samples:
         # Built only for a new search: OptunaSearch enqueues its start points in the study as it is made, and a
         # restored search (its searcher restored with it) would leave those copies WAITING for ever.
-        searcher = _searcher(config, setup, metric, mode, points, sampler, storage)
+        searcher = _searcher(config, setup, metric, mode, points, sampler, storage, closing, num_samples)
         _fit(tune.Tuner(
             trainable,
             tune_config=tune.TuneConfig(
@@ -317,22 +320,35 @@ def _search_landed(setup: SearchSetup) -> dict[str, float]:
             for record in setup.records if record.role == "search"}
 
 
-def _resume_from_study(config: ExperimentConfig, setup: SearchSetup, points: list[dict[str, Any]], experiment_path: str,
-                       log: Callable[[str], None], why: str) -> tuple[int, list[dict[str, Any]], SearchSetup]:
+def closing_point(setup: SearchSetup, points: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The config of the O0 run that closes the search (``remeasure_baseline``: its speed reference timed again after
+    its trials, :class:`~boosttune.tables.results.Reference`), or None: O0's start point with :data:`CLOSING_RUN`."""
+    if not setup.remeasure_baseline:
+        return None
+    o0 = next((point for point in points if setup.spec("closing", point).preset == BASELINE_NAME), None)
+    return None if o0 is None else {**o0, CLOSING_RUN: True}
+
+
+def _resume_from_study(config: ExperimentConfig, setup: SearchSetup, points: list[dict[str, Any]],
+                       closing: dict[str, Any] | None, experiment_path: str, log: Callable[[str], None],
+                       why: str) -> tuple[int, list[dict[str, Any]], SearchSetup, dict[str, Any] | None]:
     """Tune's saved state cannot be restored as it is (``why``: :mod:`boosttune.search.resume`): it is set aside, and
     the trials the records do not hold start afresh, from the Optuna study; (trials left, start points left, the
-    setup)."""
-    recorded = [record.key for record in setup.records if record.role == "search"]
+    setup, the closing O0 run where it is still to run)."""
+    records = [record for record in setup.records if record.role == "search"]
+    recorded = [record.key for record in records]
+    closed = any(record.params.get(CLOSING_RUN) for record in records)  # trained: counted, not run again
 
     def key_of(point: dict[str, Any]) -> str:
         return setup.spec("start point", point).key
 
-    left, points = left_to_run(config.num_trials, recorded, points, key_of)
+    left, points = left_to_run(config.num_trials + bool(closing or closed), recorded, points, key_of)
+    closing = None if closed or not left else closing
     outside = not_recorded(setup.outside, recorded, key_of)
     aside = set_aside(experiment_path)
     log(f"search: Tune's saved state in {experiment_path} {why}; set aside in {aside}. The {left} trial(s) that the "
         f"{len(recorded)} trial records do not hold start afresh, from the Optuna study")
-    return left, points, replace(setup, outside=outside)
+    return left, points, replace(setup, outside=outside), closing
 
 
 def _scheduler(config: ExperimentConfig, setup: SearchSetup, *, single: bool):
@@ -442,10 +458,10 @@ def _log_start(config: ExperimentConfig, setup: SearchSetup, metric: Any, n_star
 
 
 def _run_config(config: ExperimentConfig, setup: SearchSetup, tune_root: str, log: Callable[[str], None],
-                storage: Any = None):
+                storage: Any = None, trials: int | None = None):
     """Where Tune keeps the experiment, the progress lines, and the failure budget that ends a failing search."""
     budget = FailureBudget(config.max_failure_rate)
-    progress = Progress(setup, config.num_trials, log, storage, config.name)
+    progress = Progress(setup, trials or config.num_trials, log, storage, config.name)
     run_config = tune.RunConfig(
         name=config.name, storage_path=tune_root,
         callbacks=[budget, progress, *([CancelEnded(setup.pool)] if setup.pool else [])],
@@ -465,16 +481,21 @@ def _run_config(config: ExperimentConfig, setup: SearchSetup, tune_root: str, lo
 
 
 def _searcher(config: ExperimentConfig, setup: SearchSetup, metric: Any, mode: Any, points: list[dict[str, Any]],
-              sampler: Any, storage: Any) -> Searcher:
-    """Optuna over the searched space, from the start points; the ones it cannot draw (slow knobs) first. With the
-    lossy rule, the sampler leaves out the algorithms it convicts and every trial carries its ``lossy`` constraint."""
+              sampler: Any, storage: Any, closing: dict[str, Any] | None = None, num_samples: int = 0) -> Searcher:
+    """Optuna over the searched space, from the start points; the ones it cannot draw (slow knobs) first, the O0 run
+    that closes the search (``closing``) last of ``num_samples``. With the lossy rule, the sampler leaves out the
+    algorithms it convicts and every trial carries its ``lossy`` constraint."""
     judge = setup.lossy
     if judge is not None:
         sampler = AvoidLossy(sampler, judge.forced)
     searcher = _OptunaSearch(space=define_by_run(setup.ctx, setup.base), metric=metric, mode=mode,
                              points_to_evaluate=points, sampler=sampler, study_name=config.name, storage=storage,
                              judge=judge, records=setup.records)
-    return UnlearnedFirst(searcher, setup.outside) if setup.outside else searcher
+    if not setup.outside and closing is None:
+        return searcher
+    return UnlearnedFirst(searcher, setup.outside, closing=[closing] if closing else None,
+                          after=max(num_samples - 1, 0), lead=closing is not None and bool(points)
+                          and setup.spec("lead", points[0]).preset == BASELINE_NAME)
 
 
 class _OptunaSearch(OptunaSearch):

@@ -84,9 +84,10 @@ SCHEMA: tuple[Column, ...] = (
     Column("model", "string", "network name"),
     Column("dataset", "string", "data set name"),
     Column("throughput_sps", "float64", "steady-state training throughput, samples per second (warm-up excluded)"),
-    Column("speedup_vs_baseline", "float64", "throughput_sps / O0's: in a search, its own O0 run(s) "
-                                                "(geometric mean; the baseline stage's where it trained none); in a "
-                                                "confirm table, the same round's O0 run"),
+    Column("speedup_vs_baseline", "float64", "throughput_sps / O0's: in a search, its own O0 runs at the run's "
+                                                "start (read off the line between the first and the closing one; "
+                                                "the baseline stage's where it trained none); in a confirm table, "
+                                                "the same round's O0 run"),
     Column("objective", "string", "the metric runs are judged on, the builder's name for it ('acc' for the built-in models)"),
     Column("objective_higher_is_better", "boolean", "the objective's direction"),
     Column("objective_fraction", "boolean", "the objective is a fraction in [0, 1] (accuracy, ...): gains in points"),
@@ -258,17 +259,41 @@ def _o0_runs(table: pd.DataFrame) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class Reference:
-    """What a table's ratios are taken against: throughput from O0's runs in the search's own condition (geometric
-    mean), objective from all its finished O0 runs (mean)."""
+    """What a table's ratios are taken against: throughput from O0's runs in the search's own condition, objective
+    from all its finished O0 runs (mean).
+
+    Where the search timed O0 more than once at known times (at its start and, closing it, at its end), a run's
+    reference is O0 at that run's start, read off the line through O0's runs in log throughput (flat before the first
+    and after the last): the machine's speed drifts over a search (README runs, 2026-12-07: O0 lost 15% over a confirm
+    stage's five rounds, and the search's readings fell from 0.91x to 0.82x of their confirmed figures from its first
+    trials to its last), and a recipe timed late against O0 timed early read that drift as its own. Bracketing the
+    trials with a reference measured before and after them is how drift is taken out of a measurement series
+    (calibration standards run at both ends); ``throughput_sps`` (their geometric mean) remains the search's figure."""
 
     throughput_sps: float
     objective_value: float
     runs: tuple[float, ...]  # each O0 run's throughput, the first started first (the baseline stage's included)
     speed_runs: tuple[float, ...] = ()  # the runs ``throughput_sps`` pools; () read as ``runs``
+    speed_times: tuple[float, ...] = ()  # when each of ``speed_runs`` started (Unix seconds); () where unknown
 
     @property
     def pooled(self) -> tuple[float, ...]:
         return self.speed_runs or self.runs
+
+    @property
+    def bracketed(self) -> bool:
+        """Whether the reference moves with time: O0 timed at two times or more."""
+        return len(self.speed_times) >= 2 and len(set(self.speed_times)) >= 2
+
+    def at(self, started: Any) -> float:
+        """O0's throughput for a run that started at ``started`` (Unix seconds): interpolated between O0's runs in
+        log throughput where they bracket the search, else ``throughput_sps``."""
+        if not self.bracketed or started is None or not np.isfinite(started):
+            return self.throughput_sps
+        order = np.argsort(self.speed_times)
+        times = np.asarray(self.speed_times, dtype=float)[order]
+        logs = np.log(np.asarray(self.speed_runs, dtype=float))[order]
+        return float(np.exp(np.interp(float(started), times, logs)))
 
 
 def search_reference(table: pd.DataFrame) -> Reference | None:
@@ -276,31 +301,45 @@ def search_reference(table: pd.DataFrame) -> Reference | None:
     not a run: answered from another record, it repeats its figures.
 
     Speed is a ratio to O0 timed in the same stage: where the search trained O0 itself (``remeasure_baseline``), its
-    own O0 runs alone, not the baseline stage's, which trained without Tune's trial beside it (seen 2026-12-06: the
-    baseline stage's O0 at 1,878 samples/s, the search's at 1,684; GradientFreeze read 1.12x against the first, 1.25x
-    against the second, 1.27x in the confirm stage). The objective pools every O0 run: accuracy does not move
-    with the stage."""
+    own O0 runs alone (at its start and at its end), not the baseline stage's, which trained apart from the search's
+    trials (seen 2026-12-06: the baseline stage's O0 at 1,878 samples/s, the search's at 1,684; GradientFreeze read
+    1.12x against the first, 1.25x against the second, 1.27x in the confirm stage). The objective pools every O0
+    run: accuracy does not move with the stage."""
     finished = _o0_runs(table)
     if finished.empty:
         return None
     speeds = _speeds(finished)
-    own = _speeds(finished.iloc[1:])  # the first started is the baseline stage's (baseline_row)
+    own_rows = finished.iloc[1:]  # the first started is the baseline stage's (baseline_row)
+    own = _speeds(own_rows)
     pooled_runs = own or speeds
     values = pd.to_numeric(finished["objective_value"], errors="coerce").dropna()
     # one run is its own figure exactly (exp(log(x)) is not always x)
     pooled = (pooled_runs[0] if len(pooled_runs) == 1 else float(np.exp(np.mean(np.log(pooled_runs))))
               if pooled_runs else math.nan)
-    return Reference(pooled, float(values.mean()) if len(values) else math.nan, tuple(speeds), tuple(pooled_runs))
+    times: tuple[float, ...] = ()
+    if own and "started_at" in own_rows:
+        rows = own_rows[_speed_mask(own_rows)]
+        started = pd.to_numeric(rows["started_at"], errors="coerce")
+        if started.notna().all():
+            times = tuple(float(t) for t in started)
+    return Reference(pooled, float(values.mean()) if len(values) else math.nan, tuple(speeds), tuple(pooled_runs),
+                     times)
+
+
+def _speed_mask(runs: pd.DataFrame) -> pd.Series:
+    speeds = pd.to_numeric(runs["throughput_sps"], errors="coerce")
+    return np.isfinite(speeds) & (speeds > 0)
 
 
 def _speeds(runs: pd.DataFrame) -> list[float]:
     speeds = pd.to_numeric(runs["throughput_sps"], errors="coerce")
-    return [float(v) for v in speeds[np.isfinite(speeds) & (speeds > 0)]]
+    return [float(v) for v in speeds[_speed_mask(runs)]]
 
 
 def _with_baseline_ratios(table: pd.DataFrame) -> pd.DataFrame:
-    """Speed-ups and objective gains against the pooled O0 reference (:func:`search_reference`); ``is_baseline`` on
-    the first finished O0 run, the one the experiment trained first."""
+    """Speed-ups and objective gains against the O0 reference (:func:`search_reference`: each run's against O0 at its
+    start where the search bracketed its trials with O0 runs); ``is_baseline`` on the first finished O0 run, the one
+    the experiment trained first."""
     base = baseline_row(table)
     table["speedup_vs_baseline"] = np.nan
     table["objective_gain"] = np.nan
@@ -310,7 +349,11 @@ def _with_baseline_ratios(table: pd.DataFrame) -> pd.DataFrame:
     reference = search_reference(table)
     base_sps, base_value = reference.throughput_sps, reference.objective_value
     if pd.notna(base_sps) and base_sps > 0:
-        table["speedup_vs_baseline"] = table["throughput_sps"] / base_sps
+        if reference.bracketed and "started_at" in table:
+            at = pd.to_numeric(table["started_at"], errors="coerce").map(reference.at)
+            table["speedup_vs_baseline"] = table["throughput_sps"] / at
+        else:
+            table["speedup_vs_baseline"] = table["throughput_sps"] / base_sps
     if pd.notna(base_value):
         objective = table_objective(table)
         table["objective_gain"] = objective.sign * objective.scale * (table["objective_value"] - base_value)

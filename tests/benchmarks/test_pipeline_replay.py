@@ -60,8 +60,8 @@ def test_the_search_view_is_one_seed_read_as_the_search_reads_it(bench, measured
     moved = bench.search_view(measured, np.random.default_rng(3), reference_sd=0.5).set_index("label")
     shared = np.log(moved["speedup_vs_baseline"].drop("O0") / view["speedup_vs_baseline"].drop("O0"))
     assert np.allclose(shared, shared.iloc[0]) and abs(shared.iloc[0]) > 0  # one factor for every recipe
-    # O0 trained again in the search (remeasure_baseline): the reference pools the shifted run with an unshifted one,
-    # so over many searches the shared factor's spread is about half as large
+    # The pipeline of 2026-12-06 (O0 trained again in the search, the reference pooled with the baseline stage's run):
+    # the shifted run pooled with an unshifted one, so over many searches the shared factor's spread is about half
     def shared_sd(runs):
         rng = np.random.default_rng(5)
         factors = []

@@ -148,3 +148,4 @@ def test_a_study_trial_left_running_is_told_its_record_or_failed(tmp_path):
     assert constraints[0] <= 0 < constraints[1], constraints  # 0.3 pt below O0: feasible; 10 pt: beyond the 3 pt
     assert any("2 Optuna trial(s)" in line and "told their recorded result" in line for line in lines), lines
     assert any("2 Optuna trial(s) left running" in line for line in lines), lines
+

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from pathlib import Path
@@ -82,26 +83,31 @@ def test_search_end_to_end(tmp_path, fresh_ray, capsys, monkeypatch):
     threads = re.search(r"^threads: each rank runs (\d+) CPU thread\(s\) .*: its node's (\d+) core", said.out, re.M)
     assert threads and threads[1] == threads[2], said.out[:3000]
     assert {r["metrics"].get("cpu_threads") for r in records.values() if r["status"] == "completed"} == {int(threads[1])}
-    tune_records = [r for k, r in records.items() if k != "baseline"]
-    assert len(tune_records) == 4
-    # The O0 point of the search trains again (the search re-measures its speed reference), once, first of the start
-    # points; every searched speed-up is a ratio to that run, timed in the search as the trials are.
+    tune_records = sorted((r for k, r in records.items() if k != "baseline"), key=lambda r: r["started"])
+    assert len(tune_records) == 5  # the 4 trials, and O0 closing the search
+    # The O0 point of the search trains again (the search re-measures its speed reference), first of the start
+    # points, and once more as the search's last run, unseen by Optuna: each searched speed-up is a ratio to O0 at
+    # the trial's start, read off the line between the two (the machine's drift over the search taken out).
     again = [r for r in tune_records if r["preset"] == "O0"]
-    assert len(again) == 1 and again[0]["status"] == "completed" and not again[0].get("duplicate_of")
-    o0_runs = [records["baseline"]["metrics"]["throughput_sps"], again[0]["metrics"]["throughput_sps"]]
-    assert (f"search: speed reference: the search's own O0 run(s), {o0_runs[1]:.0f} samples/s; every searched "
-            f"speed-up is a ratio to {o0_runs[1]:.0f} samples/s") in said.out
-    assert f"(the baseline stage's O0 read {o0_runs[0]:.0f} samples/s" in said.out
+    assert len(again) == 2 and all(r["status"] == "completed" and not r.get("duplicate_of") for r in again)
+    assert again[1] is tune_records[-1] and again[1]["params"].get("closing_reference_run") is True
+    assert not again[0]["params"].get("closing_reference_run")
+    o0_runs = [records["baseline"]["metrics"]["throughput_sps"], *(r["metrics"]["throughput_sps"] for r in again)]
+    assert (f"search: speed reference: O0 timed in the search before and after its trials, {o0_runs[1]:.0f} and "
+            f"{o0_runs[2]:.0f} samples/s") in said.out
+    assert f"(the baseline stage's O0 read {o0_runs[0]:.0f} samples/s)" in said.out
     assert any(line.startswith("search [") and "O0 (" in line and "trained again" in line
                and "so far: O0" not in line for line in lines)  # never the fastest recipe so far
+    assert any(line.startswith("search [5/5] O0") and "at the search's end" in line for line in lines)
     assert any(r["preset"] == "O1-equivalent" and r["status"] == "completed" for r in tune_records)
     table = load_results(result.results_path)
     assert set(table["trial_id"]) == set(records)
     baseline = table[table["trial_id"] == "baseline"].iloc[0]
-    reference = o0_runs[1]
-    assert baseline["is_baseline"] and baseline["speedup_vs_baseline"] == pytest.approx(o0_runs[0] / reference)
+    assert baseline["is_baseline"] and baseline["speedup_vs_baseline"] == pytest.approx(o0_runs[0] / o0_runs[1])
     o1 = table[table["preset"] == "O1-equivalent"].iloc[0]
-    assert o1["speedup_vs_baseline"] == pytest.approx(o1["throughput_sps"] / reference)
+    (t1, t2), at = (r["started"] for r in again), o1["started_at"]
+    expected = math.exp(math.log(o0_runs[1]) + (at - t1) / (t2 - t1) * math.log(o0_runs[2] / o0_runs[1]))
+    assert t1 < at < t2 and o1["speedup_vs_baseline"] == pytest.approx(o1["throughput_sps"] / expected)
     # Exported recipe: exactly a boost_config_dict boosttune (and so MindSpore) accepts as it is.
     best = json.loads(Path(result.best_config_path).read_text())
     recipe = json.loads(Path(result.best_recipe_path).read_text())
@@ -151,7 +157,7 @@ def _event_tags(path: Path) -> set[str]:
 def _check_report_and_progress(output: Path, result, lines: list[str]) -> None:
     """One line per finished trial in the user's terms; report.md and run_info.json beside the page."""
     progress = [line for line in lines if line.startswith("search [")]
-    assert len(progress) == 4 and progress[-1].startswith("search [4/4] ")
+    assert len(progress) == 5 and progress[-1].startswith("search [5/5] O0")  # 4 trials, O0 closing the search
     assert any("x O0, val_acc" in line for line in progress)
     assert any(line.startswith("search [") and "O1-equivalent" in line for line in progress)
     info = json.loads((output / "run_info.json").read_text())

@@ -77,6 +77,29 @@ def test_a_search_that_trained_o0_again_takes_its_speed_ratios_against_its_own_r
     assert both.pooled == (320.0, 500.0) and both.throughput_sps == pytest.approx(400.0)
 
 
+def test_o0_timed_before_and_after_the_trials_gives_each_trial_o0_at_its_start(records):
+    """The search's O0 at its start (320 samples/s) and at its end (500): the machine drifted. A trial halfway read
+    against O0 halfway in log throughput (400), one before the first O0 run against it, one after the last against
+    that; the figure the search quotes stays their geometric mean."""
+    records[0] = {**records[0], "started": 1000.0}
+    first = {**make_record("t_00006", preset="O0", sps=320.0, acc=0.810), "started": 2000.0}
+    last = {**make_record("t_00008", preset="O0", sps=500.0, acc=0.805), "started": 3000.0}
+    halfway = {**make_record("t_00010", sps=600.0, acc=0.80), "started": 2500.0}
+    early = {**make_record("t_00011", sps=600.0, acc=0.80), "started": 1500.0}
+    late = {**make_record("t_00012", sps=600.0, acc=0.80), "started": 3500.0}
+    table = build_results_table([first, last, halfway, early, late, *records], ray_version=RAY_VERSION)
+    reference = search_reference(table)
+    assert reference.bracketed and reference.speed_times == (2000.0, 3000.0)
+    assert reference.at(2500.0) == pytest.approx(400.0) and reference.throughput_sps == pytest.approx(400.0)
+    speedups = table.set_index("trial_id")["speedup_vs_baseline"]
+    assert speedups["t_00010"] == pytest.approx(1.5)
+    assert speedups["t_00011"] == pytest.approx(600.0 / 320.0) and speedups["t_00012"] == pytest.approx(1.2)
+    assert speedups["t_00006"] == pytest.approx(1.0) and speedups["t_00008"] == pytest.approx(1.0)
+    # a run without a start time reads the geometric mean; one O0 run of the search's own is no bracket
+    assert reference.at(None) == reference.at(float("nan")) == pytest.approx(400.0)
+    assert not search_reference(build_results_table([first, *records], ray_version=RAY_VERSION)).bracketed
+
+
 def test_a_search_that_did_not_train_o0_again_reads_the_baseline_stages_run(records):
     table = build_results_table(records, ray_version=RAY_VERSION)
     reference = search_reference(table)
