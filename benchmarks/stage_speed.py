@@ -12,7 +12,9 @@ A pair, in turn on this machine (its two blocks swap places from pair to pair, t
 - the stages, in one fresh driver process that starts as every boosttune run does (``start_run``: Ray, the probe's
   settings, the ranks' CPU threads) and trains the recipes through each stage's own code:
   - baseline: one run at a time on a warm worker (``StartedRun.train``: the baseline stage);
-  - search: the recipes as the search's Tune trials, Optuna's start points, on that warm worker (``run_search``);
+  - search: the recipes as the search's Tune trials, Optuna's start points, on that warm worker (``run_search``), the
+    baseline stage's O0 handed to it as the experiment hands it: O0 trains again first and closes the search, and a
+    recipe's per-step speed-up is its results table's (against O0 at the trial's start, between those two runs);
   - rounds: one round of every recipe at once, their epochs in turn (``StartedRun.train_round``: the confirm stage,
     and ``bench`` and ``verify`` on one node).
 
@@ -100,7 +102,9 @@ def stages_once(epochs: int, order: list[str]) -> dict[str, Any]:
     from boosttune.execution.start import RunRequest, start_run
     from boosttune.search.setup import SearchSetup
     from boosttune.search.tune import run_search
+    from boosttune.execution.runs import RecordStore
     from boosttune.space import equivalence_key, recipe_from_params
+    from boosttune.tables.results import build_results_table, search_reference
 
     base = main_job_base(epochs)
     ctx, points = recipe_points(base)
@@ -116,23 +120,41 @@ def stages_once(epochs: int, order: list[str]) -> dict[str, Any]:
         out["threads"] = next((line for line in said if line.startswith("threads:")), "")
         with started.warm_pool(quiet):
             began = time.perf_counter()
-            trained = {name: started.train(RunSpec(run_id=f"baseline-{name}", role="baseline",
-                                                   recipe=documents[name], label=name)) for name in order}
+            o0_key = next(k for k, name in keys.items() if name == "O0")
+            trained = {name: started.train(RunSpec(
+                run_id="baseline" if name == "O0" else f"baseline-{name}", role="baseline", recipe=documents[name],
+                label=name, preset="O0" if name == "O0" else None,
+                key=o0_key if name == "O0" else None)) for name in order}
             out["seconds"]["baseline"] = time.perf_counter() - began
             out["baseline"] = {name: record.metrics.get("throughput_sps") for name, record in trained.items()}
             o0 = trained["O0"].metrics
+            # As the experiment hands the search its baseline (boosttune.stages.baseline): O0's start point then
+            # trains again first and closes the search, and the speed-ups are read as the results table reads them.
+            RecordStore(started.output / "dedup").put(trained["O0"], name=o0_key)
             config = parse_experiment({"name": "stage-speed", "base": base, "num_trials": len(order),
-                                       "early_stopping": False, "confirm_seeds": 0, "remeasure_baseline": False})
+                                       "early_stopping": False, "confirm_seeds": 0})
             setup = SearchSetup(base=base, ctx=ctx, env=started.env, workers=1, output=str(started.output),
-                                presets={k: "O0" for k, name in keys.items() if name == "O0"}, labels=dict(keys),
+                                presets={o0_key: "O0"}, labels=dict(keys),
                                 baseline_objective=o0["objective_value"], max_drop=1.0, target=None,
-                                max_concurrent=1, baseline_throughput_sps=o0["throughput_sps"])
+                                max_concurrent=1, baseline_throughput_sps=o0["throughput_sps"],
+                                remeasure_baseline=config.remeasure_baseline)
             setup = replace(setup, pool=started.client)
             began = time.perf_counter()
             outcome = run_search(config, started.output, setup=setup, points=[points[name] for name in order],
                                  resume=False, log=quiet)
             out["seconds"]["search"] = time.perf_counter() - began
-            out["search"] = {keys[r.key]: r.metrics.get("throughput_sps") for r in outcome.records if r.key in keys}
+            table = build_results_table([trained["O0"].to_dict(), *(r.to_dict() for r in outcome.records)],
+                                        ray_version="n/a")
+            reference = search_reference(table)
+            searched = table[table["trial_id"] != "baseline"]
+            by_name = {keys[r.key]: r.run_id for r in outcome.records if r.key in keys and r.key != o0_key}
+            speedups = searched.set_index("trial_id")["speedup_vs_baseline"]
+            out["search"] = {name: float(searched.set_index("trial_id").at[run_id, "throughput_sps"])
+                             for name, run_id in by_name.items()}
+            out["search"]["O0"] = reference.throughput_sps  # the search's own O0 runs (geometric mean)
+            out["search_speedup"] = {name: float(speedups[run_id]) for name, run_id in by_name.items()}
+            out["search_speedup"]["O0"] = 1.0
+            out["search_o0_runs"] = list(reference.pooled)
         with started.warm_pool(quiet, turns=True):
             began = time.perf_counter()
             records = started.train_round([RunSpec(run_id=f"round-{name}", role="confirm", recipe=documents[name],
@@ -175,6 +197,13 @@ def interval(logs: list[float]) -> tuple[float, float, float]:
     return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
 
 
+def stage_speedup(pair: dict[str, Any], stage: str, name: str) -> float:
+    """A recipe's per-step speed-up over O0 as the stage reads it: the search's as its results table reads it (O0 at
+    the trial's start, between the search's first and closing O0 runs), else throughput over the stage's O0."""
+    read = pair.get(f"{stage}_speedup")
+    return float(read[name]) if read and name in read else pair[stage][name] / pair[stage]["O0"]
+
+
 def figures(pairs: list[dict[str, Any]]) -> dict[str, Any]:
     """Per stage: throughput over plain (per recipe and all), the per-step gap, and the wall times."""
     result: dict[str, Any] = {}
@@ -183,9 +212,9 @@ def figures(pairs: list[dict[str, Any]]) -> dict[str, Any]:
                       for name in RECIPES}
         overall = interval([sum(math.log(p[stage][n] / p["plain"][n]) for n in RECIPES) / len(RECIPES)
                             for p in pairs])
-        gaps = {name: interval([math.log(p[stage][name] / p[stage]["O0"]) - math.log(p["plain"][name] / p["plain"]["O0"])
+        gaps = {name: interval([math.log(stage_speedup(p, stage, name)) - math.log(p["plain"][name] / p["plain"]["O0"])
                                 for p in pairs]) for name in RECIPES if name != "O0"}
-        gap = interval([sum(math.log(p[stage][n] / p[stage]["O0"]) - math.log(p["plain"][n] / p["plain"]["O0"])
+        gap = interval([sum(math.log(stage_speedup(p, stage, n)) - math.log(p["plain"][n] / p["plain"]["O0"])
                             for n in RECIPES if n != "O0") / (len(RECIPES) - 1) for p in pairs])
         result[stage] = {"throughput": per_recipe, "throughput_all": overall, "gaps": gaps, "gap": gap,
                          "seconds": [p["seconds"][stage] for p in pairs]}
