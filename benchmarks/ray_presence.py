@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -27,22 +28,19 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+sys.path.insert(0, str(HERE))
+
+from stage_speed import interval, recipes  # noqa: E402  (the main job's recipes and the interval stage_speed prints)
 
 
 def o0_recipe(epochs: int, folder: Path) -> Path:
-    sys.path.insert(0, str(HERE))
-    import stage_speed
-
     path = folder / "o0.json"
-    path.write_text(json.dumps(stage_speed.recipes(epochs)["O0"]))
+    path.write_text(json.dumps(recipes(epochs)["O0"]))
     return path
 
 
 def others_cpu() -> float:
-    """CPU seconds used so far by every process but this one and its children."""
-    import os
-
+    """CPU seconds used so far by every process running now but this one (an ended trial is no longer among them)."""
     import psutil
 
     total = 0.0
@@ -71,30 +69,21 @@ def plain(recipe: Path, folder: Path) -> tuple[float, float, float]:
     return float(found[-1]), seconds, others
 
 
-def interval(logs: list[float]) -> tuple[float, float, float]:
-    n = len(logs)
-    mean = sum(logs) / n
-    if n < 2:
-        return math.exp(mean), float("nan"), float("nan")
-    sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (n - 1))
-    half = _T975.get(n - 1, 2.0) * sd / math.sqrt(n)
-    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=4, help="pairs per arm (default 4)")
     parser.add_argument("--epochs", type=int, default=4, help="epochs of the job (default 4)")
     parser.add_argument("--arms", default="dashboard,no-dashboard", help="which arms, in this order")
     args = parser.parse_args()
+    for arm in args.arms.split(","):
+        if arm not in ("dashboard", "no-dashboard"):
+            parser.error(f"--arms: unknown arm {arm!r}; allowed: dashboard, no-dashboard")
     import ray
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         recipe = o0_recipe(args.epochs, folder)
         for arm in args.arms.split(","):
-            if arm not in ("dashboard", "no-dashboard"):
-                parser.error(f"--arms: unknown arm {arm!r}; allowed: dashboard, no-dashboard")
             ratios, cores = [], []
             for pair in range(args.pairs):
                 ray.init(include_dashboard=arm == "dashboard", log_to_driver=False)

@@ -146,11 +146,10 @@ def stages_once(epochs: int, order: list[str]) -> dict[str, Any]:
             table = build_results_table([trained["O0"].to_dict(), *(r.to_dict() for r in outcome.records)],
                                         ray_version="n/a")
             reference = search_reference(table)
-            searched = table[table["trial_id"] != "baseline"]
+            searched = table[table["trial_id"] != "baseline"].set_index("trial_id")
             by_name = {keys[r.key]: r.run_id for r in outcome.records if r.key in keys and r.key != o0_key}
-            speedups = searched.set_index("trial_id")["speedup_vs_baseline"]
-            out["search"] = {name: float(searched.set_index("trial_id").at[run_id, "throughput_sps"])
-                             for name, run_id in by_name.items()}
+            speedups = searched["speedup_vs_baseline"]
+            out["search"] = {name: float(searched.at[run_id, "throughput_sps"]) for name, run_id in by_name.items()}
             out["search"]["O0"] = reference.throughput_sps  # the search's own O0 runs (geometric mean)
             out["search_speedup"] = {name: float(speedups[run_id]) for name, run_id in by_name.items()}
             out["search_speedup"]["O0"] = 1.0
