@@ -2,6 +2,8 @@
 
     python benchmarks/stage_speed.py                 # pairs until each interval is within +-5% (3 to --max-pairs)
     python benchmarks/stage_speed.py --pairs 3       # exactly 3 pairs
+    python benchmarks/stage_speed.py --pairs 0 --readme-run runs/resnet8-... --team-run ../team/runs/... \
+        --ci-seconds 1213                           # the job-level targets only, from runs made apart
 
 The recipes: O0 and three of different algorithms that run on CPU (GradientFreeze p=0.5 on 2 groups, LessBN, gradient
 accumulation x4), on the main job's network and data (ResNet-8, the 4,096 Fashion-MNIST images boosttune ships, at
@@ -47,6 +49,9 @@ STAGES = ("baseline", "search", "rounds")
 RECIPES = ("O0", "grad_freeze", "less_bn", "grad_accumulation")
 THROUGHPUT_TARGET = 0.9  # a stage's throughput over the plain process's, at least
 GAP_MEAN, GAP_INTERVAL = 0.05, 0.10  # the per-step gap: mean within +-5%, its 95% interval inside +-10%
+STAGES_TARGET_S = 1000.0  # README command 1's stages, probe cached
+CALIBRATION_SHARE_TARGET = 0.15  # a team project's calibration (the probe stage) over its stages, below
+CI_TARGET_S = 20 * 60.0  # .ci/run in a fresh clone, install included
 HALF_WIDTH = 0.05  # the sequential stop: every interval's half-width within +-5% (log scale)
 STEPS_PER_EPOCH = 64  # 4,096 images, batch 64
 
@@ -257,16 +262,66 @@ def report(pairs: list[dict[str, Any]], plain_speedups: dict[str, tuple[float, f
     return lines
 
 
+def stage_seconds(run: Path) -> dict[str, float]:
+    """A boosttune run folder's time per stage, as its run_info.json recorded it (the run's closing line)."""
+    info = json.loads((run / "run_info.json").read_text())
+    if not info.get("stage_s"):
+        raise SystemExit(f"{run}: run_info.json records no stage_s (a run that did not finish its stages)")
+    return {name: float(seconds) for name, seconds in info["stage_s"].items()}
+
+
+def _verdict(ok: bool, miss: str) -> str:
+    return "met" if ok else f"missed by {miss}"
+
+
+def job_report(readme_runs: list[Path], team_runs: list[Path], ci_seconds: float | None) -> list[str]:
+    """The job-level targets, from runs this benchmark did not make: README command 1's stages, a team project's
+    calibration share, CI's wall time. Each is printed with its target, met or missed by how much."""
+    lines = []
+    for run in readme_runs:
+        stages = stage_seconds(run)
+        total = sum(stages.values())
+        lines.append(f"README command 1 {run.name}: stages {total:.0f} s (" + ", ".join(
+            f"{k} {v:.0f}" for k, v in stages.items()) + f"; target <= {STAGES_TARGET_S:.0f} s: "
+            + _verdict(total <= STAGES_TARGET_S, f"{total - STAGES_TARGET_S:.0f} s") + ")")
+    for run in team_runs:
+        stages = stage_seconds(run)
+        total, probe = sum(stages.values()), stages.get("probe", 0.0)
+        share = probe / total if total else float("nan")
+        lines.append(f"team project {run.name}: calibration (the probe stage) {probe:.0f} s of {total:.0f} s of "
+                     f"stages = {100 * share:.1f}% (target < {100 * CALIBRATION_SHARE_TARGET:.0f}%: "
+                     + _verdict(share < CALIBRATION_SHARE_TARGET,
+                                f"{100 * (share - CALIBRATION_SHARE_TARGET):.1f} pt") + ")")
+    if ci_seconds is not None:
+        lines.append(f".ci/run in a fresh clone: {ci_seconds:.0f} s (target <= {CI_TARGET_S:.0f} s: "
+                     + _verdict(ci_seconds <= CI_TARGET_S, f"{ci_seconds - CI_TARGET_S:.0f} s") + ")")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=None, help="exactly this many pairs (default: until precise)")
+    parser.add_argument("--pairs", type=int, default=None, help="exactly this many pairs (default: until precise; 0: only the job-level figures)")
     parser.add_argument("--max-pairs", type=int, default=8, help="at most this many pairs without --pairs")
     parser.add_argument("--epochs", type=int, default=4, help="epochs of every run")
     parser.add_argument("--json", type=Path, default=None, help="write every pair's figures here")
+    parser.add_argument("--readme-run", type=Path, action="append", default=[], metavar="RUN",
+                        help="a README command 1 run folder (runs/...): print its stages against <= 1,000 s")
+    parser.add_argument("--team-run", type=Path, action="append", default=[], metavar="RUN",
+                        help="a team project's run folder, calibration not cached: print the calibration's share "
+                             "of its stages against < 15%%")
+    parser.add_argument("--ci-seconds", type=float, default=None,
+                        help="the wall time of .ci/run in a fresh clone, as timed: print it against <= 20 min")
     parser.add_argument("--stages-once", default=None, help=argparse.SUPPRESS)  # the driver of one pair's stages
     args = parser.parse_args(argv)
     if args.stages_once:
         print(json.dumps(stages_once(args.epochs, args.stages_once.split(","))), flush=True)
+        return 0
+    for run in (*args.readme_run, *args.team_run):
+        if not (run / "run_info.json").is_file():
+            parser.error(f"{run}: no run_info.json there (a boosttune run folder is runs/<name>-<date>-<time>)")
+    job_lines = job_report(args.readme_run, args.team_run, args.ci_seconds)
+    if args.pairs == 0:
+        print("\n".join(job_lines))
         return 0
     env = probe_env()
     documents = recipes(args.epochs)
@@ -292,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
             break
     plain = {name: interval([math.log(p["plain"][name] / p["plain"]["O0"]) for p in pairs])
              for name in RECIPES if name != "O0"}
-    for line in report(pairs, plain):
+    for line in [*report(pairs, plain), *job_lines]:
         print(line)
     return 0
 

@@ -65,3 +65,33 @@ def test_the_search_is_read_as_its_results_table_reads_it(bench):
     pair = {"plain": dict(PLAIN), "search": {**PLAIN, "O0": 2000.0}, "search_speedup": {"grad_freeze": 1.25}}
     assert bench.stage_speedup(pair, "search", "grad_freeze") == pytest.approx(1.25)
     assert bench.stage_speedup(pair, "search", "less_bn") == pytest.approx(2700.0 / 2000.0)
+
+
+def _run_folder(tmp_path, name, stage_s):
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "run_info.json").write_text(__import__("json").dumps({"stage_s": stage_s}))
+    return folder
+
+
+def test_the_job_level_targets_are_read_from_run_folders_and_missed_by_what_they_are_off(bench, tmp_path):
+    fast = _run_folder(tmp_path, "readme-fast", {"probe": 4.2, "baseline": 21.2, "search": 146.4, "confirm": 258.6})
+    slow = _run_folder(tmp_path, "readme-slow", {"probe": 5.0, "baseline": 30.0, "search": 400.0, "confirm": 815.0})
+    team = _run_folder(tmp_path, "team", {"probe": 494.0, "baseline": 30.0, "search": 200.0, "confirm": 271.0})
+    lean = _run_folder(tmp_path, "team-lean", {"probe": 60.0, "baseline": 30.0, "search": 200.0, "confirm": 310.0})
+    lines = bench.job_report([fast, slow], [team, lean], 1213.0)
+    assert "stages 430 s" in lines[0] and lines[0].endswith("met)")
+    assert "stages 1250 s" in lines[1] and "missed by 250 s" in lines[1]
+    assert "494 s of 995 s of stages = 49.6%" in lines[2] and "missed by 34.6 pt" in lines[2]
+    assert "= 10.0%" in lines[3] and lines[3].endswith("met)")
+    assert "1213 s" in lines[4] and "missed by 13 s" in lines[4]
+    assert bench.job_report([], [], 1100.0)[0].endswith("met)")
+
+
+def test_a_folder_that_is_no_run_is_refused_before_any_pair_runs(bench, tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        bench.main(["--pairs", "0", "--readme-run", str(tmp_path)])
+    assert stop.value.code == 2 and "no run_info.json there" in capsys.readouterr().err
+    unfinished = _run_folder(tmp_path, "unfinished", {})
+    with pytest.raises(SystemExit, match="records no stage_s"):
+        bench.main(["--pairs", "0", "--team-run", str(unfinished)])
