@@ -21,6 +21,7 @@ from boosttune.config.experiment import RACE_MIN_SEEDS
 from boosttune.errors import ConfigError
 from boosttune.stats.decisions import Exit
 from boosttune.stats.job import TIE
+from boosttune.stats.sequential import nominal_levels
 from boosttune.stats.race_model import (
     Fit,
     RecordCheck,
@@ -34,6 +35,7 @@ from boosttune.stats.race_model import (
 
 __all__ = ["Bounds", "Noise", "REFERENCE_NOISE", "RULE_SWITCHES", "Race", "RaceRules", "Standing", "claim_level"]
 
+SPENDING_GAMMA = -2.0  # the alpha spending's shape over a candidate's looks (RaceRules.spending_gamma)
 DROP_PRIOR_DF = 4  # the weight of the measured noise in a drop when the race has measured little itself
 UNCHECKED_WEIGHT = 0  # a record's most weight in a claim before the race's runs can check it (CHECK_MIN_DF)
 FUTILITY_LEVEL = 0.2  # one-sided: the optimistic bound a candidate must be unable to show from to be stopped
@@ -94,7 +96,9 @@ class RaceRules:
     drop_confidence: float = 0.90  # one-sided: a drop's upper bound
     noise_df: int = 0
     noise_source: str = REFERENCE_NOISE.source
-    first_look_share: float | None = None  # of a candidate's alpha, spent at its first look; None: as at any other
+    # the Hwang-Shih-DeCani parameter of the alpha spending over a candidate's looks (stats.sequential): 1 spends
+    # early, like Pocock's design, -4 late, like O'Brien-Fleming's; chosen by benchmarks/race_design.py
+    spending_gamma: float = SPENDING_GAMMA
     robust: bool = True  # set aside a run far off the model (race_model); False: least squares on every run
     check_record: bool = True  # the record weighs in a claim only once the race's own runs agree with it
     futility: bool = True  # a candidate that cannot be decided within the budget and the seed cap stops
@@ -122,8 +126,8 @@ class RaceRules:
                 raise ConfigError(f"{name}: must be a finite number > 0 or unset, got {value!r}")
         if self.noise_df < 0:
             raise ConfigError(f"noise_df: must be >= 0, got {self.noise_df}")
-        if self.first_look_share is not None and not 0 < self.first_look_share <= 1:
-            raise ConfigError(f"first_look_share: must be in (0, 1], got {self.first_look_share!r}")
+        if not (math.isfinite(self.spending_gamma) and -20 <= self.spending_gamma <= 20):
+            raise ConfigError(f"spending_gamma: must be a number in [-20, 20], got {self.spending_gamma!r}")
         if not 0 <= self.extension_share < 1:
             raise ConfigError(f"extension_share: must be in [0, 1), got {self.extension_share!r}")
 
@@ -142,16 +146,9 @@ class RaceRules:
             older["extension_share"] = 0.0
         return cls(**{**older, **{k: v for k, v in data.items() if k in known}})
 
-    def spent(self, n: int) -> float:
-        """The share of a candidate's alpha spent by its looks up to ``n`` paired seeds (0 before min_seeds), the
-        share kept for a look past the cap (``extension_share``) left out."""
-        if n < self.min_seeds:
-            return 0.0
-        later = self.max_seeds - self.min_seeds
-        if later == 0:
-            return 1.0 - self.extension_share
-        first = self.first_look_share if self.first_look_share is not None else 1 / (later + 1)
-        return (1.0 - self.extension_share) * min(1.0, first + (1 - first) * (n - self.min_seeds) / later)
+    def looks(self) -> tuple[int, ...]:
+        """The paired-seed counts at which a candidate is looked at, up to the seed cap."""
+        return tuple(range(self.min_seeds, self.max_seeds + 1))
 
     def fits(self, cost: int, runs_spent: int, seconds_spent: float, seconds_per_run: float | None) -> bool:
         """Whether the budget pays for a round of ``cost`` runs."""
@@ -194,11 +191,14 @@ class RaceRules:
 
 
 def claim_level(rules: RaceRules, n: int, candidates: int, winners: int) -> float:
-    """The one-sided level a candidate with ``n`` paired seeds may claim at (Holm over the candidates, the union
-    bound over its looks)."""
+    """The nominal one-sided level a candidate with ``n`` paired seeds may claim at: its share of alpha (Holm over the
+    candidates not yet won, each winner's share passed on, as in Maurer & Bretz's group-sequential Holm), less the
+    share kept for a look past the cap, spent over its looks by the group-sequential boundary, the correlation
+    between looks used (:mod:`boosttune.stats.sequential`)."""
     if n < rules.min_seeds or n > rules.max_seeds:
         return 0.0
-    return rules.alpha / max(1, candidates - winners) * (rules.spent(n) - rules.spent(n - 1))
+    alpha = rules.alpha / max(1, candidates - winners) * (1.0 - rules.extension_share)
+    return nominal_levels(rules.looks(), alpha, rules.spending_gamma)[n - rules.min_seeds]
 
 
 @dataclass(frozen=True)

@@ -238,14 +238,19 @@ def test_no_win_before_min_seeds_even_on_perfect_figures():
     assert race.answer() == "a" and race.standings["a"].seeds == [1, 2, 3]
 
 
-def test_holm_passes_a_winners_share_on_and_spending_sums_to_alpha():
+def test_holm_passes_a_winners_share_on_and_the_looks_spend_alpha_exactly_with_their_correlation():
+    from boosttune.stats.sequential import boundaries, crossing_probabilities
+
     rules = RaceRules(alpha=0.05, min_seeds=3, max_seeds=10)
     assert claim_level(rules, 2, 4, 0) == 0.0 and claim_level(rules, 11, 4, 0) == 0.0
-    assert claim_level(rules, 5, 4, 1) == pytest.approx(claim_level(rules, 5, 4, 0) * 4 / 3)
-    # up to the cap: all but the share kept for one look past it; with that look, all of a candidate's alpha
-    assert sum(claim_level(rules, n, 4, 0) for n in range(1, 12)) == pytest.approx(0.05 / 4 * (1 - EXTENSION_SHARE))
-    plain = RaceRules(alpha=0.05, min_seeds=3, max_seeds=10, extension_share=0.0)
-    assert sum(claim_level(plain, n, 4, 0) for n in range(1, 12)) == pytest.approx(0.05 / 4)
+    assert claim_level(rules, 5, 4, 1) > claim_level(rules, 5, 4, 0)  # a winner's share passes to the others
+    # up to the cap: the family's share less the share kept for one look past it, spent exactly over the 8 looks
+    looks, share = rules.looks(), 0.05 / 4 * (1 - EXTENSION_SHARE)
+    crossing = crossing_probabilities(looks, boundaries(looks, share, rules.spending_gamma))
+    assert sum(crossing) == pytest.approx(share, rel=1e-6)
+    # the union bound's levels, which ignored that the looks share their seeds, summed to the share: these exceed it
+    levels = [claim_level(rules, n, 4, 0) for n in looks]
+    assert sum(levels) > 1.5 * share and all(level < share for level in levels)
 
 
 def _clearly_bad_beside(rules: RaceRules) -> Race:
@@ -369,7 +374,9 @@ def test_past_the_cap_a_recipe_half_a_point_inside_the_margin_is_decided_more_of
     fixed = replace(moving, extension_share=0.0)
     _, won_fixed, runs_fixed = _simulate({"close": (1.2, -0.5)}, fixed, races=300, seed=5)
     _, won_moving, runs_moving = _simulate({"close": (1.2, -0.5)}, moving, races=300, seed=5)
-    assert won_moving["close"] >= won_fixed["close"] + 0.15 and runs_moving > runs_fixed
+    # +0.15 under the union bound; the group-sequential looks decide more of it before the cap, so the look past it
+    # adds less: 0.733 -> 0.843 in this draw (two sd of the difference over 300 races each: about 0.07)
+    assert won_moving["close"] >= won_fixed["close"] + 0.08 and runs_moving > runs_fixed
     nulls = replace(moving, alpha=0.10)
     for name, truth in NULLS.items():
         rate, _, _ = _simulate({name: truth}, nulls, races=400, seed=2)
@@ -402,8 +409,9 @@ def test_run_race_spends_seeds_on_the_undecided_resumes_and_replays_the_same(tmp
     race = replay_race(confirm_table(records), rules, MARGIN)
     assert race.answer() == "fast" and race.standings["slow"].exit == Exit.SLOWER
     assert _by_name(live) == _by_name(race)  # the decision made live is the one its runs give again
-    # 1.02x cannot catch a 1.3x winner: it leaves then, instead of spending the rest of the budget
-    assert race.standings["close"].exit == Exit.BEHIND
+    # 1.02x cannot catch a 1.3x winner: it leaves then (shown faster itself at that look, or behind), instead of
+    # spending the rest of the budget
+    assert race.standings["close"].exit in (Exit.BEHIND, Exit.WON)
     assert race.standings["close"].left_after_round == race.standings["fast"].left_after_round
     # an interrupted race resumes: nothing trained twice, the same decisions
     again: list[str] = []
