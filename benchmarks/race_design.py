@@ -20,7 +20,8 @@ Scenarios (truth per candidate: speed-up per job, accuracy change in points; the
 - team workload: p=0.7 1.27x / +0.16 pt, two more candidates (1.15x / -0.4 pt and 0.8x / 0 pt: assumed, the issue
   names no truth for them), 1.22 pt, no device record (the reference noise, 0 df), the project's 21-run budget.
   Target: an acceptable answer >= 70% at the budget the race says it needs.
-- nulls: four candidates on the boundary (confirm_reliability.NULLS), under every stress. Target: false <= 5%.
+- nulls: four candidates on the boundary (confirm_reliability.NULLS), under every stress, and at the team's noise with
+  no record (36 runs). Target: false <= 5%.
 - runs per race in the null and a clear-cut scenario (2.0x / 0 pt beside three bad ones); the winners' reported
   per-job speed-up over their truth.
 """
@@ -49,22 +50,24 @@ SCENARIOS = {
     "team workload": ({"p=0.7": (1.27, 0.16), "p=0.5": (1.15, -0.4), "O1": (0.8, 0.0)}, (0.067, 1.22), 21, 0),
     "clear-cut 2.0x": ({"planted": (2.0, 0.0), **BESIDE}, (0.067, 0.457), 25, 20),
     "nulls at the boundary": (dict(NULLS["at the boundary"]), (0.067, 0.457), 25, 20),
+    "nulls, no record, 1.22 pt": (dict(NULLS["at the boundary"]), (0.067, 1.22), 36, 0),
 }
 # scenario -> (what is counted, the target's comparison and figure)
 TARGETS = {"main job": ("p=0.5", ">=", 0.75), "0.3 pt inside": ("planted", ">=", 0.60),
            "power 1.15x / -0.3 pt": ("planted", ">=", 0.95), "a tie, 1.03x / 0 pt": ("planted", "<=", 0.25),
-           "team workload": ("acceptable", ">=", 0.70), "nulls at the boundary": ("false", "<=", 0.05)}
+           "team workload": ("acceptable", ">=", 0.70), "nulls at the boundary": ("false", "<=", 0.05),
+           "nulls, no record, 1.22 pt": ("false", "<=", 0.05)}
 
 
-def race_once(truth, noise, prior_df: int, budget: int, gamma: float, rng, stress=STRESSES[0]):
+def race_once(truth, noise, prior_df: int, budget: int, gamma: float, rng, stress=STRESSES[0], cap: int = 10):
     """One race of ``truth``'s candidates to its own end; returns (answer, claimed names, runs, the answer's
-    reported per-job speed-up)."""
+    reported per-job speed-up, the lead it names when undecided or None)."""
     from boosttune.stats.race import REFERENCE_NOISE, Race, RaceRules
 
     prior = noise if prior_df else REFERENCE_NOISE
     design = {"spending_gamma": gamma} if "spending_gamma" in RaceRules.__dataclass_fields__ else {}  # before: union
-    rules = RaceRules(max_runs=budget, speed_noise=prior.speed_sd * stress.record, gain_noise=prior.gain_sd,
-                      noise_df=prior_df, noise_source="planted", **design)
+    rules = RaceRules(max_runs=budget, max_seeds=cap, speed_noise=prior.speed_sd * stress.record,
+                      gain_noise=prior.gain_sd, noise_df=prior_df, noise_source="planted", **design)
     names = list(rng.permutation(list(truth)))
     rounds = planted_rounds(truth, noise, rng, stress)
     race, spent, r = Race(names, rules, MAX_DROP), 0, 0
@@ -79,20 +82,42 @@ def race_once(truth, noise, prior_df: int, budget: int, gamma: float, rng, stres
     race.out_of_budget()
     answer = race.answer()
     reported = race.standings[answer].speedup if answer else 1.0
-    return answer, {w.name for w in race.winners}, spent, reported
+    named = None
+    if answer is None:
+        try:
+            from boosttune.stats.race_plan import lead
+        except ImportError:  # before the undecided answer named a lead
+            lead = None
+        best = lead(race) if lead is not None else None
+        named = best.name if best is not None else None
+    return answer, {w.name for w in race.winners}, spent, reported, named
 
 
-def scenario(name: str, gamma: float, replays: int, seed: int, stress=STRESSES[0]) -> dict:
-    truth, (speed_sd, gain_sd), budget, df = SCENARIOS[name]
+def asked_budget(name: str, gamma: float) -> tuple[int, int]:
+    """The cap and run budget the race asks for at the scenario's noise (boosttune.stats.race_plan), as its answer
+    says once it has measured that noise."""
+    from boosttune.stats.race import Race, RaceRules
+    from boosttune.stats.race_plan import race_plan
+
+    truth, (_, gain_sd), budget, _ = SCENARIOS[name]
+    asked = race_plan(Race(list(truth), RaceRules(max_runs=budget, spending_gamma=gamma), MAX_DROP), gain_sd)
+    return max(10, asked.seeds), asked.runs
+
+
+def scenario(name: str, gamma: float, replays: int, seed: int, stress=STRESSES[0], budget: int | None = None,
+             cap: int = 10) -> dict:
+    truth, (speed_sd, gain_sd), default_budget, df = SCENARIOS[name]
+    budget = budget or default_budget
     noise = SimpleNamespace(speed_sd=speed_sd, gain_sd=gain_sd, source="planted")
     rng = np.random.default_rng(seed)
     acceptable = {n for n, (s, g) in truth.items() if s >= TIE and g > -MAX_DROP}
     bad = {n for n, (s, g) in truth.items() if s <= 1.0 or g <= -MAX_DROP}
     counts = {n: 0 for n in truth}
-    false = found = 0
+    false = found = named_acceptable = 0
     runs, bias = [], []
     for _ in range(replays):
-        answer, claims, spent, reported = race_once(truth, noise, df, budget, gamma, rng, stress)
+        answer, claims, spent, reported, named = race_once(truth, noise, df, budget, gamma, rng, stress, cap)
+        named_acceptable += named in acceptable
         if answer:
             counts[answer] += 1
             bias.append(math.log(reported / truth[answer][0]))
@@ -100,7 +125,7 @@ def scenario(name: str, gamma: float, replays: int, seed: int, stress=STRESSES[0
         false += bool(claims & bad)
         runs.append(spent)
     return {"counts": counts, "acceptable": found, "false": false, "runs": float(np.mean(runs)), "bias": bias,
-            "replays": replays}
+            "replays": replays, "named": named_acceptable}
 
 
 def target_line(name: str, result: dict) -> str:
@@ -134,14 +159,22 @@ def main(argv: list[str] | None = None) -> int:
         winners_bias: list[float] = []
         for name in SCENARIOS:
             replays = args.false_replays if name.startswith("nulls") else args.replays
-            result = scenario(name, gamma, replays, args.seed)
+            cap = 15 if name == "nulls, no record, 1.22 pt" else 10
+            result = scenario(name, gamma, replays, args.seed, cap=cap)
             if name in ("main job", "0.3 pt inside", "power 1.15x / -0.3 pt", "clear-cut 2.0x"):
                 winners_bias += result["bias"]
             counts = ", ".join(f"{n} {100 * c / replays:.1f}%" for n, c in result["counts"].items() if c)
             line = f"{name}: answers {counts or 'none'}; {result['runs']:.1f} runs a race"
             if name in TARGETS:
                 line += "; " + target_line(name, result)
+            if name == "team workload":
+                line += f"; undecided with an acceptable lead named: {share(result['named'], replays)}"
             print(line, flush=True)
+            if name == "team workload" and not math.isnan(gamma):
+                cap, asked = asked_budget(name, gamma)
+                result = scenario(name, gamma, replays, args.seed, budget=asked, cap=cap)
+                print(f"team workload at the budget the race asks at its noise ({asked} runs, cap {cap}): "
+                      f"{result['runs']:.1f} runs a race; " + target_line(name, result), flush=True)
         if args.stresses:
             for stress in STRESSES[1:]:
                 result = scenario("nulls at the boundary", gamma, args.false_replays, args.seed, stress)

@@ -37,6 +37,7 @@ from boosttune.stages.noise import NoiseRecord, RunMode, noise_record
 from boosttune.search.speed import SpeedFloor
 from boosttune.stats.handoff import MIN_P_ACCEPTABLE, slowest_handed_on
 from boosttune.stats.race import REFERENCE_NOISE, Noise, Race, RaceRules
+from boosttune.stats.race_plan import after_race, before_race
 from boosttune.stats.margin import Margin, Tolerance
 
 __all__ = ["ConfirmLength", "ConfirmOutcome", "confirm_length", "confirm_seeds", "default_budget_runs",
@@ -161,12 +162,18 @@ def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, margin: Mar
     log(f"confirm: the noise the race starts from: {noise.text()}"
         + ("; it steers the drops only, and this race's runs are added to the device's record"
            if noise.df == 0 else "; the race's own runs join it"))
+    planned = before_race(Race([c.name for c in candidates if c.name != BASELINE_NAME], rules, margin.value),
+                          noise.gain_sd, noise.df, margin.objective.unit)
+    if planned:
+        log(f"confirm: {planned}")
     log_candidates(candidates, log)
     records, race = run_race(candidates, seeds, store=store, role="confirm", train=train, rules=rules, log=log,
                              margin=margin, train_round=train_round)
     if race is not None:
         if race.record_note():
             log(f"confirm: {race.record_note()}")
+        if after_race(race, margin.objective.unit):
+            log(f"confirm: {after_race(race, margin.objective.unit)}")
         record.add(race, race_id=str(output.resolve()), mode=run_mode(config, turns))
     return ConfirmOutcome(records, rules, race)
 

@@ -368,11 +368,14 @@ class Race:
             standing.gains.append(gain)
 
     def _fits(self, look: int | None = None) -> tuple[Fit, Fit]:
-        """The model of each measure over the rounds run so far (``look``: the first that many)."""
+        """The model of each measure over the rounds run so far (``look``: the first that many). The robust fit reads
+        a run as far off against this workload's record; with none, against the device's reference speed noise only:
+        another network's objective noise never sets a run of this one aside."""
         names, weight = list(self.standings), max(self.rules.noise_df, DROP_PRIOR_DF)
+        gain_prior = self.rules.gain_noise if self.rules.noise_df else None
         return tuple(fit(rounds[:look], names, self.rules.robust, None if noise is None else noise ** 2 / 2, weight)
                      for rounds, noise in ((self._speed_rounds, self.rules.speed_noise),
-                                           (self._gain_rounds, self.rules.gain_noise)))  # type: ignore[return-value]
+                                           (self._gain_rounds, gain_prior)))  # type: ignore[return-value]
 
     def checks(self) -> tuple[RecordCheck, RecordCheck]:
         """The record check of the log speed-up and of the objective gain (``race_model.check_record``)."""
@@ -387,7 +390,11 @@ class Race:
     def _noise(self, speed_fit: Fit, gain_fit: Fit) -> tuple[tuple, tuple]:
         """((claim speed, claim gain), (drop speed, drop gain)), each (sd per run, df): the record weighs in a claim
         when the race's runs agree with it (while unchecked, as much as UNCHECKED_WEIGHT); a record set aside steers
-        the drops as when nothing was measured (the reference speed noise; the race's own gain noise)."""
+        the drops as when nothing was measured. With no record of this workload (``noise_df`` 0: the prior is another
+        network's), the drops read this race's own noise: the device's reference speed noise weighs in only while the
+        race has no degree of freedom of its own (a first round can still drop a clearly slow recipe), and the
+        reference objective noise never does (issue 76: ResNet-8's 0.38 pt dropped a network's recipes whose runs
+        move by 1.2 pt)."""
         checks = self._checks(speed_fit, gain_fit)
         claim, drop = [], []
         for measured, noise, check, reference in ((speed_fit, self.rules.speed_noise, checks[0], REFERENCE_NOISE.speed_sd),
@@ -395,8 +402,13 @@ class Race:
             weight = {"disagrees": 0, "unchecked": min(self.rules.noise_df, UNCHECKED_WEIGHT)}.get(
                 check.state, self.rules.noise_df)
             claim.append(claim_sd(measured, noise, weight))
-            drop.append(pooled_sd(measured, reference, DROP_PRIOR_DF) if check.state == "disagrees" else
-                        pooled_sd(measured, noise, max(self.rules.noise_df, DROP_PRIOR_DF)))
+            if check.state == "disagrees":
+                drop.append(pooled_sd(measured, reference, DROP_PRIOR_DF if measured.df == 0 else 0))
+            elif self.rules.noise_df == 0:
+                own_only = reference is None or measured.df > 0
+                drop.append(pooled_sd(measured, None if own_only else reference, DROP_PRIOR_DF))
+            else:
+                drop.append(pooled_sd(measured, noise, max(self.rules.noise_df, DROP_PRIOR_DF)))
         return tuple(claim), tuple(drop)
 
     def figures(self, name: str, level: float, prior_df: int | None = None) -> tuple[Bounds, Bounds] | None:

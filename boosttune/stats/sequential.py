@@ -21,7 +21,7 @@ from scipy import stats as _st
 
 __all__ = ["boundaries", "crossing_probabilities", "nominal_levels", "spending"]
 
-GRID = 801  # points of the score's density on the continuation region
+GRID = 401  # points of the score's density on the continuation region
 WIDTH = 9.0  # the grid reaches this many sd below the look's mean (the mass past it is below 1e-18)
 
 

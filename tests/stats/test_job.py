@@ -30,7 +30,7 @@ def _recipe(planned: int | None = None) -> dict:
             "planned_epochs": planned}
 
 
-def _train(effects: dict[str, tuple[float, float, float]], noise: float = 0.01):
+def _train(effects: dict[str, tuple[float, float, float]], noise: float = 0.01, acc_noise: float = 0.001):
     """A stand-in for training: per recipe (throughput multiplier, fresh compile s, accuracy delta); O0's graph is
     loaded from the warm worker's cache (0.15 s) after its first run, as the main job's confirm stage sees it."""
 
@@ -44,15 +44,16 @@ def _train(effects: dict[str, tuple[float, float, float]], noise: float = 0.01):
         curve = [{"epoch": e, "train_s": compile_s + e * SAMPLES / sps, "objective_value": 0.84 + delta}
                  for e in range(1, EPOCHS + 1)]
         return RunRecord.from_summary(spec, {"status": "completed", "throughput_sps": sps,
-                                             "objective_value": 0.84 + delta + own.normal(0, 0.001),
+                                             "objective_value": 0.84 + delta + own.normal(0, acc_noise),
                                              "compile_s": compile_s, "graph_cached": cached, "curve": curve,
                                              "world_size": 1, "wall_s": 60.0})
     return train
 
 
-def _confirm(tmp_path, effects, planned=None, seeds=6, rules: RaceRules | None = None):
+def _confirm(tmp_path, effects, planned=None, seeds=6, rules: RaceRules | None = None, acc_noise: float = 0.001):
     candidates = [Candidate(name, {**_recipe(planned), "seed": 0}, "planted") for name in effects]
-    kwargs = dict(store=RecordStore(tmp_path / "runs"), role="confirm", train=_train(effects), log=lambda _: None)
+    kwargs = dict(store=RecordStore(tmp_path / "runs"), role="confirm", train=_train(effects, acc_noise=acc_noise),
+                  log=lambda _: None)
     if rules is None:
         return save_confirmed(run_paired(candidates, list(range(1, seeds + 1)), **kwargs), tmp_path, margin=MARGIN)
     records, race = run_race(candidates, list(range(1, seeds + 1)), rules=rules, margin=MARGIN, **kwargs)
@@ -164,6 +165,24 @@ def test_the_first_screen_states_the_tie_and_the_job(tmp_path):
     alone = _confirm(tmp_path / "alone", {BASELINE_NAME: (1.0, 2.0, 0.0)}, seeds=2)  # the handoff passed nothing
     answer = figures.header_info(report_inputs(confirmed=alone)).answer
     assert answer.startswith("Keep O0: the search found no recipe likely enough to be faster") and "none of the 0" not in answer
+
+
+def test_an_undecided_race_names_the_lead_its_chance_the_command_that_decides_it_and_the_budget_it_needed(tmp_path):
+    """Issue 76: a network whose accuracy moves by about 1.2 pt a run, a 1.25x recipe 0.3 pt below O0, a budget of
+    14 runs (the team project's kind): the answer keeps O0 and says what to do next."""
+    from boosttune.report import figures
+    from tests.helpers.paired_runs import report_inputs
+
+    effects = {BASELINE_NAME: (1.0, 2.0, 0.0), "gf": (1.25, 2.0, -0.003), "other": (1.1, 2.0, -0.004)}
+    rules = RaceRules(max_runs=14, gain_noise=0.382, noise_df=0)  # no record of this network: the reference's
+    confirmed = _confirm(tmp_path, effects, seeds=10, rules=rules, acc_noise=0.012)
+    assert confirmed.selection.fell_back_to_baseline and confirmed.race.answer() is None
+    answer = figures.header_info(report_inputs(confirmed=confirmed, folder=tmp_path / "run")).answer
+    assert answer.startswith("Keep O0: none of the 2 candidate(s)")
+    assert "The lead, " in answer and "x per job [" in answer and "(a rough reading of those intervals" in answer
+    assert f"boosttune verify {tmp_path / 'run'} --recipe '" in answer and "fresh paired seeds" in answer
+    assert "The budget was short: at this network's objective noise as the race measured it" in answer
+    assert "--set confirm_budget_runs=" in answer
 
 
 def test_a_tie_is_the_answer_when_the_experiment_prefers_ties(tmp_path):

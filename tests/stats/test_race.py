@@ -153,10 +153,18 @@ def test_a_clear_winner_wins_and_a_slow_recipe_leaves_after_one_round():
     rules = RaceRules(gain_noise=1.0)
     rate, wins, runs = _simulate(truth, rules, races=200, seed=2)
     assert rate == 0.0 and wins["fast"] > 0.9 and wins["slow"] == wins["lossy"] == 0.0
-    race = Race(list(truth), rules, MARGIN)
+    # with a record of this workload's noise the lossy recipe leaves after one round too
+    race = Race(list(truth), replace(rules, noise_df=20), MARGIN)
     left = race.observe(1, {"fast": (1.3, 0.1), "slow": (0.5, 0.0), "lossy": (1.2, -5.0)})
     assert {s.name: s.exit for s in left} == {"slow": Exit.SLOWER, "lossy": Exit.TOO_LOSSY}
     assert race.racing == ["fast"] and all(s.left_after_round == 1 for s in left)
+    # without one (issue 76), no other network's objective noise drops it: it leaves once this race has measured its
+    # own, after round 2; the device's reference speed noise still drops the slow one after round 1
+    cold = Race(list(truth), rules, MARGIN)
+    left = cold.observe(1, {"fast": (1.3, 0.1), "slow": (0.5, 0.0), "lossy": (1.2, -5.0)})
+    assert {s.name: s.exit for s in left} == {"slow": Exit.SLOWER}
+    left = cold.observe(2, {"fast": (1.28, 0.3), "lossy": (1.21, -4.6)})
+    assert {s.name: s.exit for s in left} == {"lossy": Exit.TOO_LOSSY} and cold.racing == ["fast"]
 
 
 def test_one_slow_run_does_not_drop_a_faster_recipe_and_a_slow_recipe_still_leaves():

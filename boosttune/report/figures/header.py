@@ -11,6 +11,7 @@ import pandas as pd
 
 from boosttune.stats.decisions import decision_words
 from boosttune.stats.job import TIE
+from boosttune.stats.race_plan import after_race, lead
 from boosttune.tables.results import baseline_row, finite, fmt
 from boosttune.stats.decide import job_words
 from boosttune.report.inputs import ReportInputs
@@ -78,12 +79,35 @@ def _confirmed_answer(inputs: ReportInputs) -> str:
         seeds = sorted(int(n) for n in candidates["n_seeds"])
         each = f"{seeds[0]}" if seeds[0] == seeds[-1] else f"{seeds[0]} to {seeds[-1]}"
         return (f"Keep O0: none of the {len(candidates)} candidate(s) was shown faster than the O0 baseline with "
-                f"its {obj.noun} within {max_drop:.3g} {obj.unit} ({each} paired seeds each).")
+                f"its {obj.noun} within {max_drop:.3g} {obj.unit} ({each} paired seeds each)."
+                + _undecided_words(inputs))
     return (f"Use {sel.recipe}: {job_words(row)}; {fmt(row['step_speedup'], '.2f')}x per step, at "
             f"{fmt(row['objective_gain'], spec)} {obj.gain_words} (95% CI "
             f"{fmt(row['objective_gain_ci_low'], spec)} to {fmt(row['objective_gain_ci_high'], spec)}"
             f") over {n} paired seeds: {decision_words(str(row['verdict']), obj, max_drop)}."
             + (f" {sel.why_chosen}" if sel.why_chosen else ""))
+
+
+def _undecided_words(inputs: ReportInputs) -> str:
+    """The lead an undecided race leaves, its chance, the command that decides it, and whether the budget could have
+    (empty when every candidate was decided)."""
+    race, obj = inputs.confirmed.race, inputs.objective
+    if race is None:
+        return ""
+    words, best = "", lead(race)
+    if best is not None:
+        (s, s_low, s_high), (g, g_low, g_high) = best.speedup, best.gain
+        spec = obj.gain_spec
+        run = str(inputs.folder) if inputs.folder is not None else "RUN"
+        words += (f" The lead, {best.name}: {s:.2f}x per job [{s_low:.2f}, {s_high:.2f}], {g:{spec}} {obj.unit} "
+                  f"[{g_low:{spec}}, {g_high:{spec}}] over {best.n} paired seeds; the chance it is more than a tie "
+                  f"faster and within the margin is about {100 * best.chance:.0f}% (a rough reading of those "
+                  "intervals, not a guarantee).")
+        if best.seeds is not None:
+            words += (f" To decide it: boosttune verify {run} --recipe '{best.name}' --seeds {best.seeds} "
+                      f"({best.seeds} fresh paired seeds, {2 * best.seeds} runs of the job).")
+    short = after_race(race, obj.unit)
+    return words + (f" The budget was short: {short}." if short else "")
 
 
 def _search_answer(inputs: ReportInputs) -> str:
