@@ -24,10 +24,11 @@ from boosttune.check import CheckReport, check_in_fresh_process
 from boosttune.config.experiment import MAX_DROP, ExperimentConfig
 from boosttune.errors import UnsupportedError
 from boosttune.stages.baseline import convergence_note, judge_baseline, train_baseline
-from boosttune.stages.confirm import ConfirmOutcome, confirm_length, run_confirm_stage, speed_floor
+from boosttune.stages.confirm import ConfirmOutcome, capacity_note, confirm_length, run_confirm_stage, speed_floor
 from boosttune.finish import finish_run
 from boosttune.outputs.judged import judge_run
 from boosttune.outputs.summary import SUMMARY_NAME, save_confirmed
+from boosttune.objective import Objective
 from boosttune.stats.margin import Margin, Tolerance
 from boosttune.tables.results import build_results_table, save_results, search_reference
 from boosttune.execution.cluster import facts_on_worker
@@ -148,6 +149,15 @@ def training_seconds(records: list[RunRecord], figure: str = "train_s") -> float
     """The training steps' seconds (compile included, evaluation and waiting not) of the runs that finished; or
     another of their figures in seconds, summed (``eval_s``: their evaluations')."""
     return float(sum(r.metrics.get(figure) or 0.0 for r in records if r.status in FINISHED))
+
+
+def confirm_capacity(config: ExperimentConfig, objective: Objective) -> str | None:
+    """What the confirm stage's budget can show at this experiment's margin, for ``boosttune check`` (None without a
+    confirm stage, or where the margin waits for the baseline: another metric's default is 1% of its value)."""
+    if not config.confirm_seeds or (config.max_drop is None and not objective.fraction):
+        return None
+    margin = Tolerance(objective, config.max_drop, MAX_DROP).at()
+    return capacity_note(config, margin.value, objective.unit)
 
 
 def _max_drop(config: ExperimentConfig, facts: ModelFacts, baseline: RunRecord, output: Path,

@@ -361,6 +361,11 @@ def _yaml_scalar(value: object) -> str:
 def cmd_check(args: argparse.Namespace) -> int:
     config = _experiment(args)
     report = check_experiment(config, log=lambda m: print(m, file=sys.stderr, flush=True))
+    from boosttune.experiment import confirm_capacity  # deferred: loads the stages (pandas, scipy)
+
+    capacity = confirm_capacity(config, report.objective)
+    if capacity:
+        report.notes.append(capacity)
     print("\n".join(report.lines()))
     print(f"ok: {args.config} is ready for boosttune tune")
     return 0

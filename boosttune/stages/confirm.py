@@ -37,7 +37,7 @@ from boosttune.stages.noise import NoiseRecord, RunMode, noise_record
 from boosttune.search.speed import SpeedFloor
 from boosttune.stats.handoff import MIN_P_ACCEPTABLE, slowest_handed_on
 from boosttune.stats.race import REFERENCE_NOISE, Noise, Race, RaceRules
-from boosttune.stats.race_plan import after_race, before_race
+from boosttune.stats.race_plan import after_race, before_race, largest_noise
 from boosttune.stats.margin import Margin, Tolerance
 
 __all__ = ["ConfirmLength", "ConfirmOutcome", "confirm_length", "confirm_seeds", "default_budget_runs",
@@ -108,6 +108,22 @@ def race_rules(config: ExperimentConfig, recipes: int, noise: Noise, presets: in
         runs = default_budget_runs(config.confirm_seeds, recipes, presets, config.confirm_candidates)
     return RaceRules.with_noise(noise, alpha=config.confirm_alpha, max_seeds=config.confirm_max_seeds, max_runs=runs,
                                 max_minutes=config.confirm_budget_minutes)
+
+
+def capacity_note(config: ExperimentConfig, margin: float, unit: str) -> str | None:
+    """What the confirm stage's budget can show, said by ``check`` before anything trains: with the experiment's
+    ``confirm_candidates`` raced, the largest objective noise per paired seed at which its cap and budget show a
+    lossless recipe within the margin in most races (None for a fixed confirm stage)."""
+    if config.confirm_mode == "fixed":
+        return None
+    candidates = max(1, config.confirm_candidates) + 1  # the searched places and the O1 preset the start races
+    rules = race_rules(config, candidates + 1, REFERENCE_NOISE, presets=1)
+    race = Race([f"c{i}" for i in range(candidates)], rules, margin)
+    return (f"confirm: with up to {candidates} candidates (confirm_candidates and the O1 preset), a budget of "
+            f"{rules.budget_text()} and a cap of {race.rules.max_seeds} paired seeds, the race shows a lossless recipe "
+            f"within the margin ({margin:g} {unit}) in 80% of races if this network's objective moves by at most "
+            f"{largest_noise(race):.2g} {unit} per paired seed; the race measures it and says if it is more "
+            "(confirm_budget_runs, confirm_max_seeds)")
 
 
 def device_noise(config: ExperimentConfig, baseline: Candidate, objective: Objective,

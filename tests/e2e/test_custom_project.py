@@ -63,6 +63,9 @@ def test_a_project_outside_the_repository_is_tuned_confirmed_and_exported(user_p
     assert all("final_eval_samples" not in r["metrics"] for r in confirm)
     # trained at the planned job (3 epochs, the search's 2): the race judges the loss where the team will train
     assert "confirm: confirm_epochs 3" in log and all(r["recipe"]["epochs"] == 3 for r in confirm)
+    if "confirm: a race of" in log:  # no record of this network's noise: what the budget can take, in its units
+        assert "confirm: this network's objective noise is not measured yet: the cap of " in log, log[-4000:]
+        assert " loss per paired seed; the race measures it" in log
     assert "Every run trained the planned job's 3 epochs" in (output / "report.md").read_text()
     info = json.loads((output / "run_info.json").read_text())
     assert info["model"] == "digits_lstm:build"

@@ -125,3 +125,21 @@ def test_a_search_whose_o0_runs_disagree_reads_its_speed_ups_with_their_spread()
     wide = observed_spread([1.245, 0.80])  # the team's seed-27 search
     assert abs(wide - abs(np.log(1.245 / 0.80)) / np.sqrt(2)) < 1e-12
     assert search_noise(0.07, None, spread=wide)[0] > search_noise(0.07, None)[0]
+
+
+def test_check_says_what_noise_the_confirm_budget_can_take_and_a_bigger_budget_takes_more():
+    """Issue 76: before anything trains, the budget's reach in this network's noise; a fixed stage says nothing."""
+    from boosttune.experiment import confirm_capacity
+    from boosttune.objective import Objective
+
+    small = confirm_capacity(ExperimentConfig(base=BASE, confirm_seeds=3), ACCURACY)
+    big = confirm_capacity(ExperimentConfig(base=BASE, confirm_seeds=3, confirm_budget_runs=60, confirm_max_seeds=20),
+                           ACCURACY)
+    assert small.startswith("confirm: with up to 6 candidates") and "a budget of 21 runs" in small  # the team CNN's
+    reach = [float(text.split("at most ")[1].split(" pt")[0]) for text in (small, big)]
+    assert 0.3 < reach[0] < reach[1]
+    assert confirm_capacity(ExperimentConfig(base=BASE, confirm_mode="fixed"), ACCURACY) is None
+    assert confirm_capacity(ExperimentConfig(base=BASE, confirm_seeds=0), ACCURACY) is None
+    # another metric's default margin waits for the baseline's value: nothing to say before it
+    loss = Objective(name="loss", higher_is_better=False, fraction=False)
+    assert confirm_capacity(ExperimentConfig(base=BASE), loss) is None
