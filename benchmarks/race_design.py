@@ -140,6 +140,18 @@ def target_line(name: str, result: dict) -> str:
     return f"{label} {share(k, n)} (target {op} {100 * figure:.0f}%: {verdict})"
 
 
+def scenario_line(name: str, result: dict) -> str:
+    """The line the benchmark prints for one scenario (docs/benchmarks.md quotes them; a test re-runs two)."""
+    replays = result["replays"]
+    counts = ", ".join(f"{n} {100 * c / replays:.1f}%" for n, c in result["counts"].items() if c)
+    line = f"{name}: answers {counts or 'none'}; {result['runs']:.1f} runs a race"
+    if name in TARGETS:
+        line += "; " + target_line(name, result)
+    if name == "team workload":
+        line += f"; undecided with an acceptable lead named: {share(result['named'], replays)}"
+    return line
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         from boosttune.stats.race import SPENDING_GAMMA
@@ -163,13 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             result = scenario(name, gamma, replays, args.seed, cap=cap)
             if name in ("main job", "0.3 pt inside", "power 1.15x / -0.3 pt", "clear-cut 2.0x"):
                 winners_bias += result["bias"]
-            counts = ", ".join(f"{n} {100 * c / replays:.1f}%" for n, c in result["counts"].items() if c)
-            line = f"{name}: answers {counts or 'none'}; {result['runs']:.1f} runs a race"
-            if name in TARGETS:
-                line += "; " + target_line(name, result)
-            if name == "team workload":
-                line += f"; undecided with an acceptable lead named: {share(result['named'], replays)}"
-            print(line, flush=True)
+            print(scenario_line(name, result), flush=True)
             if name == "team workload" and not math.isnan(gamma):
                 cap, asked = asked_budget(name, gamma)
                 result = scenario(name, gamma, replays, args.seed, budget=asked, cap=cap)

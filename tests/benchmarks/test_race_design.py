@@ -32,3 +32,20 @@ def test_always_o0_misses_every_power_target_and_answering_the_recipe_misses_the
 def test_the_shipped_race_answers_a_clear_cut_recipe_and_scores_it_against_the_truth(bench):
     result = bench.scenario("clear-cut 2.0x", -2.0, 30, 0)
     assert result["counts"]["planted"] == 30 and result["false"] == 0 and 8 <= result["runs"] <= 25
+
+
+def test_the_page_quotes_what_the_script_prints_for_the_shipped_design(bench):
+    """docs/benchmarks.md's output of `race_design.py --stresses` (the shipped design, its default 400 replays and
+    seed 0): two of its scenarios re-run here must print the page's lines; a change to the race that moves them
+    fails here until the page is regenerated."""
+    from tests.helpers import REPO
+
+    page = (REPO / "docs" / "benchmarks.md").read_text()
+    quoted = page[page.index("### With this network's noise, the plan and the lead"):]
+    quoted = quoted[quoted.index("```") + 3:]
+    quoted = quoted[:quoted.index("```")]
+    from boosttune.stats.race import SPENDING_GAMMA
+
+    assert f"== spending gamma {SPENDING_GAMMA:g} ==" in quoted
+    for name in ("main job", "a tie, 1.03x / 0 pt"):
+        assert bench.scenario_line(name, bench.scenario(name, SPENDING_GAMMA, 400, 0)) in quoted.splitlines(), name
