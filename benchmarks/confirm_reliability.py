@@ -113,20 +113,28 @@ def racing(rules_for: Callable[[int], object], charged: bool = True):
         from boosttune.stats.race import Race
 
         rules = rules_for(len(names))
-        race, spent, r = Race(names, rules, max_drop), 0, 0
+        race = Race(names, rules, max_drop)
         # the compile charges' error, as the race reads it from its compiles (stats.job.charge_variances); "before":
         # a race that knows nothing of it
         race.charge_var = dict(getattr(rounds, "charge_var", {})) if charged else {}
-        while race.racing:
-            cost = 1 + len(race.racing)
-            if not rules.fits(cost, spent, 0.0, None):
-                break
-            spent += cost
-            race.observe(r, rounds(r, race.racing))
-            r += 1
-        race.out_of_budget()
+        spent = drive(race, rules, rounds)
         return race.answer(), {w.name for w in race.winners}, spent
     return answer
+
+
+def drive(race, rules, rounds: Rounds) -> int:
+    """Round after round of ``rounds`` while the race has candidates and the budget pays; the race ended (those
+    still racing out of budget). Returns the runs spent."""
+    spent, r = 0, 0
+    while race.racing:
+        cost = 1 + len(race.racing)
+        if not rules.fits(cost, spent, 0.0, None):
+            break
+        spent += cost
+        race.observe(r, rounds(r, race.racing))
+        r += 1
+    race.out_of_budget()
+    return spent
 
 
 def always_baseline(names: list[str], rounds: Rounds, max_drop: float) -> tuple[str | None, set[str], int]:

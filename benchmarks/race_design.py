@@ -38,7 +38,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from confirm_reliability import BESIDE, NULLS, STRESSES, planted_rounds, share  # noqa: E402
+from confirm_reliability import BESIDE, NULLS, STRESSES, drive, planted_rounds, share  # noqa: E402
 
 MAX_DROP = 1.0
 TIE = 1.05
@@ -70,16 +70,9 @@ def race_once(truth, noise, prior_df: int, budget: int, gamma: float, rng, stres
                       gain_noise=prior.gain_sd, noise_df=prior_df, noise_source="planted", **design)
     names = list(rng.permutation(list(truth)))
     rounds = planted_rounds(truth, noise, rng, stress)
-    race, spent, r = Race(names, rules, MAX_DROP), 0, 0
+    race = Race(names, rules, MAX_DROP)
     race.charge_var = dict(rounds.charge_var) if stress.compile_sd else {}
-    while race.racing:
-        cost = 1 + len(race.racing)
-        if not rules.fits(cost, spent, 0.0, None):
-            break
-        spent += cost
-        race.observe(r, rounds(r, race.racing))
-        r += 1
-    race.out_of_budget()
+    spent = drive(race, rules, rounds)
     answer = race.answer()
     reported = race.standings[answer].speedup if answer else 1.0
     named = None
