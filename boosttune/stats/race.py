@@ -402,9 +402,7 @@ class Race:
             weight = {"disagrees": 0, "unchecked": min(self.rules.noise_df, UNCHECKED_WEIGHT)}.get(
                 check.state, self.rules.noise_df)
             claim.append(claim_sd(measured, noise, weight))
-            if check.state == "disagrees":
-                drop.append(pooled_sd(measured, reference, DROP_PRIOR_DF if measured.df == 0 else 0))
-            elif self.rules.noise_df == 0:
+            if check.state == "disagrees" or self.rules.noise_df == 0:  # (a record disagrees only past 4 own df)
                 own_only = reference is None or measured.df > 0
                 drop.append(pooled_sd(measured, None if own_only else reference, DROP_PRIOR_DF))
             else:

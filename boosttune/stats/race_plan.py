@@ -99,10 +99,8 @@ def largest_noise(race: Race) -> float:
 
 def own_gain_noise(race: Race) -> tuple[float, int]:
     """The objective noise per paired seed this race measured on its own runs (no record, no prior) and its df."""
-    _, gain_fit = race._fits()
-    if gain_fit.df == 0:
-        return math.nan, 0
-    return math.sqrt(2.0 * gain_fit.ss / gain_fit.df), gain_fit.df
+    _, (ss, df) = race.measured()
+    return (math.sqrt(2.0 * ss / df), df) if df > 0 else (math.nan, 0)
 
 
 @dataclass(frozen=True)
