@@ -394,40 +394,65 @@ def judge(sources: list[Measured | tuple[Measured, Measured]], held_out: list[Tr
         raced = sum(name in j.raced for j in jobs)
         print(f"    {name} (acceptable): stopped by the scheduler in {100 * stopped / len(jobs):.0f}% of runs, "
               f"raced in {100 * raced / len(jobs):.0f}%")
+    raced_seeds = max(len((src[1] if isinstance(src, tuple) else src).seeds) for src in sources)
+    print(f"    why: {why(jobs, judged_by)}; the race had at most {raced_seeds} paired seeds to draw")
     return {"acceptable": ok / len(answers), "same": same / len(pairs), "realized": float(np.mean(realized))}
+
+
+def why(jobs: list[Job], judged_by: list[Truth]) -> str:
+    """Where the unacceptable answers went wrong, counted from these replays (never a stored text): no recipe the
+    held-out truth accepts reached the race (stopped by the scheduler, or not handed on), one did and the race kept
+    O0 (undecided, or its winner a tie), or the race named a recipe the held-out truth does not accept (the seeds it
+    raced on and the ones that judge it disagree), or kept O0 where the truth has a faster recipe it never saw."""
+    wrong = [(j, t) for j, t in zip(jobs, judged_by) if not t.acceptable(j.answer)]
+    if not wrong:
+        return "every answer acceptable"
+    causes = {"no acceptable recipe reached the race": 0, "scheduler stopped one": 0,
+              "one raced and the race kept O0": 0, "the race named one the held-out seeds do not accept": 0}
+    for job, truth_ in wrong:
+        good = {n for n in truth_.speed if n != "O0" and truth_.acceptable(n)}
+        if job.answer != "O0":
+            causes["the race named one the held-out seeds do not accept"] += 1
+        elif good & set(job.raced):
+            causes["one raced and the race kept O0"] += 1
+        else:
+            causes["no acceptable recipe reached the race"] += 1
+            causes["scheduler stopped one"] += bool(good & job.stopped)
+    n = len(wrong)
+    first = ", ".join(f"{100 * k / n:.0f}% {what}" for what, k in causes.items() if what != "scheduler stopped one")
+    return (f"of {n} unacceptable answers ({100 * n / len(jobs):.0f}%): {first} (the scheduler had stopped one in "
+            f"{100 * causes['scheduler stopped one'] / n:.0f}%)")
 
 
 def _met(share: float, target: float) -> str:
     return "met" if share >= target else f"MISSED by {100 * (target - share):.1f} pt"
 
 
-def print_why(meta: dict) -> None:
-    """The reason the committed data's meta.json gives for the targets its truths miss (none made up)."""
-    if meta.get("why"):
-        print(f"  why the pipeline misses here: {meta['why']}")
-
-
 def fixed_answers(truths: list[Truth]) -> dict[str, float]:
-    """A rule that gives one answer whatever it measures (a recipe, or keep O0): the share of ``truths`` (every table,
-    planned length and held-out half) by which that answer is acceptable. Its runs always agree, so only the truths
-    can fail it: if one constant answer met the acceptable target on every truth, the targets would not tell a
-    pipeline from no pipeline at all."""
+    """A rule that gives one answer whatever it measures (a recipe, or keep O0): the share of ``truths`` (one workload's
+    planned lengths and held-out halves) by which that answer is acceptable. Its runs always agree, so only the truths
+    can fail it: if one constant answer met the acceptable target on a workload's truths, they would not tell a
+    pipeline from no pipeline at all there."""
     names = sorted({"O0", *(n for t in truths for n in t.speed)})
     return {n: float(np.mean([n in t.speed and t.acceptable(n) or (n == "O0" and t.acceptable("O0"))
                               for t in truths])) for n in names}
 
 
-def print_fixed(truths: list[Truth]) -> bool:
-    """The best fixed answer over every truth judged; True when it misses the acceptable target (as it must)."""
-    shares = fixed_answers(truths)
-    best = max(shares, key=shares.get)
-    misses = shares[best] < TARGETS["acceptable"]
-    print(f"== the fixed-answer rule over {len(truths)} out-of-sample truths (tables x planned lengths x halves): "
-          + ", ".join(f"{n} {100 * v:.0f}%" for n, v in sorted(shares.items(), key=lambda kv: -kv[1])))
-    print(f"  the best constant answer, {best}, is acceptable on {100 * shares[best]:.0f}% of them: "
-          f"{'misses' if misses else 'MEETS'} the {100 * TARGETS['acceptable']:.0f}% target"
-          + ("" if misses else ": these truths cannot tell a pipeline from a fixed answer"))
-    return misses
+def print_fixed(workloads: dict[str, list[Truth]]) -> bool:
+    """The best fixed answer on each workload's truths (names are not pooled across workloads: a recipe of one table
+    is no answer on another); True when it misses the acceptable target on every workload (as it must)."""
+    misses_all = True
+    for workload, truths in workloads.items():
+        shares = fixed_answers(truths)
+        best = max(shares, key=shares.get)
+        misses = shares[best] < TARGETS["acceptable"]
+        misses_all &= misses
+        print(f"== the fixed-answer rule on {workload} ({len(truths)} out-of-sample truths): the best constant answer, "
+              f"{best}, is acceptable on {100 * shares[best]:.0f}%: "
+              f"{'misses' if misses else 'MEETS'} the {100 * TARGETS['acceptable']:.0f}% target"
+              + ("" if misses else ": these truths cannot tell a pipeline from a fixed answer") + "; keep O0 "
+              f"{100 * shares['O0']:.0f}%")
+    return misses_all
 
 
 def print_truth(truth_: Truth) -> None:
@@ -485,14 +510,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="a tuning job's table and its full job's (a longer one, on other seeds): replays race on "
                              "the first and are judged by the second (default: every benchmarks/data/replay/* pair)")
     args = parser.parse_args(argv)
-    truths: list[Truth] = []
+    workloads: dict[str, list[Truth]] = {}
     for table in args.table or default_tables():
-        truths += replay_table(table, args)
+        workloads[f"table {table.name}"] = replay_table(table, args)
     for tuning, full in args.workload or default_workloads():
-        truths.append(replay_workload(tuning, full, args))
+        workloads[f"workload {full.parent.name}"] = replay_workload(tuning, full, args)
     if not args.workload and not args.table and (REPLAY / "team_seq" / "tuning" / "runs.csv").is_file():
-        truths += replay_short_job(REPLAY / "team_seq" / "tuning", BOOST_ONLY, args)
-    print_fixed(truths)
+        workloads["workload team_seq"] += replay_short_job(REPLAY / "team_seq" / "tuning", BOOST_ONLY, args)
+    print_fixed(workloads)
     return 0
 
 
@@ -524,7 +549,7 @@ def replay_short_job(folder: Path, names: tuple[str, ...], args: argparse.Namesp
     return held_out
 
 
-def replay_workload(tuning: Path, full: Path, args: argparse.Namespace) -> Truth:
+def replay_workload(tuning: Path, full: Path, args: argparse.Namespace) -> list[Truth]:
     """A tuning job replayed on its own table and judged by its full job, measured (not extrapolated) on seeds the
     tuning table never drew: the race's per-job figure is the tuning runs' moved to the full job's length, as the
     pipeline moves it (``planned_epochs``). The scheduler is not replayed (its committed curves are the main job's):
@@ -547,10 +572,9 @@ def replay_workload(tuning: Path, full: Path, args: argparse.Namespace) -> Truth
     at_planned = Pipeline("now, its tuning job still improving: the race trains the full job (half its seeds; judged "
                           "by the other half), handed on by speed", True, TIE, None,
                           reference_sd=SEARCH_REFERENCE_SD, read_gain=False)
-    judge([(short, halves[0]), (short, halves[1])], [truth(halves[1], planned), truth(halves[0], planned)],
-          at_planned, planned, whole, args.replays, args.seed)
-    print_why(meta)
-    return whole
+    halves_truths = [truth(halves[1], planned), truth(halves[0], planned)]
+    judge([(short, halves[0]), (short, halves[1])], halves_truths, at_planned, planned, whole, args.replays, args.seed)
+    return [whole, *halves_truths, *replay_without_answers(short, long, whole, at_planned, args)]
 
 
 def default_tables() -> list[Path]:
@@ -588,8 +612,26 @@ def replay_table(table: Path, args: argparse.Namespace) -> list[Truth]:
         judged += held_out
         for pipeline in pipelines:
             judge(list(halves), held_out, pipeline, planned, whole, args.replays, args.seed)
-    print_why(meta)
+        judged += replay_without_answers(measured, measured, whole, pipelines[2], args)
     return judged
+
+
+def replay_without_answers(searched: Measured, raced: Measured, whole: Truth, pipeline: Pipeline,
+                           args: argparse.Namespace) -> list[Truth]:
+    """The same workload with every recipe its truth accepts taken out of both tables (measured runs, nothing
+    planted): keep O0 is right there unless a recipe the truth put in a tie is faster on the held-out seeds, so a
+    fixed answer that names a recipe fails here and "always O0" fails on the workload itself; the pipeline must get
+    both right. Searched and raced as the workload's own replay is; judged by the held-out halves."""
+    names = tuple(n for n in raced.names if not (n in whole.speed and whole.acceptable(n)))
+    short, long = only(searched, names), only(raced, names)
+    kept = truth(long, whole.planned)
+    print(f"  the same workload without its acceptable recipes ({len(names)} recipes left):")
+    print_truth(kept)
+    halves = folds(long)
+    held_out = [truth(halves[1], whole.planned), truth(halves[0], whole.planned)]
+    sources = [(short, halves[0]), (short, halves[1])] if searched is not raced else list(halves)
+    judge(sources, held_out, pipeline, whole.planned, kept, args.replays, args.seed)
+    return held_out
 
 
 if __name__ == "__main__":

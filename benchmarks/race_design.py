@@ -53,6 +53,7 @@ SCENARIOS = {
     "nulls, no record, 1.22 pt": (dict(NULLS["at the boundary"]), (0.067, 1.22), 36, 0),
 }
 # scenario -> (what is counted, the target's comparison and figure)
+RULES: dict = {}  # --rule NAME=VALUE: a RaceRules field changed in every race (a rule's worth, measured)
 TARGETS = {"main job": ("p=0.5", ">=", 0.75), "0.3 pt inside": ("planted", ">=", 0.60),
            "power 1.15x / -0.3 pt": ("planted", ">=", 0.95), "a tie, 1.03x / 0 pt": ("planted", "<=", 0.25),
            "team workload": ("acceptable", ">=", 0.70), "nulls at the boundary": ("false", "<=", 0.05),
@@ -67,7 +68,7 @@ def race_once(truth, noise, prior_df: int, budget: int, gamma: float, rng, stres
     prior = noise if prior_df else REFERENCE_NOISE
     design = {"spending_gamma": gamma} if "spending_gamma" in RaceRules.__dataclass_fields__ else {}  # before: union
     rules = RaceRules(max_runs=budget, max_seeds=cap, speed_noise=prior.speed_sd * stress.record,
-                      gain_noise=prior.gain_sd, noise_df=prior_df, noise_source="planted", **design)
+                      gain_noise=prior.gain_sd, noise_df=prior_df, noise_source="planted", **design, **RULES)
     names = list(rng.permutation(list(truth)))
     rounds = planted_rounds(truth, noise, rng, stress)
     race = Race(names, rules, MAX_DROP)
@@ -158,7 +159,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--false-replays", type=int, default=1000, help="replays per false-answer figure (1000)")
     parser.add_argument("--stresses", action="store_true", help="the nulls under every stress too")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE",
+                        help="a RaceRules field set in every race, e.g. futility=false (what a rule is worth)")
     args = parser.parse_args(argv)
+    for item in args.rule:
+        name, _, value = item.partition("=")
+        RULES[name] = {"true": True, "false": False}.get(value.lower(), value)
+        if not isinstance(RULES[name], bool):
+            RULES[name] = float(value)
     for gamma in args.gamma:
         print(f"== spending gamma {gamma:g} ==", flush=True)
         winners_bias: list[float] = []

@@ -72,7 +72,7 @@ def steps_seconds(table: pd.DataFrame) -> pd.Series:
 # --- collect ---------------------------------------------------------------------------------------------------------
 
 def collect(name: str, runs: list[Path], truth: Path | list[Path], planned: int, describe: str, command: str,
-            rejudge: bool = False, why: str | None = None) -> Path:
+            rejudge: bool = False) -> Path:
     """Write a workload's answers.csv, truth.csv and meta.json from finished run folders and the truth bench.
     ``rejudge``: each run's answer is the one its race gives with every job moved to ``planned`` epochs (a run made
     for another planned length, replayed as if it had planned this one), else the run's own. Several ``truth``
@@ -90,7 +90,7 @@ def collect(name: str, runs: list[Path], truth: Path | list[Path], planned: int,
     (folder / "meta.json").write_text(json.dumps({
         "workload": describe, "planned_epochs": planned, "tuning_runs": [str(r) for r in runs],
         "truth": {"seeds": bench["seeds"], "base": bench["base"], "recipes": bench["recipes"]},
-        "command": command, **({"why": why} if why else {})}, indent=2) + "\n")
+        "command": command}, indent=2) + "\n")
     return folder
 
 
@@ -218,6 +218,21 @@ def acceptable(answer: str, truth: pd.DataFrame, max_drop: float) -> bool | None
     return bool(answer in within.index and truth.at[answer, "speedup"] > 1)
 
 
+def why_missed(answers: pd.DataFrame, truth: pd.DataFrame, max_drop: float, agree_speed: list) -> str:
+    """Where the runs went wrong, counted from their answers and the truth (never a stored text)."""
+    good = sorted(n for n in truth.index if acceptable(n, truth, max_drop))
+    kept = [r for r in answers.itertuples() if r.answer == "O0" and acceptable("O0", truth, max_drop) is False]
+    raced_good = sum(isinstance(r.predicted_recipe, str) and r.predicted_recipe in good for r in kept)
+    named_bad = sum(r.answer != "O0" and acceptable(r.answer, truth, max_drop) is False for r in answers.itertuples())
+    off = sum(a is False for a in agree_speed)
+    parts = [f"{len(kept)} kept O0 where the truth accepts {', '.join(good)}"
+             + (f" ({raced_good} of them had raced one and left it undecided or dropped it)" if kept else "")] \
+        if kept else []
+    parts += [f"{named_bad} named a recipe the truth does not accept"] if named_bad else []
+    parts += [f"{off} predicted a per-job speed-up more than 5% off the truth"] if off else []
+    return "; ".join(parts) or "the predicted accuracy changes fall outside the truth's intervals"
+
+
 def same_answers(answers: list[str], truth: pd.DataFrame) -> int:
     """The most runs that gave one answer (or answers whose true per-job speed-ups are within the tie)."""
     speed = lambda a: 1.0 if a == "O0" else float(truth.at[a, "speedup"]) if a in truth.index else math.nan  # noqa
@@ -273,8 +288,8 @@ def report(folder: Path) -> dict[str, object]:
           f"predicted accuracy change inside the truth's interval in {inside} of {judged} ({_target(inside, judged)})")
     missed = (ok_share < TARGETS["acceptable"] or same / n < TARGETS["same"] or sum(known) < len(known)
               or inside < judged)
-    if missed and meta.get("why"):
-        print(f"   why missed: {meta['why']}")
+    if missed:
+        print(f"   why missed: {why_missed(answers, truth, max_drop, agree_speed)}")
     return {"acceptable": ok_share, "same": same / n}
 
 
@@ -291,7 +306,6 @@ def main(argv: list[str] | None = None) -> int:
     take.add_argument("--command", default="", help="the commands that made the runs and the truth")
     take.add_argument("--rejudge", action="store_true",
                       help="each run's answer as its race gives it at --planned (a run planned for another length)")
-    take.add_argument("--why", default=None, help="why a target is missed, printed beside it")
     file = sub.add_parser("truth-file", help="print the full job's bench file (YAML) for the runs' answers")
     file.add_argument("--runs", type=Path, nargs="+", required=True)
     file.add_argument("--planned", type=int, required=True)
@@ -313,8 +327,7 @@ def main(argv: list[str] | None = None) -> int:
                              sort_keys=False))
         return 0
     if args.what == "collect":
-        folder = collect(args.name, args.runs, args.truth, args.planned, args.describe, args.command, args.rejudge,
-                         args.why)
+        folder = collect(args.name, args.runs, args.truth, args.planned, args.describe, args.command, args.rejudge)
         print(f"written: {folder}")
         return 0
     workloads = sorted(p for p in DATA.iterdir() if (p / "meta.json").is_file()) if DATA.is_dir() else []
