@@ -373,38 +373,6 @@ def print_stresses(noise, budget: int | None, replays: int, seed: int, max_drop:
                       f"{'met' if met else 'MISSED'}")
 
 
-# --- past the cap (issue 62, item 1): the seed cap moves with what the budget leaves --------------------------------------
-TWO_SLOW = {"slow 0.80x": (0.80, 0.0), "slow 0.85x, -1 pt": (0.85, -1.0)}  # the main job's O1 and a slow search pick
-PAST_CAP = {"1.20x / -0.6 pt": ({"planted": (1.20, -0.6), **TWO_SLOW}, True),
-            "1.20x / -0.4 pt": ({"planted": (1.20, -0.4), **TWO_SLOW}, True),
-            "1.15x / -0.3 pt": ({"planted": (1.15, -0.3), **TWO_SLOW}, True),
-            "null 1.3x at -margin": ({"planted": (1.30, -1.0), **TWO_SLOW}, False),
-            "null 1.0x, +0.5 pt": ({"planted": (1.0, 0.5), **TWO_SLOW}, False)}
-
-
-def print_past_cap(noise, budget: int, replays: int, seed: int, max_drop: float) -> None:
-    """The main job's race (a candidate next to two slow ones, which leave after a round or two) with the seed cap
-    fixed and with it moving past the cap as far as the budget pays (extension_share): what each decides, what it
-    claims falsely and the runs it spends, handed a measured record."""
-    from boosttune.stats.race import EXTENSION_SHARE, RaceRules
-
-    print(f"\npast the cap (issue 62, item 1): one candidate beside two slow ones, a {MEASURED_DF}-df record, budget "
-          f"{budget} runs (the main job's), {replays} replays each; the cap fixed at 10 seeds, or moving past it to "
-          f"what the budget pays for the only candidate left ({100 * EXTENSION_SHARE:g}% of its alpha kept for that "
-          "look)")
-    print(f"{'scenario':<24}{'cap':<10}{'decided (won) / false':<26}{'runs':<20}")
-    for scenario, (truth, is_power) in PAST_CAP.items():
-        for label, share_kept in (("fixed", 0.0), ("moving", EXTENSION_SHARE)):
-            method = racing(lambda k, s=share_kept: RaceRules(max_runs=budget, speed_noise=noise.speed_sd,
-                                                              gain_noise=noise.gain_sd, noise_df=MEASURED_DF,
-                                                              extension_share=s))
-            t = planted(truth, noise, method, replays, seed, max_drop)
-            shown = share(t.found, t.chances) if is_power else share(t.false, t.replays)
-            print(f"{scenario:<24}{label:<10}{shown:<26}{mean_ci(t.runs, '.1f'):<20}"
-                  + ("" if is_power else f"false <= {100 * FALSE_AT_BOUNDARY:g}%: "
-                     + ("met" if t.false / t.replays <= FALSE_AT_BOUNDARY else "MISSED")))
-
-
 # --- the handoff: which searched recipes the race gets, from one search seed each --------------------------------------
 ISSUE_SETS = {"{p=0.5, O1, pruned-30}": ["grad_freeze p=0.5", "O1", "search pruned-30"],
               "{p=0.5, p=0.7, O1, pruned-6}": ["grad_freeze p=0.5", "grad_freeze p=0.7", "O1", "search pruned-6"]}
@@ -612,7 +580,6 @@ def main(argv: list[str] | None = None) -> int:
     stress_replays = min(500, args.replays) if args.stress_replays is None else args.stress_replays
     if stress_replays:
         print_stresses(noise, args.budget_runs, stress_replays, args.seed, args.max_drop)
-        print_past_cap(noise, args.budget_runs or full, stress_replays, args.seed, args.max_drop)
     return 0
 
 

@@ -217,10 +217,10 @@ class ExperimentConfig(BaseModel):
                                 "place: the baseline, the presets and confirm_candidates searched recipes)")
     confirm_budget_minutes: float | None = Field(
         None, gt=0, description="minutes the race may spend; no round starts that would not fit (unset: no limit)")
-    confirm_max_seeds: int = Field(
-        10, ge=3, le=1000, description="paired seeds after which a race candidate still undecided leaves (the "
-                                       "only one still racing goes on as far as a run budget pays, judged once "
-                                       "more there)")
+    confirm_max_seeds: int | None = Field(
+        None, ge=3, le=1000, description="paired seeds after which a race candidate still undecided leaves: the "
+                                         "design's last look (unset: what the run budget pays one candidate, the "
+                                         "others leaving after the first round; 10 with a budget in minutes only)")
     confirm_alpha: float = Field(
         0.05, gt=0, lt=1, description="the race's chance of a false 'faster and non-inferior' claim, over all "
                                       "candidates and rounds")

@@ -120,8 +120,8 @@ def capacity_note(config: ExperimentConfig, margin: float, unit: str) -> str | N
     rules = race_rules(config, candidates + 1, REFERENCE_NOISE, presets=1)
     race = Race([f"c{i}" for i in range(candidates)], rules, margin)
     return (f"confirm: with up to {candidates} candidates (confirm_candidates and the O1 preset), a budget of "
-            f"{rules.budget_text()} and a cap of {race.rules.max_seeds} paired seeds, the race shows a lossless recipe "
-            f"within the margin ({margin:g} {unit}) in 80% of races if this network's objective moves by at most "
+            f"{rules.budget_text()} and its last look at {race.rules.max_seeds} paired seeds, the race shows a lossless "
+            f"recipe within the margin ({margin:g} {unit}) in 80% of races if this network's objective moves by at most "
             f"{largest_noise(race):.2g} {unit} per paired seed; the race measures it and says if it is more "
             "(confirm_budget_runs, confirm_max_seeds)")
 
@@ -166,15 +166,15 @@ def run_confirm_stage(config: ExperimentConfig, table: pd.DataFrame, margin: Mar
                                          train_round=train_round))
     presets = sum(c.preset not in (None, BASELINE_NAME) for c in candidates)
     rules = race_rules(config, len(candidates), noise, presets)
-    seeds = confirm_seeds(config.seed, rules.most_seeds(len(candidates) - 1))
-    past = rules.within_budget(len(candidates) - 1).extension_share
+    cap = rules.within_budget(len(candidates) - 1).max_seeds
+    seeds = confirm_seeds(config.seed, cap)
     log(f"confirm: a race of {len(candidates) - 1} candidates against the baseline, paired and interleaved rounds "
         f"on seeds {seeds[0]}, {seeds[1]}, ...; budget {rules.budget_text()}; a candidate wins when shown faster and "
         f"non-inferior (family-wise level {rules.alpha:g}, {rules.min_seeds} paired seeds at least), leaves when "
         f"likely slower or beyond the margin (one-sided {100 * rules.drop_confidence:g}%), and stops undecided at "
-        f"{rules.max_seeds} seeds"
-        + (f", unless it is the only one still racing: it then goes on as far as the budget pays and is judged once "
-           f"more there ({100 * past:g}% of its alpha is kept for that look)" if past > 0 else ""))
+        f"{cap} seeds, the design's last look ("
+        + ("confirm_max_seeds" if config.confirm_max_seeds is not None and cap == config.confirm_max_seeds
+           else "what the budget pays one candidate" if rules.max_runs is not None else "the default cap") + ")")
     log(f"confirm: the noise the race starts from: {noise.text()}"
         + ("; it steers the drops only, and this race's runs are added to the device's record"
            if noise.df == 0 else "; the race's own runs join it"))

@@ -39,10 +39,8 @@ SPENDING_GAMMA = -2.0  # the alpha spending's shape over a candidate's looks (Ra
 DROP_PRIOR_DF = 4  # the weight of the measured noise in a drop when the race has measured little itself
 UNCHECKED_WEIGHT = 0  # a record's most weight in a claim before the race's runs can check it (CHECK_MIN_DF)
 FUTILITY_LEVEL = 0.2  # one-sided: the optimistic bound a candidate must be unable to show from to be stopped
-# The share of a candidate's alpha kept for one more look past the seed cap: taken when it reaches the cap undecided as
-# the only candidate still racing and the run budget pays for more rounds (the cap moves with what the budget leaves);
-# never spent otherwise. benchmarks/confirm_reliability.py ("past the cap") prints what it costs and what it decides.
-EXTENSION_SHARE = 0.25
+# The seed cap where neither the experiment (confirm_max_seeds) nor a run budget sets one (a budget in minutes only)
+FALLBACK_CAP = 10
 # The log slow-down one run may show by chance that a drop on speed must survive (Race._spared): a run 30% slow, the
 # stress benchmarks/confirm_reliability.py plants ("one 30%-slow run"; issue 45: what this 2-core machine did).
 HICCUP = math.log(1 / 0.7)
@@ -51,9 +49,13 @@ HICCUP = math.log(1 / 0.7)
 # (spare_one_run), since only a clearly slower recipe meets a drop at all. Looser than the robust fit's Bonferroni
 # bound (race_model.OUTLIER_LEVEL): a run set aside here by mistake costs seeds, never a claim.
 SPARE_T = 3.0
+# One-sided: how surely a candidate's own paired figures must spread more than the pool's for its claim to read its own
+# noise (RaceRules.own_noise); a candidate read so by chance loses some power, never a claim's level
+OWN_LEVEL = 0.05
 # The rules' on/off switches, each added after races were written without it: a race.json that lacks one replays
 # with it off (RaceRules.from_dict), as it was decided; this version's rules have each at its default.
-RULE_SWITCHES = ("robust", "check_record", "futility", "release_alpha", "spare_one_run", "spare_every_drop")
+RULE_SWITCHES = ("robust", "check_record", "futility", "release_alpha", "spare_one_run", "spare_every_drop",
+                 "own_noise")
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,7 @@ class RaceRules:
 
     alpha: float = 0.05
     min_seeds: int = RACE_MIN_SEEDS
-    max_seeds: int = 10
+    max_seeds: int | None = None  # None: what the run budget pays one candidate (RaceRules.within_budget)
     max_runs: int | None = None
     max_minutes: float | None = None
     speed_noise: float | None = REFERENCE_NOISE.speed_sd
@@ -102,17 +104,17 @@ class RaceRules:
     robust: bool = True  # set aside a run far off the model (race_model); False: least squares on every run
     check_record: bool = True  # the record weighs in a claim only once the race's own runs agree with it
     futility: bool = True  # a candidate that cannot be decided within the budget and the seed cap stops
-    extension_share: float = EXTENSION_SHARE  # of each candidate's alpha, kept for its one look past the seed cap
     release_alpha: bool = True  # a candidate shown unacceptable at a claim's full level leaves the Holm family
     spare_one_run: bool = True  # a drop on speed survives one slow run (Race._spared); needs ``robust``
     # ... and so do the release of alpha on speed and futility, when the run is far below the model (issue 62: one slow
     # run still stopped a 1.15x recipe there in a quarter of the stressed races); needs ``spare_one_run``
     spare_every_drop: bool = True
+    own_noise: bool = True  # a candidate whose paired figures spread more than the pool's claims at its own noise
 
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 1:
             raise ConfigError(f"confirm_alpha: must be strictly between 0 and 1, got {self.alpha!r}")
-        if not 2 <= self.min_seeds <= self.max_seeds:
+        if not 2 <= self.min_seeds <= (self.max_seeds or self.min_seeds):
             raise ConfigError(f"confirm_max_seeds: need 2 <= min_seeds <= max_seeds, got min_seeds={self.min_seeds}, "
                               f"max_seeds={self.max_seeds}")
         if self.max_runs is not None and self.max_runs < 2:
@@ -128,8 +130,6 @@ class RaceRules:
             raise ConfigError(f"noise_df: must be >= 0, got {self.noise_df}")
         if not (math.isfinite(self.spending_gamma) and -20 <= self.spending_gamma <= 20):
             raise ConfigError(f"spending_gamma: must be a number in [-20, 20], got {self.spending_gamma!r}")
-        if not 0 <= self.extension_share < 1:
-            raise ConfigError(f"extension_share: must be in [0, 1), got {self.extension_share!r}")
 
     @classmethod
     def with_noise(cls, noise: Noise, **kwargs: Any) -> RaceRules:
@@ -139,16 +139,15 @@ class RaceRules:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RaceRules:
         """Rules as race.json holds them (fields this version does not know are ignored; a file from before the robust
-        fit, the record check, futility, the release of alpha or a spared run replays as it was decided)."""
+        fit, the record check, futility, the release of alpha or a spared run replays as it was decided; one from
+        before the cap followed the budget keeps its cap, and the share of alpha it kept past it is not read)."""
         known = {f for f in cls.__dataclass_fields__}
         older: dict[str, Any] = {k: False for k in RULE_SWITCHES if k not in data}
-        if "extension_share" not in data:  # before the cap moved: all of a candidate's alpha up to the cap
-            older["extension_share"] = 0.0
         return cls(**{**older, **{k: v for k, v in data.items() if k in known}})
 
     def looks(self) -> tuple[int, ...]:
-        """The paired-seed counts at which a candidate is looked at, up to the seed cap."""
-        return tuple(range(self.min_seeds, self.max_seeds + 1))
+        """The paired-seed counts at which a candidate is looked at, up to the seed cap (resolved: within_budget)."""
+        return tuple(range(self.min_seeds, (self.max_seeds or FALLBACK_CAP) + 1))
 
     def fits(self, cost: int, runs_spent: int, seconds_spent: float, seconds_per_run: float | None) -> bool:
         """Whether the budget pays for a round of ``cost`` runs."""
@@ -159,27 +158,20 @@ class RaceRules:
         return True
 
     def within_budget(self, candidates: int) -> RaceRules:
-        """The rules with ``max_seeds`` no more than a run budget can ever pay for one candidate (all the others
-        leaving after the first round, each round after that one candidate and the baseline): the looks past
-        it never happen, so no alpha is spent on them. The share kept for a look past the cap is kept only where a
-        run budget can pay for seeds past it. Decided before the race, from the budget alone."""
-        if self.max_runs is None:
-            return replace(self, extension_share=0.0)
-        reachable = self.reachable(candidates)
-        return replace(self, max_seeds=max(self.min_seeds, min(self.max_seeds, reachable)),
-                       extension_share=self.extension_share if reachable > self.max_seeds else 0.0)
+        """The rules with the seed cap the design's last look is at: what a run budget can ever pay for one candidate
+        (all the others leaving after the first round, each round after that one candidate and the baseline), no
+        more than ``max_seeds`` where the experiment sets one (FALLBACK_CAP with neither). Looks past it never
+        happen, so no alpha is spent on them; a race that ends before its last look has spent less than its alpha
+        (Lan-DeMets). Decided before the race, from the budget alone."""
+        cap = self.max_seeds if self.max_seeds is not None else FALLBACK_CAP if self.max_runs is None else math.inf
+        return replace(self, max_seeds=int(max(self.min_seeds, min(cap, self.reachable(candidates)))))
 
-    def reachable(self, candidates: int) -> int:
+    def reachable(self, candidates: int) -> int | float:
         """The most paired seeds a run budget pays for one of ``candidates`` (the others leaving after the first
-        round); the seed cap without a run budget."""
+        round); unbounded without a run budget."""
         if self.max_runs is None:
-            return self.max_seeds
+            return math.inf
         return 1 + (self.max_runs - (candidates + 1)) // 2 if self.max_runs >= candidates + 1 else 0
-
-    def most_seeds(self, candidates: int) -> int:
-        """The most paired seeds any of ``candidates`` can get: the seed cap, or past it what the budget pays."""
-        rules = self.within_budget(candidates)
-        return rules.reachable(candidates) if rules.extension_share > 0 else rules.max_seeds  # kept: reachable > cap
 
     def budget_text(self) -> str:
         parts = ([f"{self.max_runs} runs"] if self.max_runs is not None else []) + \
@@ -192,13 +184,13 @@ class RaceRules:
 
 def claim_level(rules: RaceRules, n: int, candidates: int, winners: int) -> float:
     """The nominal one-sided level a candidate with ``n`` paired seeds may claim at: its share of alpha (Holm over the
-    candidates not yet won, each winner's share passed on, as in Maurer & Bretz's group-sequential Holm), less the
-    share kept for a look past the cap, spent over its looks by the group-sequential boundary, the correlation
-    between looks used (:mod:`boosttune.stats.sequential`)."""
-    if n < rules.min_seeds or n > rules.max_seeds:
+    candidates not yet won, each winner's share passed on, as in Maurer & Bretz's group-sequential Holm), spent over
+    its looks up to the cap by the group-sequential boundary, the correlation between looks used
+    (:mod:`boosttune.stats.sequential`)."""
+    looks = rules.looks()
+    if n < looks[0] or n > looks[-1]:
         return 0.0
-    alpha = rules.alpha / max(1, candidates - winners) * (1.0 - rules.extension_share)
-    return nominal_levels(rules.looks(), alpha, rules.spending_gamma)[n - rules.min_seeds]
+    return nominal_levels(looks, rules.alpha / max(1, candidates - winners), rules.spending_gamma)[n - looks[0]]
 
 
 @dataclass(frozen=True)
@@ -230,7 +222,6 @@ class Standing:
     # the same look's estimates with 95% intervals (level 0.025 a side): the figures a page shows beside the decision
     speed95: Bounds | None = None
     gain95: Bounds | None = None
-    past_cap: bool = False  # it went on past the seed cap (the only one left racing; its one look there still ahead)
     # shown slower, or beyond the margin, at a claim's full level (RaceRules.release_alpha): out of the Holm family
     shown_unacceptable: bool = False
 
@@ -263,6 +254,28 @@ def _bounds(fit: Fit, name: str, sd: float, df: int, level: float, fixed_var: fl
     return Bounds(estimate, estimate - half, estimate + half, level, df)
 
 
+def _own(b: Bounds, values: list[float], level: float) -> Bounds:
+    """A claim's bounds at the candidate's own noise where its paired figures spread more than the pool says (a
+    one-sided F-test of its own variance against the pool's at OWN_LEVEL): its own sd and df, as its own paired t-test
+    reads it (issue 76: a candidate twice as noisy as the pool was judged by the pool's sd). ``b``: the pool's."""
+    if b.df == 0 or not math.isfinite(b.low):
+        return b
+    se, df = _own_se((b.estimate - b.low) / t_quantile(1 - level, b.df), b.df, values)
+    if df == b.df:
+        return b
+    half = t_quantile(1 - level, df) * se
+    return Bounds(b.estimate, b.estimate - half, b.estimate + half, level, df)
+
+
+def _own_se(se: float, df: int, values: list[float]) -> tuple[float, int]:
+    """(standard error, df) of a claim: the pool's, or the candidate's own where the F-test says it is noisier."""
+    n = len(values)
+    own_sd, pool_sd = (float(np.std(values, ddof=1)) if n > 1 else math.nan), se * math.sqrt(n)
+    if n < 3 or not (pool_sd > 0) or _st.f.sf((own_sd / pool_sd) ** 2, n - 1, df) > OWN_LEVEL:
+        return se, df
+    return own_sd / math.sqrt(n), n - 1
+
+
 class Race:
     """The race's state: feed it each round's paired figures, ask it who still races.
 
@@ -281,7 +294,7 @@ class Race:
         # name -> the variance its per-job log speed-up gets from the compile charged to it and to the baseline, one
         # figure for every seed (stats.job.charge_variances): in every claim's and drop's interval
         self.charge_var: dict[str, float] = {}
-        self.notes: list[str] = []  # what the race did that no standing's exit says (a candidate went past the cap)
+        self.notes: list[str] = []  # what the race did that no standing's exit says (alpha passed on)
 
     @classmethod
     def one_look(cls, ratios: Mapping[str, Any], gains: Mapping[str, Any], alpha: float, max_drop: float,
@@ -314,7 +327,9 @@ class Race:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Race:
         """The race :meth:`to_dict` wrote, as it stood when it was written (nothing is judged again)."""
-        standings = [Standing(**{**s, **{k: _read_bounds(s.get(k)) for k in ("speed", "gain", "speed95", "gain95")}})
+        known = Standing.__dataclass_fields__  # a race.json from before the cap followed the budget has past_cap
+        standings = [Standing(**{**{k: v for k, v in s.items() if k in known},
+                                 **{k: _read_bounds(s.get(k)) for k in ("speed", "gain", "speed95", "gain95")}})
                      for s in data["standings"]]
         rules = RaceRules.from_dict(data["rules"])
         race = cls([s.name for s in standings], rules, float(data["max_drop"]))
@@ -443,15 +458,20 @@ class Race:
             return math.nan, math.nan
         (speed, gain), _ = self._noise(speed_fit, gain_fit)
 
-        def one_sided(fitted: Fit, noise: tuple[float, int], null: float, fixed_var: float = 0.0) -> float:
+        standing = self.standings[name]
+
+        def one_sided(fitted: Fit, noise: tuple[float, int], null: float, values: list[float],
+                      fixed_var: float = 0.0) -> float:
             sd, df = noise
             se = math.sqrt((sd * fitted.unit_se[name]) ** 2 + fixed_var)
             if df == 0 or not math.isfinite(se) or se <= 0:
                 return math.nan
+            if self.rules.own_noise:
+                se, df = _own_se(se, df, values[:look] if look is not None else values)
             return float(_st.t.sf((fitted.effect[name] - null) / se, df))
 
-        return (one_sided(speed_fit, speed, 0.0, self.charge_var.get(name, 0.0)),
-                one_sided(gain_fit, gain, -self.max_drop))
+        return (one_sided(speed_fit, speed, 0.0, standing.log_speedups, self.charge_var.get(name, 0.0)),
+                one_sided(gain_fit, gain, -self.max_drop, standing.gains))
 
     def _judge(self, ran: list[Standing]) -> list[Standing]:
         speed_fit, gain_fit = self._fits()
@@ -460,8 +480,11 @@ class Race:
 
         def bounds(standing: Standing, level: float, noise) -> tuple[Bounds, Bounds]:
             (s_sd, s_df), (g_sd, g_df) = noise
-            return (_bounds(speed_fit, standing.name, s_sd, s_df, level, self.charge_var.get(standing.name, 0.0)),
+            pair = (_bounds(speed_fit, standing.name, s_sd, s_df, level, self.charge_var.get(standing.name, 0.0)),
                     _bounds(gain_fit, standing.name, g_sd, g_df, level))
+            if noise is claim and self.rules.own_noise:
+                pair = tuple(_own(b, values, level) for b, values in zip(pair, (standing.log_speedups, standing.gains)))
+            return pair
 
         measured = [s for s in ran if s.name in speed_fit.effect]
         left = []
@@ -496,7 +519,7 @@ class Race:
                                                                    f"not more than a tie "
                                                                    f"({100 * TIE:.0f}%) above the winner's "
                                                                    f"{best:.3f}x"))
-        return left + self._at_cap()
+        return left
 
     def _spared(self, standing: Standing, speed: Bounds, level: float, noise: tuple[float, int],
                 every: bool = False) -> tuple[Bounds, str]:
@@ -566,74 +589,36 @@ class Race:
         if gain.high < -self.max_drop:
             return [self._leave(standing, Exit.TOO_LOSSY, f"objective gain at most {gain.high:+.3g} "
                                                           f"({self._drop_text(gain)}), below -{self.max_drop:g}")]
-        if standing.n >= self.rules.max_seeds and self.rules.extension_share == 0:
-            return [self._capped(standing)]
-        return []  # at the cap with a share kept past it: _at_cap, once the look's other exits are known
-
-    def _at_cap(self) -> list[Standing]:
-        """Who reached the seed cap undecided: the only candidate still racing, with a run budget that pays for more
-        rounds, goes on past it to one more look (``extension_share`` of its alpha) at the last round the budget
-        pays; any other leaves undecided, as does one past the cap whose look did not decide it."""
-        left = []
-        racing = [s for s in self.standings.values() if s.racing]
-        for standing in racing:
-            if standing.past_cap:
-                if self._last_round_paid():
-                    left.append(self._leave(standing, Exit.UNDECIDED, (
-                        f"{standing.n} paired seeds: past the seed cap of {self.rules.max_seeds} to what the budget "
-                        f"paid, and its one look there (with {100 * self.rules.extension_share:g}% of its alpha) did "
-                        "not decide it")))
-                continue
-            if standing.n < self.rules.max_seeds:
-                continue
-            more = (self.rules.max_runs - self.runs_spent()) // 2 if self.rules.max_runs is not None else 0
-            if self.rules.extension_share > 0 and len(racing) == 1 and more > 0:
-                standing.past_cap = True
-                self.notes.append(
-                    f"{standing.name} is undecided at the seed cap of {self.rules.max_seeds} and the only candidate "
-                    f"still racing: it goes on to {standing.n + more} paired seeds, what the budget leaves, and is "
-                    f"judged once more there with the {100 * self.rules.extension_share:g}% of its alpha kept for it")
-                continue
-            left.append(self._capped(standing))
-        return left
-
-    def _capped(self, standing: Standing) -> Standing:
-        return self._leave(standing, Exit.UNDECIDED, f"{standing.n} paired seeds, the most the rules allow "
-                                                     "(confirm_max_seeds, or the budget)")
+        if standing.n >= self.rules.max_seeds:
+            return [self._leave(standing, Exit.UNDECIDED, f"{standing.n} paired seeds, the design's last look (what "
+                                                          "the run budget pays one candidate, or confirm_max_seeds)")]
+        return []
 
     def runs_spent(self) -> int:
         """Runs so far, the baseline's and failed ones included (one baseline run a round)."""
         return self.rounds + sum(s.runs for s in self.standings.values())
 
-    def reachable(self, standing: Standing, past_cap: bool = False) -> int:
+    def reachable(self, standing: Standing) -> int:
         """The most paired seeds ``standing`` can still get: the seed cap, or what the run budget pays for were it
-        the only candidate left (a round: it and the baseline); ``past_cap``: what the budget pays past the cap."""
-        most: float = math.inf if (past_cap or standing.past_cap) else self.rules.max_seeds
+        the only candidate left (a round: it and the baseline)."""
+        most = self.rules.max_seeds
         if self.rules.max_runs is not None:
             most = min(most, standing.n + max(0, self.rules.max_runs - self.runs_spent()) // 2)
-        return int(most) if math.isfinite(most) else self.rules.max_seeds
+        return most
 
     def _futile(self, standing: Standing, speed: Bounds, gain: Bounds, noise: tuple[float, int]) -> list[Standing]:
         """Stop a candidate that cannot be shown even if its truth were at its optimistic (one-sided
         ``1 - FUTILITY_LEVEL``) bound under the drops' noise (``noise``: their speed sd and df), at the level of one
-        look with all of its alpha and no margin for power: not by the seed cap, and not past it (at the share of
-        alpha kept there, as far as the budget pays) where a share is kept. Under ``spare_every_drop`` it must be so
+        look with all of its alpha and no margin for power, by the seed cap. Under ``spare_every_drop`` it must be so
         with its slowest run set aside too (:meth:`_spared`)."""
         if standing.n < self.rules.min_seeds or self.single_look:
             return []
-        alpha = self.rules.alpha / self.family()
-        tries = [] if standing.past_cap else [(alpha, self.reachable(standing))]
-        if self.rules.extension_share > 0 and self.rules.max_runs is not None:
-            tries.append((alpha * self.rules.extension_share, self.reachable(standing, past_cap=True)))
-        readings = [(speed, "")]
+        level, reach = self.rules.alpha / self.family(), self.reachable(standing)
         spared = self._spared(standing, speed, FUTILITY_LEVEL, noise, every=True)
-        if spared[1]:
-            readings.append(spared)
-        for speed_read, read in readings:  # futile only if futile however its speed is read
-            for level, reach in tries:
-                need = self._need(standing, speed_read, gain, level)
-                if need is None or need <= reach:
-                    return []
+        for speed_read, read in [(speed, ""), *([spared] if spared[1] else [])]:  # futile however its speed is read
+            need = self._need(standing, speed_read, gain, level)
+            if need is None or need <= reach:
+                return []
         shown = "never" if math.isinf(need) else f"about {math.ceil(need)} paired seeds"
         return [self._leave(standing, Exit.FUTILE, f"even at its optimistic bounds ({math.exp(speed_read.high):.3f}x"
                                                    f"{read}, {gain.high:+.3g}) it would need {shown} to be shown, "
@@ -655,15 +640,7 @@ class Race:
         """The one-sided level ``standing`` may claim at now (0: it may not)."""
         if self.single_look:
             return self.rules.alpha / self.family() if standing.n >= 2 else 0.0
-        if standing.past_cap:  # past the cap: one look, with the share kept for it, at the last round the budget pays
-            if not self._last_round_paid():
-                return 0.0
-            return self.rules.alpha / self.family() * self.rules.extension_share
         return claim_level(self.rules, standing.n, self.family(), 0)
-
-    def _last_round_paid(self) -> bool:
-        """Whether the run budget pays for no further round of one candidate and the baseline."""
-        return self.rules.max_runs is not None and self.rules.max_runs - self.runs_spent() < 2
 
     def _strength(self, speed: Bounds, gain: Bounds) -> float:
         """How far the weaker of the two claims is from its null, in its own interval widths (ordering only)."""

@@ -53,7 +53,7 @@ class Plan:
 
     def text(self, budget: str, unit: str) -> str:
         need = (f"about {self.seeds} paired seeds for the lead (a budget of about {self.runs} runs: "
-                f"--set confirm_max_seeds={max(self.seeds, 10)} --set confirm_budget_runs={self.runs})"
+                f"--set confirm_budget_runs={self.runs})"
                 if self.seeds is not None else f"more than {MOST_SEEDS} paired seeds")
         return (f"at {self.sd:.3g} {unit} per paired seed, a lossless recipe is shown within the margin ({self.margin:g} "
                 f"{unit}) "
@@ -71,10 +71,9 @@ def plan(sd: float, margin: float, candidates: int, alpha: float, min_seeds: int
 
 
 def first_claim_level(race: Race) -> tuple[float, int]:
-    """The alpha of a race's first claim over its looks (Holm's first step: over every candidate, less the share kept
-    past the cap) and the most paired seeds its cap and budget give one candidate."""
-    rules, candidates = race.rules, len(race.standings)
-    return rules.alpha / candidates * (1.0 - rules.extension_share), min(rules.max_seeds, rules.reachable(candidates))
+    """The alpha of a race's first claim over its looks (Holm's first step: over every candidate) and the most paired
+    seeds its cap and budget give one candidate (its last look)."""
+    return race.rules.alpha / len(race.standings), race.rules.max_seeds
 
 
 def race_plan(race: Race, sd: float) -> Plan:

@@ -104,10 +104,7 @@ def _stopped(inputs: ReportInputs) -> str:
     names = ", ".join(str(n) for n in open_["recipe"])
     why = ("its budget ran out" if (open_["verdict"] == Exit.BUDGET).any()
            else "what the budget and the seed cap left could not decide them" if (open_["verdict"] == Exit.FUTILE).any()
-           else f"the seed cap of {int(open_['n_seeds'].max())} paired seeds was reached"
-           if int(open_["n_seeds"].max()) <= rules.max_seeds
-           else f"its one look past the seed cap of {rules.max_seeds}, at the last round the budget paid "
-                f"({int(open_['n_seeds'].max())} paired seeds), did not decide it")
+           else f"the design's last look, at {int(open_['n_seeds'].max())} paired seeds, was reached")
     text = f"{head}; it stopped because {why}, with {names} undecided."
     promising = open_[open_["seeds_to_show"].map(finite)].sort_values("job_speedup", ascending=False)
     if promising.empty:
@@ -124,13 +121,10 @@ def _stopped(inputs: ReportInputs) -> str:
     best = promising.iloc[0]
     need, have = int(best["seeds_to_show"]), int(best["n_seeds"])
     text += f" About {need} paired seeds would likely decide {best['recipe']} (it has {have})"
-    if need > rules.max_seeds:  # a larger budget alone stops at the seed cap: advise nothing it cannot do
-        past = (f" past it, the only candidate left racing is judged once, at {100 * rules.extension_share:g}% of "
-                "its error rate, so" if rules.extension_share > 0 else "")
-        return (text + f", more than the seed cap of {rules.max_seeds} allows:{past} a larger budget alone would "
-                f"likely not decide it ({_setting(inputs, 'confirm_max_seeds', need)} and a budget to match would).")
     runs = spent + 2 * max(need - have, 1)  # each further round: the candidate and the baseline
-    return text + f": rerun with {_setting(inputs, 'confirm_budget_runs', runs)}."
+    capped = inputs.config.get("confirm_max_seeds") is not None  # the cap follows the budget unless the experiment sets one
+    cap = f" and {_setting(inputs, 'confirm_max_seeds', need)}" if capped and need > rules.max_seeds else ""
+    return text + f": rerun with {_setting(inputs, 'confirm_budget_runs', runs)}{cap}."
 
 
 def _near_the_margin(undecided: pd.DataFrame, max_drop: float) -> pd.Series | None:
