@@ -21,7 +21,7 @@ from boosttune.config.experiment import RACE_MIN_SEEDS
 from boosttune.errors import ConfigError
 from boosttune.stats.decisions import Exit
 from boosttune.stats.job import TIE
-from boosttune.stats.sequential import nominal_levels
+from boosttune.stats.sequential import many_to_one, nominal_levels
 from boosttune.stats.race_model import (
     Fit,
     RecordCheck,
@@ -55,7 +55,7 @@ OWN_LEVEL = 0.05
 # The rules' on/off switches, each added after races were written without it: a race.json that lacks one replays
 # with it off (RaceRules.from_dict), as it was decided; this version's rules have each at its default.
 RULE_SWITCHES = ("robust", "check_record", "futility", "release_alpha", "spare_one_run", "spare_every_drop",
-                 "own_noise")
+                 "own_noise", "many_to_one")
 
 
 @dataclass(frozen=True)
@@ -110,6 +110,7 @@ class RaceRules:
     # run still stopped a 1.15x recipe there in a quarter of the stressed races); needs ``spare_one_run``
     spare_every_drop: bool = True
     own_noise: bool = True  # a candidate whose paired figures spread more than the pool's claims at its own noise
+    many_to_one: bool = True  # alpha shared by Dunnett's many-to-one (the candidates share O0); False: Bonferroni
 
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 1:
@@ -173,6 +174,12 @@ class RaceRules:
             return math.inf
         return 1 + (self.max_runs - (candidates + 1)) // 2 if self.max_runs >= candidates + 1 else 0
 
+    def share(self, k: int) -> float:
+        """Each of ``k`` candidates' share of alpha (Holm's step over those not yet won): Dunnett's many-to-one level,
+        the candidates correlated through the baseline they share (``many_to_one``), else Bonferroni's."""
+        k = max(1, k)
+        return many_to_one(self.alpha, k) if self.many_to_one else self.alpha / k
+
     def budget_text(self) -> str:
         parts = ([f"{self.max_runs} runs"] if self.max_runs is not None else []) + \
             ([f"{self.max_minutes:g} minutes"] if self.max_minutes is not None else [])
@@ -190,7 +197,7 @@ def claim_level(rules: RaceRules, n: int, candidates: int, winners: int) -> floa
     looks = rules.looks()
     if n < looks[0] or n > looks[-1]:
         return 0.0
-    return nominal_levels(looks, rules.alpha / max(1, candidates - winners), rules.spending_gamma)[n - looks[0]]
+    return nominal_levels(looks, rules.share(candidates - winners), rules.spending_gamma)[n - looks[0]]
 
 
 @dataclass(frozen=True)
@@ -568,7 +575,7 @@ class Race:
         docs/design/race.md, multiplicity."""
         if not self.rules.release_alpha or self.single_look:
             return {}
-        level, shown = self.rules.alpha / len(self.standings), {}
+        level, shown = self.rules.share(len(self.standings)), {}
         for standing in self.standings.values():
             if standing.exit == Exit.WON or standing.shown_unacceptable or not standing.log_speedups:
                 continue
@@ -613,7 +620,7 @@ class Race:
         with its slowest run set aside too (:meth:`_spared`)."""
         if standing.n < self.rules.min_seeds or self.single_look:
             return []
-        level, reach = self.rules.alpha / self.family(), self.reachable(standing)
+        level, reach = self.rules.share(self.family()), self.reachable(standing)
         spared = self._spared(standing, speed, FUTILITY_LEVEL, noise, every=True)
         for speed_read, read in [(speed, ""), *([spared] if spared[1] else [])]:  # futile however its speed is read
             need = self._need(standing, speed_read, gain, level)
@@ -639,7 +646,7 @@ class Race:
     def level(self, standing: Standing) -> float:
         """The one-sided level ``standing`` may claim at now (0: it may not)."""
         if self.single_look:
-            return self.rules.alpha / self.family() if standing.n >= 2 else 0.0
+            return self.rules.share(self.family()) if standing.n >= 2 else 0.0
         return claim_level(self.rules, standing.n, self.family(), 0)
 
     def _strength(self, speed: Bounds, gain: Bounds) -> float:
@@ -678,7 +685,7 @@ class Race:
         """About how many paired seeds would likely show ``name`` faster and non-inferior at the level of one
         look with all of its alpha (its current estimates and the pooled noise taken as the truth); None when
         its estimates cannot be shown (not faster, or beyond the margin) or need more than ``most``."""
-        level = self.rules.alpha / self.family()
+        level = self.rules.share(self.family())
         figures = self.figures(name, level)
         if figures is None:
             return None

@@ -73,7 +73,7 @@ def plan(sd: float, margin: float, candidates: int, alpha: float, min_seeds: int
 def first_claim_level(race: Race) -> tuple[float, int]:
     """The alpha of a race's first claim over its looks (Holm's first step: over every candidate) and the most paired
     seeds its cap and budget give one candidate (its last look)."""
-    return race.rules.alpha / len(race.standings), race.rules.max_seeds
+    return race.rules.share(len(race.standings)), race.rules.max_seeds
 
 
 def race_plan(race: Race, sd: float) -> Plan:

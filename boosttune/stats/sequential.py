@@ -19,10 +19,29 @@ import numpy as np
 from scipy import optimize
 from scipy import stats as _st
 
-__all__ = ["boundaries", "crossing_probabilities", "nominal_levels", "spending"]
+__all__ = ["boundaries", "crossing_probabilities", "many_to_one", "nominal_levels", "spending"]
 
 GRID = 401  # points of the score's density on the continuation region
 WIDTH = 9.0  # the grid reaches this many sd below the look's mean (the mass past it is below 1e-18)
+
+
+@lru_cache(maxsize=256)
+def many_to_one(alpha: float, k: int, rho: float = 0.5) -> float:
+    """The one-sided level each of ``k`` comparisons with one shared control may be tested at so that the chance any
+    of them crosses under the null is ``alpha``: Dunnett's many-to-one, the statistics equicorrelated at ``rho`` (0.5:
+    each candidate's paired figure and the others' share the control's run, at equal noise). Exact for equal
+    correlation, by one integral over the shared part: ``P(max Z <= z) = E_u[Phi((z - sqrt(rho) u) / sqrt(1 - rho))^k]``
+    (Dunnett, 1955). ``k`` 1: ``alpha``; above Bonferroni's ``alpha / k`` for ``k`` > 1."""
+    if k <= 1:
+        return alpha
+    u = np.linspace(-WIDTH, WIDTH, 2001)
+    weight = _st.norm.pdf(u) * (u[1] - u[0])
+
+    def below(z: float) -> float:
+        return float(weight @ _st.norm.cdf((z - math.sqrt(rho) * u) / math.sqrt(1 - rho)) ** k)
+
+    z = optimize.brentq(lambda z: below(z) - (1 - alpha), 0.0, 10.0, xtol=1e-10)
+    return float(_st.norm.sf(z))
 
 
 def spending(t: float, alpha: float, gamma: float) -> float:

@@ -53,3 +53,25 @@ def test_power_grows_with_the_effect_as_a_simulation_reads_it():
 def test_bad_designs_are_refused(looks, alpha):
     with pytest.raises(ValueError):
         boundaries(looks, alpha, 0.0)
+
+
+def test_many_to_one_is_dunnetts_level_and_holds_alpha_over_correlated_comparisons():
+    """Dunnett's one-sided critical values for k comparisons with one control, infinite df, equal correlation 0.5
+    (Dunnett 1955, table 1a): 1.916 (k=2), 2.062 (k=3), 2.160 (k=4); the race's share with the rule off is
+    Bonferroni's. A simulation of k=4 statistics sharing a control holds alpha at that level and exceeds it at
+    alpha / k by less: Bonferroni over-covers."""
+    from scipy import stats
+
+    from boosttune.stats.race import RaceRules
+    from boosttune.stats.sequential import many_to_one
+
+    assert many_to_one(0.05, 1) == 0.05
+    for k, z in ((2, 1.916), (3, 2.062), (4, 2.160)):
+        assert stats.norm.isf(many_to_one(0.05, k)) == pytest.approx(z, abs=0.002)
+    assert RaceRules().share(3) == many_to_one(0.05, 3) > RaceRules(many_to_one=False).share(3) == 0.05 / 3
+    rng = np.random.default_rng(0)
+    control, arms = rng.normal(size=(200_000, 1)), rng.normal(size=(200_000, 4))
+    z = (arms - control) / np.sqrt(2)  # each arm's difference from the shared control: correlation 0.5
+    crossed = (z > stats.norm.isf(many_to_one(0.05, 4))).any(axis=1).mean()
+    assert crossed == pytest.approx(0.05, abs=0.003)
+    assert (z > stats.norm.isf(0.05 / 4)).any(axis=1).mean() < 0.045
