@@ -59,7 +59,10 @@ def test_the_issues_project_once_fixed_is_searched_confirmed_and_exported_with_n
     table = pd.read_csv(output / "results.csv")
     assert (table["status"] != "failed").all(), table[["trial_id", "status"]].to_string()
     boosted = table[table["boost_config_dict_json"].fillna("").str.contains('"grad_freeze": ?true|"less_bn": ?true', regex=True)]
-    assert len(boosted) >= 1, table["boost_config_dict_json"].tolist()  # the knobs that rebuild the optimizer trained
+    said = [line for line in done.stdout.splitlines() if line.startswith(("search:", "calibrat", "probe:", "check:"))]
+    # the knobs that rebuild the optimizer trained (CI 2026-12-07, once in a fresh clone: none did; what the run said
+    # about its start and its calibration is in the message, to tell why if it happens again)
+    assert len(boosted) >= 1, (table["boost_config_dict_json"].tolist(), said)
     confirm = pd.read_csv(output / "confirm.csv")
     assert len(confirm) >= 2 and (confirm["status"] != "failed").all()
     recipe = json.loads((output / "best_recipe.json").read_text())
