@@ -251,31 +251,25 @@ def _read_bounds(data: Mapping[str, Any] | None) -> Bounds | None:
     return None if data is None else Bounds(**data)
 
 
-def _bounds(fit: Fit, name: str, sd: float, df: int, level: float, fixed_var: float = 0.0) -> Bounds:
+def _bounds(fit: Fit, name: str, sd: float, df: int, level: float, fixed_var: float = 0.0,
+            own: list[float] | None = None) -> Bounds:
     """``fixed_var``: the variance of an error every seed of ``name`` shares (its compile charge's), which more seeds
-    never average out: added to the estimate's."""
+    never average out: added to the estimate's. ``own``: a claim's, the candidate's paired figures, read at its own
+    noise where they spread more than the pool says (:func:`_own_se`)."""
     estimate = fit.effect[name]
     if df == 0 or level <= 0 or not math.isfinite(sd):
         return Bounds(estimate, -math.inf, math.inf, level, df)
-    half = t_quantile(1 - level, df) * math.sqrt((sd * fit.unit_se[name]) ** 2 + fixed_var)
+    se = math.sqrt((sd * fit.unit_se[name]) ** 2 + fixed_var)
+    if own is not None:
+        se, df = _own_se(se, df, own)
+    half = t_quantile(1 - level, df) * se
     return Bounds(estimate, estimate - half, estimate + half, level, df)
 
 
-def _own(b: Bounds, values: list[float], level: float) -> Bounds:
-    """A claim's bounds at the candidate's own noise where its paired figures spread more than the pool says (a
-    one-sided F-test of its own variance against the pool's at OWN_LEVEL): its own sd and df, as its own paired t-test
-    reads it (issue 76: a candidate twice as noisy as the pool was judged by the pool's sd). ``b``: the pool's."""
-    if b.df == 0 or not math.isfinite(b.low):
-        return b
-    se, df = _own_se((b.estimate - b.low) / t_quantile(1 - level, b.df), b.df, values)
-    if df == b.df:
-        return b
-    half = t_quantile(1 - level, df) * se
-    return Bounds(b.estimate, b.estimate - half, b.estimate + half, level, df)
-
-
 def _own_se(se: float, df: int, values: list[float]) -> tuple[float, int]:
-    """(standard error, df) of a claim: the pool's, or the candidate's own where the F-test says it is noisier."""
+    """(standard error, df) of a claim: the pool's, or the candidate's own where a one-sided F-test of its own paired
+    variance against the pool's at OWN_LEVEL says it is noisier: its own sd and df, as its own paired t-test reads it
+    (issue 76: a candidate twice as noisy as the pool was judged by the pool's sd)."""
     n = len(values)
     own_sd, pool_sd = (float(np.std(values, ddof=1)) if n > 1 else math.nan), se * math.sqrt(n)
     if n < 3 or not (pool_sd > 0) or _st.f.sf((own_sd / pool_sd) ** 2, n - 1, df) > OWN_LEVEL:
@@ -466,6 +460,7 @@ class Race:
         (speed, gain), _ = self._noise(speed_fit, gain_fit)
 
         standing = self.standings[name]
+        seen = standing.n if look is None else sum(name in r for r in self._speed_rounds[:look])
 
         def one_sided(fitted: Fit, noise: tuple[float, int], null: float, values: list[float],
                       fixed_var: float = 0.0) -> float:
@@ -474,7 +469,7 @@ class Race:
             if df == 0 or not math.isfinite(se) or se <= 0:
                 return math.nan
             if self.rules.own_noise:
-                se, df = _own_se(se, df, values[:look] if look is not None else values)
+                se, df = _own_se(se, df, values[:seen])
             return float(_st.t.sf((fitted.effect[name] - null) / se, df))
 
         return (one_sided(speed_fit, speed, 0.0, standing.log_speedups, self.charge_var.get(name, 0.0)),
@@ -487,11 +482,10 @@ class Race:
 
         def bounds(standing: Standing, level: float, noise) -> tuple[Bounds, Bounds]:
             (s_sd, s_df), (g_sd, g_df) = noise
-            pair = (_bounds(speed_fit, standing.name, s_sd, s_df, level, self.charge_var.get(standing.name, 0.0)),
-                    _bounds(gain_fit, standing.name, g_sd, g_df, level))
-            if noise is claim and self.rules.own_noise:
-                pair = tuple(_own(b, values, level) for b, values in zip(pair, (standing.log_speedups, standing.gains)))
-            return pair
+            own = noise is claim and self.rules.own_noise
+            return (_bounds(speed_fit, standing.name, s_sd, s_df, level, self.charge_var.get(standing.name, 0.0),
+                            standing.log_speedups if own else None),
+                    _bounds(gain_fit, standing.name, g_sd, g_df, level, own=standing.gains if own else None))
 
         measured = [s for s in ran if s.name in speed_fit.effect]
         left = []
