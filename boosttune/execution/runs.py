@@ -49,6 +49,18 @@ class RunSpec:
         return int(self.recipe.get("seed", 0))
 
 
+def _given_boost_config(recipe: dict[str, Any]) -> dict[str, Any]:
+    """The canonical boost_config_dict a run's recipe gives ``mindspore.Model`` ({} where the recipe does not
+    parse: the run's own failure says why)."""
+    from boosttune.config.boost import parse_boost_config
+
+    try:
+        return parse_boost_config(recipe.get("boost_config_dict") or {},
+                                  recipe.get("boost_level") or "O0").to_boost_config_dict()
+    except Exception:  # noqa: BLE001 - a record is still written for a recipe that failed to parse
+        return {}
+
+
 @dataclass(frozen=True)
 class RunRecord:
     """What a run left: its status and figures, what MindSpore built, and the learning curve.
@@ -85,6 +97,9 @@ class RunRecord:
 
     @classmethod
     def _from_spec(cls, spec: RunSpec, **values: Any) -> RunRecord:
+        # a run that did not reach its end (stopped at a rung, failed) has no summary's boost_config_dict: the one
+        # its recipe gives Model, canonical, so the results table names its boost algorithms all the same
+        values.setdefault("boost_config_dict", _given_boost_config(spec.recipe))
         return cls(run_id=spec.run_id, role=spec.role, recipe=spec.recipe, label=spec.label, preset=spec.preset,
                    key=spec.key, params=dict(spec.params), round=spec.round, **values)
 
@@ -96,7 +111,8 @@ class RunRecord:
         return cls._from_spec(
             spec, status=summary["status"], reason=summary.get("reason") or None,
             metrics={k: v for k, v in summary.items() if not isinstance(v, (dict, list))},
-            curve=list(summary.get("curve") or []), boost_config_dict=summary.get("boost_config_dict") or {},
+            curve=list(summary.get("curve") or []),
+            boost_config_dict=summary.get("boost_config_dict") or _given_boost_config(spec.recipe),
             observed_boost=summary.get("observed_boost") or {}, environment=summary.get("environment") or {},
             started=started)
 

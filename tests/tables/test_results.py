@@ -302,3 +302,21 @@ def test_a_table_without_its_baseline_row_is_refused_naming_it(table, tmp_path):
     save_results(table[table["preset"] != "O0"].reset_index(drop=True), tmp_path / "headless")
     with pytest.raises(DataError, match=r"no O0 baseline row, so no finished O0 baseline to compare with"):
         load_results(tmp_path / "headless")
+
+
+def test_a_run_stopped_at_a_rung_names_the_boost_config_dict_its_recipe_gave_model():
+    """A run stopped before its end sends no summary: its row's boost_config_dict_json is still the one its recipe
+    gave Model (CI 2026-12-07: a GradientFreeze trial the speed floor stopped read {} and looked like O0)."""
+    from boosttune.execution.runs import RunRecord, RunSpec
+
+    given = {"boost": {"mode": "manual", "grad_freeze": True},
+             "grad_freeze": {"param_groups": 2, "freeze_type": 1, "freeze_p": 0.5, "total_steps": 60}}
+    spec = RunSpec(run_id="t1", role="search", recipe={"boost_level": "O1", "boost_config_dict": given})
+    stopped = RunRecord.stopped_early(spec, rung=1, reason="too slow", metrics={}, curve=[])
+    failed = RunRecord.failed(RunSpec(run_id="t2", role="search", recipe={"boost_level": "O0"}), "out of memory")
+    table = build_results_table([stopped.to_dict(), failed.to_dict()], ray_version=RAY_VERSION)
+    cell = json.loads(table.loc[table["trial_id"] == "t1", "boost_config_dict_json"].item())
+    assert cell["boost"]["grad_freeze"] is True and cell["grad_freeze"]["freeze_p"] == 0.5
+    assert cell["boost"]["adasum"] is False  # canonical: every switch spelled out, as a finished run's
+    o0 = json.loads(table.loc[table["trial_id"] == "t2", "boost_config_dict_json"].item())
+    assert o0["boost"] and not any(o0["boost"][k] for k in o0["boost"] if k != "mode")
