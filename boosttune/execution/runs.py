@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Iterator, Literal
 
+from boosttune.config.boost import parse_boost_config
 from boosttune.errors import DataError
 from boosttune.files import write_json
 from boosttune.tables.states import FINISHED, RunStatus
@@ -52,8 +53,6 @@ class RunSpec:
 def _given_boost_config(recipe: dict[str, Any]) -> dict[str, Any]:
     """The canonical boost_config_dict a run's recipe gives ``mindspore.Model`` ({} where the recipe does not
     parse: the run's own failure says why)."""
-    from boosttune.config.boost import parse_boost_config
-
     try:
         return parse_boost_config(recipe.get("boost_config_dict") or {},
                                   recipe.get("boost_level") or "O0").to_boost_config_dict()
