@@ -23,7 +23,7 @@ class Exit:
     BEHIND = "behind"  # likely not faster than a winner by more than a tie: cannot be the answer
     UNDECIDED = "undecided"  # max_seeds reached
     BUDGET = "budget"  # the budget could not pay for another round
-    FUTILE = "futile"  # even at its optimistic bound it needs more seeds than the budget and the seed cap leave
+    FUTILE = "futile"  # under 10% likely to be shown by the last look the budget and the seed cap leave it
 
     # a drop claims nothing (it stops spending on a recipe at a laxer, one-sided 90% bound): "likely", not "shown"
     TEXT = {RACING: "still racing", WON: "shown faster and non-inferior", SLOWER: "dropped: likely slower than the baseline",

@@ -38,7 +38,7 @@ __all__ = ["Bounds", "Noise", "REFERENCE_NOISE", "RULE_SWITCHES", "Race", "RaceR
 SPENDING_GAMMA = -2.0  # the alpha spending's shape over a candidate's looks (RaceRules.spending_gamma)
 DROP_PRIOR_DF = 4  # the weight of the measured noise in a drop when the race has measured little itself
 UNCHECKED_WEIGHT = 0  # a record's most weight in a claim before the race's runs can check it (CHECK_MIN_DF)
-FUTILITY_LEVEL = 0.2  # one-sided: the optimistic bound a candidate must be unable to show from to be stopped
+FUTILITY_POWER = 0.1  # a candidate less likely than this to be shown by its last look (predictive power) stops
 # The seed cap where neither the experiment (confirm_max_seeds) nor a run budget sets one (a budget in minutes only)
 FALLBACK_CAP = 10
 # The log slow-down one run may show by chance that a drop on speed must survive (Race._spared): a run 30% slow, the
@@ -507,7 +507,7 @@ class Race:
                 left += self._drop(standing, *shown_out[standing.name])
         for standing in measured:
             if standing.racing and self.rules.futility:
-                left += self._futile(standing, *bounds(standing, FUTILITY_LEVEL, drop), drop[0])
+                left += self._futile(standing, *bounds(standing, drop_level, drop), drop[0])
         best = max((w.speedup for w in self.winners), default=None)
         for standing in self.standings.values():  # a new winner can put a racer out of reach
             if standing.racing and best is not None and standing.name in speed_fit.effect:
@@ -608,34 +608,42 @@ class Race:
         return most
 
     def _futile(self, standing: Standing, speed: Bounds, gain: Bounds, noise: tuple[float, int]) -> list[Standing]:
-        """Stop a candidate that cannot be shown even if its truth were at its optimistic (one-sided
-        ``1 - FUTILITY_LEVEL``) bound under the drops' noise (``noise``: their speed sd and df), at the level of one
-        look with all of its alpha and no margin for power, by the seed cap. Under ``spare_every_drop`` it must be so
-        with its slowest run set aside too (:meth:`_spared`)."""
-        if standing.n < self.rules.min_seeds or self.single_look:
+        """Stochastic curtailment by predictive power (Spiegelhalter, Freedman & Blackburn 1986; Jennison & Turnbull
+        2000, ch. 10): stop a candidate less than ``FUTILITY_POWER`` likely to be shown at the design's last look it
+        can reach (``reachable``: the seed cap and the run budget), at that look's nominal level, averaged over what
+        its figures so far say its truth may be (a flat prior); the two claims' chances multiplied (both must be
+        shown). The drops' noise reads the figures (``noise``: their speed sd and df). Under ``spare_every_drop`` it
+        must be so with its slowest run set aside too (:meth:`_spared`). Chosen over conditional power at the current
+        trend, which stopped a recipe 0.3 pt inside the margin and the main job's p=0.5 more often (docs/benchmarks.md,
+        futility)."""
+        reach = self.reachable(standing)
+        if standing.n < self.rules.min_seeds or self.single_look or reach <= standing.n:
             return []
-        level, reach = self.rules.share(self.family()), self.reachable(standing)
-        spared = self._spared(standing, speed, FUTILITY_LEVEL, noise, every=True)
+        level = claim_level(self.rules, reach, self.family(), 0) or self.rules.share(self.family())
+        spared = self._spared(standing, speed, speed.level, noise, every=True)
         for speed_read, read in [(speed, ""), *([spared] if spared[1] else [])]:  # futile however its speed is read
-            need = self._need(standing, speed_read, gain, level)
-            if need is None or need <= reach:
+            power = self._predictive_power(standing.n / reach, speed_read, gain, level)
+            if power is None or power >= FUTILITY_POWER:
                 return []
-        shown = "never" if math.isinf(need) else f"about {math.ceil(need)} paired seeds"
-        return [self._leave(standing, Exit.FUTILE, f"even at its optimistic bounds ({math.exp(speed_read.high):.3f}x"
-                                                   f"{read}, {gain.high:+.3g}) it would need {shown} to be shown, "
-                                                   f"and the budget and the seed cap leave it at most {reach}")]
+        return [self._leave(standing, Exit.FUTILE, f"at its figures so far ({math.exp(speed_read.estimate):.3f}x"
+                                                   f"{read}, {gain.estimate:+.3g}) it is {100 * power:.1f}% likely to "
+                                                   f"be shown by its last look ({reach} paired seeds, what the budget "
+                                                   f"and the seed cap leave it), below {100 * FUTILITY_POWER:.0f}% "
+                                                   "(predictive power)")]
 
-    def _need(self, standing: Standing, speed: Bounds, gain: Bounds, level: float) -> float | None:
-        """The paired seeds the optimistic bounds would need to be shown at ``level`` (None: no figures to tell)."""
-        need = 0.0
+    def _predictive_power(self, t: float, speed: Bounds, gain: Bounds, level: float) -> float | None:
+        """P(both claims shown at the last look | the figures so far), the truth averaged over a flat prior's
+        posterior, at information fraction ``t`` (paired seeds now over the last look's): for each claim
+        Phi((z - c sqrt(t)) / sqrt(1 - t)), z its statistic now and c the last look's critical value (None: no
+        figures to tell)."""
+        power = 1.0
         for b, null in ((speed, 0.0), (gain, -self.max_drop)):
-            if not (math.isfinite(b.low) and math.isfinite(b.high)) or b.df == 0:
+            if not (math.isfinite(b.low) and math.isfinite(b.high)) or b.df == 0 or b.estimate == b.low:
                 return None
-            se = (b.estimate - b.low) / t_quantile(1 - FUTILITY_LEVEL, b.df)
-            room = b.high - null
-            z = t_quantile(1 - level, max(b.df, 30))  # the df the claim would have by then
-            need = max(need, math.inf if room <= 0 else standing.n * (z * se / room) ** 2)
-        return need
+            z = (b.estimate - null) / ((b.estimate - b.low) / t_quantile(1 - b.level, b.df))
+            c = t_quantile(1 - level, max(b.df, 30))  # near the df the claim would have by then
+            power *= float(_st.norm.cdf((z - c * math.sqrt(t)) / math.sqrt(1 - t)))
+        return power
 
     def level(self, standing: Standing) -> float:
         """The one-sided level ``standing`` may claim at now (0: it may not)."""

@@ -41,7 +41,7 @@ def test_the_page_quotes_what_the_script_prints_for_the_shipped_design(bench):
     from tests.helpers import REPO
 
     page = (REPO / "docs" / "benchmarks.md").read_text()
-    quoted = page[page.index("### The cap follows the budget, and what each rule buys"):]
+    quoted = page[page.index("### Futility by predictive power"):]
     quoted = quoted[quoted.index("```") + 3:]
     quoted = quoted[:quoted.index("```")]
     from boosttune.stats.race import SPENDING_GAMMA
