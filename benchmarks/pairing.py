@@ -21,6 +21,7 @@ of df makes negligible; where it shares a part, pairing is what makes the race's
 
 from __future__ import annotations
 
+import argparse
 import math
 import sys
 from pathlib import Path
@@ -67,13 +68,16 @@ def complete(wide: pd.DataFrame) -> pd.DataFrame:
     return wide.loc[patterns == best, [c for c, on in zip(wide.columns, best) if on]]
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="What pairing by seed buys on each committed table (issue 76, item 3): "
+                                                 "the seed's share of each measure's variance and the df pairing costs.")
+    parser.parse_args(argv)
     print("df cost, one candidate and O0 (t quantile at one-sided 0.005, paired df / unpaired df):")
     for n in (3, 5, 10):
         paired, unpaired = n - 1, 2 * (n - 1)
-        print(f"  {n} seeds: {paired} df, t {stats.t.ppf(0.995, paired):.2f} / {unpaired} df, "
-              f"t {stats.t.ppf(0.995, unpaired):.2f}; with a noise record of 54 df: t {stats.t.ppf(0.995, paired + 54):.2f}"
-              f" / {stats.t.ppf(0.995, unpaired + 54):.2f}")
+        t = stats.t.ppf
+        print(f"  {n} seeds: {paired} df, t {t(0.995, paired):.2f} / {unpaired} df, t {t(0.995, unpaired):.2f}; "
+              f"with a noise record of 54 df: t {t(0.995, paired + 54):.2f} / {t(0.995, unpaired + 54):.2f}")
     for name, (path, accuracy) in TABLES.items():
         if not path.is_file():
             print(f"{name}: {path.relative_to(HERE.parent)} missing")

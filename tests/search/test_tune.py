@@ -285,7 +285,8 @@ def test_the_speed_floor_stops_a_trial_the_confirm_stage_would_never_race_at_its
     """Real Ray Tune + Train + MindSpore on a warm worker, as an experiment trains: O0 first (the baseline stage's
     speed reference, planted at twice its measured speed), then a search of two trials that run fp16 on a CPU
     (about 0.4x on a small ResNet here, alone): below the handoff's bar with the reference noise, each stops at the
-    last rung (epoch 1 of 2) for its speed and says so, the second trains after the first was stopped on the same Tune actor, and the handoff leaves both out."""
+    last rung (epoch 1 of 2) for its speed and says so, the second trains after the first was stopped on the same
+    Tune actor, and the handoff leaves both out."""
     from functools import partial
 
     from boosttune.execution.ray import connect_ray
