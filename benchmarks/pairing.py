@@ -69,8 +69,8 @@ def complete(wide: pd.DataFrame) -> pd.DataFrame:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="What pairing by seed buys on each committed table (issue 76, item 3): "
-                                                 "the seed's share of each measure's variance and the df pairing costs.")
+    parser = argparse.ArgumentParser(description="What pairing by seed buys on each committed table (issue 76, "
+                                                 "item 3): the seed's share of each measure's variance, and its cost.")
     parser.parse_args(argv)
     print("df cost, one candidate and O0 (t quantile at one-sided 0.005, paired df / unpaired df):")
     for n in (3, 5, 10):
