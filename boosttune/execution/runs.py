@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterator, Literal
 
 from boosttune.config.boost import parse_boost_config
-from boosttune.errors import DataError
+from boosttune.errors import BoosttuneError, DataError
 from boosttune.files import write_json
 from boosttune.tables.states import FINISHED, RunStatus
 
@@ -56,7 +56,7 @@ def _given_boost_config(recipe: dict[str, Any]) -> dict[str, Any]:
     try:
         return parse_boost_config(recipe.get("boost_config_dict") or {},
                                   recipe.get("boost_level") or "O0").to_boost_config_dict()
-    except Exception:  # noqa: BLE001 - a record is still written for a recipe that failed to parse
+    except BoosttuneError:  # a record is still written for a recipe that failed to parse
         return {}
 
 
@@ -98,7 +98,8 @@ class RunRecord:
     def _from_spec(cls, spec: RunSpec, **values: Any) -> RunRecord:
         # a run that did not reach its end (stopped at a rung, failed) has no summary's boost_config_dict: the one
         # its recipe gives Model, canonical, so the results table names its boost algorithms all the same
-        values.setdefault("boost_config_dict", _given_boost_config(spec.recipe))
+        if not values.get("boost_config_dict"):
+            values["boost_config_dict"] = _given_boost_config(spec.recipe)
         return cls(run_id=spec.run_id, role=spec.role, recipe=spec.recipe, label=spec.label, preset=spec.preset,
                    key=spec.key, params=dict(spec.params), round=spec.round, **values)
 
@@ -110,8 +111,7 @@ class RunRecord:
         return cls._from_spec(
             spec, status=summary["status"], reason=summary.get("reason") or None,
             metrics={k: v for k, v in summary.items() if not isinstance(v, (dict, list))},
-            curve=list(summary.get("curve") or []),
-            boost_config_dict=summary.get("boost_config_dict") or _given_boost_config(spec.recipe),
+            curve=list(summary.get("curve") or []), boost_config_dict=summary.get("boost_config_dict") or {},
             observed_boost=summary.get("observed_boost") or {}, environment=summary.get("environment") or {},
             started=started)
 
